@@ -1,0 +1,57 @@
+#pragma once
+// The C++ API: a model compiled for the CPU, ready to run on batches of trees.
+//
+//   ilir::Program program = dsl::parse_model_file("models/treelstm.grove");
+//   Weights weights = read_safetensors("w.safetensors");
+//   cpu::CompiledModel model = cpu::CompiledModel::compile(program, weights, {});
+//   Tensor roots = model.run(trees, {.batch = 10});   // [trees, H], input order
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "backends/runtime/Tensor.h"
+#include "datasets/Tree.h"
+#include "ilir/IR.h"
+
+namespace grove::cpu {
+
+struct CompileOptions {
+  std::string target = "host";  // a Halide target string
+};
+
+struct RunOptions {
+  int64_t batch = 0;  // trees per call of the compiled code; 0 = all trees in one call
+};
+
+// What one run did, for `grove run` and `make run` to print.
+struct RunStats {
+  int64_t trees = 0, nodes = 0, levels = 0, calls = 0;
+  double inspector_ms = 0, compute_ms = 0;
+};
+
+class CompiledModel {
+ public:
+  // Checks `weights` against the program's params (binding its size variables), lowers the
+  // program and JIT-compiles it. Throws UserError on bad weights.
+  static CompiledModel compile(const ilir::Program &program, const Weights &weights,
+                               const CompileOptions &options);
+
+  // The output state of every tree's root, [trees.size(), output size...], in input order.
+  // Results do not depend on options.batch. Throws UserError on a tree the model cannot take.
+  Tensor run(std::span<const Tree> trees, const RunOptions &options, RunStats *stats = nullptr) const;
+
+  double compile_ms() const;
+
+  CompiledModel(CompiledModel &&) noexcept;
+  CompiledModel &operator=(CompiledModel &&) noexcept;
+  ~CompiledModel();
+
+ private:
+  struct Impl;
+  explicit CompiledModel(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace grove::cpu

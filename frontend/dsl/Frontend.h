@@ -1,0 +1,18 @@
+#pragma once
+// The model language front end: source text → checked ILIR Program.
+// Errors are UserErrors that read `file:line:col: error: ...`, show the line with a caret under
+// the column, and say what was expected.
+
+#include <string>
+
+#include "ilir/IR.h"
+
+namespace grove::dsl {
+
+// Parses, checks shapes and lowers one model file's text to ILIR. `filename` is used in messages.
+ilir::Program parse_model(const std::string &source, const std::string &filename);
+
+// Reads `path` (a UserError if it cannot be read) and parses it.
+ilir::Program parse_model_file(const std::string &path);
+
+}  // namespace grove::dsl

@@ -1,0 +1,244 @@
+#pragma once
+// ILIR — grove's irregular-loop IR.
+//
+// What the IR means
+// -----------------
+// A Program describes one recursive model over an input *structure* (a binary tree, or a tree of
+// any arity). Every node n of every input structure carries the same set of *node-indexed
+// tensors*: `h[n, j]` is element j of node n's tensor h. There are three kinds of tensor:
+//
+//   * Param  — a weight, the same for every node: `W[j, k]`. It has no node index.
+//   * State  — a recursive tensor, defined for every node and read by the node's parent:
+//              `h[child(n, 0), k]`. The model's output is a state at the roots.
+//   * Temp   — a per-node intermediate, defined and read within one node's computation.
+//
+// A Program has two Cases, `leaf` (nodes without children) and `internal` (nodes with children).
+// Each Case is a list of Compute operators, evaluated in order for one node n:
+//
+//     tensor[n, i0, i1, ...] = value        for every i0 in [0, shape[0]), i1 ...
+//
+// `value` is an expression in the index variables i0, i1, ..., the node variable `n`, the size
+// variables (H, D, V, ...) and loads. Reductions are explicit: `Sum(k, extent, body)` is
+// Σ_{k=0}^{extent-1} body. Structure is reached only through uninterpreted functions:
+// `child(n, k)`, `num_children(n)`, `is_leaf(n)`, `token(n)`; the inspector later turns them into
+// arrays. A ragged reduction over the children of n is `Sum(k, num_children(n), ...)`.
+//
+// Semantics of recursion: a Compute in a Case may read a State at `child(n, k)` only, and only
+// the children's final values; every node's tensors are complete before its parent reads them.
+// Hence any evaluation order that visits children before parents gives the same results — the
+// freedom that dynamic batching (all nodes of one height at once) exploits.
+//
+// What passes may assume (checked by ilir::verify): index variables used in a value are bound by
+// the Compute or by an enclosing Sum; loads use as many indices as the tensor has dimensions;
+// states are read at the current node or at a child, temps and params never at a child; every
+// State is defined by both Cases; sizes are expressions over size variables and integer constants.
+//
+// Nodes are immutable and reference counted. Build them with the static make() functions, which
+// check their invariants; compare handles with `same_as`; downcast with `as<T>()`.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace grove::ilir {
+
+// The one list of expression node types: it generates the kind enum and the visitor methods.
+#define GROVE_ILIR_EXPR_NODES(X) \
+  X(FloatImm)                    \
+  X(IntImm)                      \
+  X(Var)                         \
+  X(Binary)                      \
+  X(Unary)                       \
+  X(Select)                      \
+  X(Load)                        \
+  X(StructCall)                  \
+  X(Sum)
+
+enum class ExprKind {
+#define GROVE_ILIR_ENUM(N) N,
+  GROVE_ILIR_EXPR_NODES(GROVE_ILIR_ENUM)
+#undef GROVE_ILIR_ENUM
+};
+
+enum class ScalarType { Float, Int, Bool };
+
+struct ExprNode {
+  ExprKind kind;
+  ScalarType type;
+  ExprNode(ExprKind k, ScalarType t) : kind(k), type(t) {}
+  virtual ~ExprNode() = default;
+};
+
+// A handle to an immutable expression node (null when default constructed).
+class Expr {
+ public:
+  Expr() = default;
+  explicit Expr(std::shared_ptr<const ExprNode> n) : node_(std::move(n)) {}
+  Expr(float v);    // NOLINT(google-explicit-constructor): FloatImm
+  Expr(int v);      // NOLINT(google-explicit-constructor): IntImm
+
+  bool defined() const { return node_ != nullptr; }
+  const ExprNode *get() const { return node_.get(); }
+  const ExprNode *operator->() const { return node_.get(); }
+  bool same_as(const Expr &o) const { return node_ == o.node_; }
+  ScalarType type() const { return node_->type; }
+  template <typename T>
+  const T *as() const {
+    return node_ && node_->kind == T::kKind ? static_cast<const T *>(node_.get()) : nullptr;
+  }
+
+ private:
+  std::shared_ptr<const ExprNode> node_;
+};
+
+struct FloatImm : ExprNode {
+  static constexpr ExprKind kKind = ExprKind::FloatImm;
+  float value;
+  static Expr make(float value);
+  explicit FloatImm(float v) : ExprNode(kKind, ScalarType::Float), value(v) {}
+};
+
+struct IntImm : ExprNode {
+  static constexpr ExprKind kKind = ExprKind::IntImm;
+  int64_t value;
+  static Expr make(int64_t value);
+  explicit IntImm(int64_t v) : ExprNode(kKind, ScalarType::Int), value(v) {}
+};
+
+// Index variables (bound by a Compute or a Sum), the node variable `n`, and size variables
+// (H, D, V: bound to integers from the weight file before code generation).
+enum class VarKind { Index, Node, Size };
+
+struct Var : ExprNode {
+  static constexpr ExprKind kKind = ExprKind::Var;
+  std::string name;
+  VarKind var_kind;
+  static Expr make(const std::string &name, VarKind kind);
+  static Expr node() { return make("n", VarKind::Node); }
+  Var(std::string n, VarKind k) : ExprNode(kKind, ScalarType::Int), name(std::move(n)), var_kind(k) {}
+};
+
+enum class BinOp { Add, Sub, Mul, Div, Min, Max, Mod, LT, LE, EQ, And };
+
+struct Binary : ExprNode {
+  static constexpr ExprKind kKind = ExprKind::Binary;
+  BinOp op;
+  Expr a, b;
+  // Both operands must have the same type; comparisons and And give Bool.
+  static Expr make(BinOp op, Expr a, Expr b);
+  Binary(BinOp o, Expr x, Expr y, ScalarType t) : ExprNode(kKind, t), op(o), a(std::move(x)), b(std::move(y)) {}
+};
+
+enum class UnaryOp { Neg, Tanh, Sigmoid, Exp, Relu };
+
+struct Unary : ExprNode {
+  static constexpr ExprKind kKind = ExprKind::Unary;
+  UnaryOp op;
+  Expr a;
+  // Neg works on Int and Float; the functions need a Float operand.
+  static Expr make(UnaryOp op, Expr a);
+  Unary(UnaryOp o, Expr x) : ExprNode(kKind, x.type()), op(o), a(std::move(x)) {}
+};
+
+struct Select : ExprNode {
+  static constexpr ExprKind kKind = ExprKind::Select;
+  Expr cond, t, f;
+  static Expr make(Expr cond, Expr t, Expr f);
+  Select(Expr c, Expr x, Expr y) : ExprNode(kKind, x.type()), cond(std::move(c)), t(std::move(x)), f(std::move(y)) {}
+};
+
+// A load of element `indices` of tensor `tensor`. For a param `node` is undefined; for a state or
+// temp it is the node whose tensor is read: `n` or `child(n, k)`.
+struct Load : ExprNode {
+  static constexpr ExprKind kKind = ExprKind::Load;
+  std::string tensor;
+  Expr node;
+  std::vector<Expr> indices;
+  static Expr make(const std::string &tensor, Expr node, std::vector<Expr> indices);
+  Load(std::string t, Expr n, std::vector<Expr> i)
+      : ExprNode(kKind, ScalarType::Float), tensor(std::move(t)), node(std::move(n)), indices(std::move(i)) {}
+};
+
+// The uninterpreted structure functions. `arg` is the child slot for Child, undefined otherwise.
+enum class StructFn { Child, NumChildren, IsLeaf, Token };
+
+struct StructCall : ExprNode {
+  static constexpr ExprKind kKind = ExprKind::StructCall;
+  StructFn fn;
+  Expr node, arg;
+  static Expr make(StructFn fn, Expr node, Expr arg = Expr());
+  static Expr child(Expr node, Expr k) { return make(StructFn::Child, std::move(node), std::move(k)); }
+  static Expr token(Expr node) { return make(StructFn::Token, std::move(node)); }
+  static Expr num_children(Expr node) { return make(StructFn::NumChildren, std::move(node)); }
+  StructCall(StructFn f, Expr n, Expr a, ScalarType t) : ExprNode(kKind, t), fn(f), node(std::move(n)), arg(std::move(a)) {}
+};
+
+// Σ_{var = 0}^{extent - 1} body. `extent` is a size expression or num_children(n).
+struct Sum : ExprNode {
+  static constexpr ExprKind kKind = ExprKind::Sum;
+  std::string var;
+  Expr extent, body;
+  static Expr make(const std::string &var, Expr extent, Expr body);
+  Sum(std::string v, Expr e, Expr b) : ExprNode(kKind, b.type()), var(std::move(v)), extent(std::move(e)), body(std::move(b)) {}
+};
+
+// Convenience constructors, so that passes read like the math.
+Expr operator+(Expr a, Expr b);
+Expr operator-(Expr a, Expr b);
+Expr operator*(Expr a, Expr b);
+Expr operator/(Expr a, Expr b);
+Expr operator<(Expr a, Expr b);
+Expr operator-(Expr a);
+
+// ---------------------------------------------------------------------------------------------
+// Programs
+
+enum class TensorKind { Param, State, Temp };
+
+struct TensorDecl {
+  std::string name;
+  TensorKind kind;
+  std::vector<Expr> shape;  // size expressions (IntImm, size Vars, + and *)
+};
+
+// tensor[n, indices...] = value, for the current node n.
+struct Compute {
+  std::string tensor;
+  std::vector<std::string> indices;
+  Expr value;
+};
+
+enum class CaseKind { Leaf, Internal };
+
+struct Case {
+  CaseKind kind;
+  std::vector<Compute> body;
+};
+
+// Which input structures a Program accepts.
+enum class StructureKind {
+  BinaryTree,  // every internal node has exactly two children, ordered (left, right)
+  Tree,        // any number of children (child-sum models); leaves have none
+};
+
+struct Program {
+  std::string name;
+  StructureKind structure = StructureKind::BinaryTree;
+  std::vector<std::string> size_vars;  // in order of first appearance
+  std::vector<TensorDecl> tensors;     // params, then states, then temps
+  Case leaf{CaseKind::Leaf, {}};
+  Case internal{CaseKind::Internal, {}};
+  std::string output;  // a State: the model's result at each root
+
+  const TensorDecl *find(const std::string &tensor) const;
+  const TensorDecl &get(const std::string &tensor) const;  // internal error if absent
+};
+
+const char *to_string(BinOp op);
+const char *to_string(UnaryOp op);
+const char *to_string(StructFn fn);
+const char *to_string(TensorKind kind);
+const char *to_string(StructureKind kind);
+
+}  // namespace grove::ilir

@@ -1,0 +1,121 @@
+#include "ilir/Verifier.h"
+
+#include <algorithm>
+#include <set>
+
+#include "ilir/IRPrinter.h"
+#include "ilir/IRVisitor.h"
+
+namespace grove::ilir {
+namespace {
+
+bool is_size_expr(const Expr &e, const std::vector<std::string> &size_vars) {
+  return !contains(e, [&](const Expr &x) {
+    if (x.as<IntImm>()) return false;
+    if (const Var *v = x.as<Var>())
+      return v->var_kind != VarKind::Size ||
+             std::find(size_vars.begin(), size_vars.end(), v->name) == size_vars.end();
+    const Binary *b = x.as<Binary>();
+    return !(b && (b->op == BinOp::Add || b->op == BinOp::Mul || b->op == BinOp::Sub));
+  });
+}
+
+// Checks one Compute's value with the set of index variables in scope.
+class ComputeChecker : public IRMutator {
+ public:
+  ComputeChecker(const Program &p, const Case &c, const Compute &op, std::set<std::string> defined)
+      : p_(p), case_(c), op_(op), defined_(std::move(defined)) {
+    for (const std::string &i : op.indices) scope_.insert(i);
+  }
+
+ protected:
+  [[noreturn]] void fail(const std::string &what, const Expr &e) {
+    GROVE_CHECK(false, "{} case, compute of {}: {}: {}", case_.kind == CaseKind::Leaf ? "leaf" : "internal",
+                op_.tensor, what, to_string(e));
+  }
+
+  Expr visit_Var(const Var *op, const Expr &e) override {
+    if (op->var_kind == VarKind::Index && !scope_.count(op->name)) fail("unbound index variable", e);
+    if (op->var_kind == VarKind::Node && op->name != "n") fail("unknown node variable", e);
+    if (op->var_kind == VarKind::Size &&
+        std::find(p_.size_vars.begin(), p_.size_vars.end(), op->name) == p_.size_vars.end())
+      fail("undeclared size variable", e);
+    return e;
+  }
+
+  Expr visit_Sum(const Sum *op, const Expr &e) override {
+    if (scope_.count(op->var)) fail("Sum rebinds a variable in scope", e);
+    mutate(op->extent);
+    scope_.insert(op->var);
+    mutate(op->body);
+    scope_.erase(op->var);
+    return e;
+  }
+
+  Expr visit_StructCall(const StructCall *op, const Expr &e) override {
+    if (op->fn == StructFn::Token && case_.kind != CaseKind::Leaf) fail("token() outside the leaf case", e);
+    if (op->fn == StructFn::Child && case_.kind != CaseKind::Internal) fail("child() outside the internal case", e);
+    if (op->fn == StructFn::Child && p_.structure == StructureKind::BinaryTree) {
+      const IntImm *k = op->arg.as<IntImm>();
+      if (!k || k->value < 0 || k->value > 1) fail("a binary tree's child slot must be 0 or 1", e);
+    }
+    return IRMutator::visit_StructCall(op, e);
+  }
+
+  Expr visit_Load(const Load *op, const Expr &e) override {
+    const TensorDecl *t = p_.find(op->tensor);
+    if (!t) fail("load of an undeclared tensor", e);
+    if (op->indices.size() != t->shape.size()) fail("load with the wrong number of indices", e);
+    if (t->kind == TensorKind::Param && op->node.defined()) fail("param loaded at a node", e);
+    if (t->kind != TensorKind::Param) {
+      if (!op->node.defined()) fail("node tensor loaded without a node", e);
+      bool at_self = op->node.as<Var>() && op->node.as<Var>()->var_kind == VarKind::Node;
+      const StructCall *c = op->node.as<StructCall>();
+      bool at_child = c && c->fn == StructFn::Child && c->node.as<Var>() &&
+                      c->node.as<Var>()->var_kind == VarKind::Node;
+      if (!at_self && !(at_child && t->kind == TensorKind::State)) fail("tensor read at a node other than n or a child", e);
+      if (at_self && !defined_.count(op->tensor)) fail("read of a tensor before this case defines it", e);
+    }
+    return IRMutator::visit_Load(op, e);
+  }
+
+ private:
+  const Program &p_;
+  const Case &case_;
+  const Compute &op_;
+  std::set<std::string> defined_, scope_;
+};
+
+void verify_case(const Program &p, const Case &c) {
+  std::set<std::string> defined;
+  for (const Compute &op : c.body) {
+    const TensorDecl *t = p.find(op.tensor);
+    GROVE_CHECK(t != nullptr, "compute of undeclared tensor {}", op.tensor);
+    GROVE_CHECK(t->kind != TensorKind::Param, "compute of param {}", op.tensor);
+    GROVE_CHECK(op.indices.size() == t->shape.size(), "compute of {} with {} indices for rank {}", op.tensor,
+                op.indices.size(), t->shape.size());
+    GROVE_CHECK(!defined.count(op.tensor), "{} defined twice in one case", op.tensor);
+    GROVE_CHECK(op.value.defined() && op.value.type() == ScalarType::Float, "compute of {} is not Float", op.tensor);
+    ComputeChecker(p, c, op, defined).mutate(op.value);
+    defined.insert(op.tensor);
+  }
+  for (const TensorDecl &t : p.tensors)
+    GROVE_CHECK(t.kind != TensorKind::State || defined.count(t.name), "state {} not defined by the {} case", t.name,
+                c.kind == CaseKind::Leaf ? "leaf" : "internal");
+}
+
+}  // namespace
+
+void verify(const Program &p) {
+  std::set<std::string> names;
+  for (const TensorDecl &t : p.tensors) {
+    GROVE_CHECK(names.insert(t.name).second, "tensor {} declared twice", t.name);
+    for (const Expr &d : t.shape) GROVE_CHECK(is_size_expr(d, p.size_vars), "{}: bad size {}", t.name, to_string(d));
+  }
+  const TensorDecl *out = p.find(p.output);
+  GROVE_CHECK(out && out->kind == TensorKind::State, "output {} is not a state", p.output);
+  verify_case(p, p.leaf);
+  verify_case(p, p.internal);
+}
+
+}  // namespace grove::ilir
