@@ -18,7 +18,8 @@
 namespace grove::cpu {
 
 struct CompileOptions {
-  std::string target = "host";  // a Halide target string
+  std::string target = "host";              // a Halide target string
+  std::string weights_file = "the weights";  // names the weights in error messages
 };
 
 struct RunOptions {

@@ -1,0 +1,189 @@
+#include "backends/cpu/CompiledModel.h"
+
+#include <HalideBuffer.h>
+
+#include <chrono>
+#include <climits>
+
+#include "backends/cpu/Messages.h"
+#include "backends/runtime/BindWeights.h"
+#include "backends/runtime/Inspector.h"
+#include "ilir/Error.h"
+#include "ilir/IRVisitor.h"
+#include "lowering/Lower.h"
+#include "lowering/LowerToLoops.h"
+
+namespace grove::cpu {
+
+namespace HI = Halide::Internal;
+namespace msg = cpu_messages;
+
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+int64_t eval_size(const ilir::Expr &e, const std::map<std::string, int64_t> &sizes) {
+  if (const auto *i = e.as<ilir::IntImm>()) return i->value;
+  if (const auto *v = e.as<ilir::Var>()) return sizes.at(v->name);
+  const auto *b = e.as<ilir::Binary>();
+  GROVE_CHECK(b != nullptr, "not a size expression");
+  int64_t x = eval_size(b->a, sizes), y = eval_size(b->b, sizes);
+  switch (b->op) {
+    case ilir::BinOp::Add: return x + y;
+    case ilir::BinOp::Sub: return x - y;
+    case ilir::BinOp::Mul: return x * y;
+    default: GROVE_CHECK(false, "not a size expression");
+  }
+}
+
+// The number of rows of the table that leaves index with their token (the vocabulary size), or -1.
+int64_t vocab_size(const ilir::Program &p, const std::map<std::string, int64_t> &sizes) {
+  int64_t rows = -1;
+  for (const ilir::Compute &op : p.leaf.body)
+    ilir::for_each_node(op.value, [&](const ilir::Expr &e) {
+      const auto *load = e.as<ilir::Load>();
+      if (!load || load->indices.empty()) return;
+      const auto *call = load->indices[0].as<ilir::StructCall>();
+      if (call && call->fn == ilir::StructFn::Token) {
+        int64_t r = eval_size(p.get(load->tensor).shape[0], sizes);
+        rows = rows < 0 ? r : std::min(rows, r);
+      }
+    });
+  return rows;
+}
+
+Halide::Target parse_target(const std::string &target) {
+  if (target == "host") return Halide::get_host_target();
+  if (!Halide::Target::validate_target_string(target)) user_error(msg::kBadTarget, target);
+  return Halide::Target(target);
+}
+
+}  // namespace
+
+struct CompiledModel::Impl {
+  ilir::Program program;
+  Weights weights;
+  std::map<std::string, int64_t> sizes;
+  lowering::LoweredModel lowered;
+  std::unique_ptr<HI::JITModule> jit;
+  InspectorOptions inspector;
+  double compile_ms = 0;
+
+  int64_t numel(const ilir::TensorDecl &t) const {
+    int64_t n = 1;
+    for (const ilir::Expr &d : t.shape) n *= eval_size(d, sizes);
+    return n;
+  }
+
+  // Runs trees[begin, end) in one call of the compiled code; writes roots into `out`.
+  void run_batch(std::span<const Tree> trees, int64_t first_tree, float *out, RunStats *stats) const;
+};
+
+CompiledModel::CompiledModel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+CompiledModel::CompiledModel(CompiledModel &&) noexcept = default;
+CompiledModel &CompiledModel::operator=(CompiledModel &&) noexcept = default;
+CompiledModel::~CompiledModel() = default;
+
+double CompiledModel::compile_ms() const { return impl_->compile_ms; }
+
+CompiledModel CompiledModel::compile(const ilir::Program &program, const Weights &weights,
+                                     const CompileOptions &options) {
+  auto t0 = std::chrono::steady_clock::now();
+  auto impl = std::make_unique<Impl>();
+  impl->program = program;
+  impl->sizes = bind_weights(program, weights, options.weights_file);
+  impl->weights = weights;
+  lowering::LowerOptions lower_options;
+  lower_options.sizes = impl->sizes;
+  lower_options.target = parse_target(options.target);
+  impl->lowered = lowering::lower(program, lower_options);
+  const HI::LoweredFunc &entry = impl->lowered.module.functions().back();
+  impl->jit = std::make_unique<HI::JITModule>(impl->lowered.module, entry);
+  impl->inspector.arity = program.structure == ilir::StructureKind::BinaryTree ? ArityRule{2, 2}
+                                                                                : ArityRule{1, INT32_MAX};
+  impl->inspector.vocab_size = vocab_size(program, impl->sizes);
+  impl->compile_ms = ms_since(t0);
+  return CompiledModel(std::move(impl));
+}
+
+void CompiledModel::Impl::run_batch(std::span<const Tree> trees, int64_t first_tree, float *out,
+                                    RunStats *stats) const {
+  auto t0 = std::chrono::steady_clock::now();
+  InspectorOptions options = inspector;
+  options.first_tree_number = first_tree + 1;
+  LinearizedBatch batch = linearize(trees, options);
+  double inspector_ms = ms_since(t0);
+
+  // Buffers in the order of the entry function's arguments.
+  std::map<std::string, Halide::Runtime::Buffer<float>> floats;
+  std::map<std::string, Halide::Runtime::Buffer<int32_t>> ints;
+  for (const ilir::TensorDecl &t : program.tensors) {
+    if (t.kind == ilir::TensorKind::Param) {
+      const Tensor &w = weights.at(t.name);
+      floats.emplace(lowering::names::param(t.name),
+                     Halide::Runtime::Buffer<float>(const_cast<float *>(w.data.data()), (int)w.data.size()));
+    } else if (t.kind == ilir::TensorKind::State) {
+      int64_t elements = int64_t(batch.num_nodes) * numel(t);
+      if (elements > INT32_MAX) user_error(msg::kBatchTooLarge, trees.size(), batch.num_nodes, t.name, elements);
+      floats.emplace(lowering::names::state(t.name), Halide::Runtime::Buffer<float>((int)elements));
+    }
+  }
+  auto int_buffer = [&](const char *name, const std::vector<int32_t> &v) {
+    ints.emplace(name, Halide::Runtime::Buffer<int32_t>(const_cast<int32_t *>(v.data()), (int)v.size()));
+  };
+  int_buffer(lowering::names::kLevelBegin, batch.level_begin);
+  int_buffer(lowering::names::kChildBegin, batch.child_begin);
+  int_buffer(lowering::names::kChildren, batch.children);
+  int_buffer(lowering::names::kToken, batch.token);
+  int32_t num_levels = batch.num_levels;
+
+  std::vector<const void *> argv;
+  for (const HI::LoweredArgument &a : lowered.args) {
+    if (a.name == lowering::names::kNumLevels) {
+      argv.push_back(&num_levels);
+    } else if (auto f = floats.find(a.name); f != floats.end()) {
+      argv.push_back(f->second.raw_buffer());
+    } else {
+      auto i = ints.find(a.name);
+      GROVE_CHECK(i != ints.end(), "no value for argument {}", a.name);
+      argv.push_back(i->second.raw_buffer());
+    }
+  }
+  auto t1 = std::chrono::steady_clock::now();
+  int rc = jit->argv_function()(argv.data());
+  if (rc != 0) GROVE_CHECK(false, msg::kRunFailed, rc);
+  double compute_ms = ms_since(t1);
+
+  const ilir::TensorDecl &output = program.get(program.output);
+  int64_t width = numel(output);
+  const float *state = floats.at(lowering::names::state(output.name)).data();
+  for (size_t t = 0; t < batch.roots.size(); t++)
+    std::copy(state + int64_t(batch.roots[t]) * width, state + int64_t(batch.roots[t] + 1) * width, out + t * width);
+  if (stats) {
+    stats->nodes += batch.num_nodes;
+    stats->levels += batch.num_levels;
+    stats->calls += 1;
+    stats->inspector_ms += inspector_ms;
+    stats->compute_ms += compute_ms;
+  }
+}
+
+Tensor CompiledModel::run(std::span<const Tree> trees, const RunOptions &options, RunStats *stats) const {
+  if (options.batch < 0) user_error(msg::kNegativeBatch, options.batch);
+  const ilir::TensorDecl &output = impl_->program.get(impl_->program.output);
+  std::vector<int64_t> shape{int64_t(trees.size())};
+  for (const ilir::Expr &d : output.shape) shape.push_back(eval_size(d, impl_->sizes));
+  Tensor result(shape);
+  int64_t width = impl_->numel(output);
+  int64_t batch = options.batch == 0 ? int64_t(trees.size()) : options.batch;
+  if (stats) stats->trees += int64_t(trees.size());
+  for (int64_t begin = 0; begin < int64_t(trees.size()); begin += batch) {
+    int64_t end = std::min<int64_t>(begin + batch, trees.size());
+    impl_->run_batch(trees.subspan(begin, end - begin), begin, result.data.data() + begin * width, stats);
+  }
+  return result;
+}
+
+}  // namespace grove::cpu

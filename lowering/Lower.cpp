@@ -1,0 +1,60 @@
+#include "lowering/Lower.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+
+#include "ilir/Verifier.h"
+#include "lowering/LowerToLoops.h"
+
+namespace grove::lowering {
+
+namespace HI = Halide::Internal;
+
+namespace {
+
+int debug_level() {
+  const char *v = std::getenv("GROVE_DEBUG");
+  return v ? std::atoi(v) : 0;
+}
+
+// Runs one pass, timing it and (at GROVE_DEBUG=2) printing the IR when it changed.
+template <typename Pass>
+HI::Stmt run_pass(const char *name, HI::Stmt s, Pass &&pass) {
+  auto t0 = std::chrono::steady_clock::now();
+  HI::Stmt out = pass(s);
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  int level = debug_level();
+  if (level >= 1) std::cerr << fmt::format("[grove] pass {:<24} {:8.2f} ms\n", name, ms);
+  if (level >= 2 && !out.same_as(s)) std::cerr << "[grove] after " << name << ":\n" << out << "\n";
+  return out;
+}
+
+}  // namespace
+
+LoweredModel lower(const ilir::Program &program, const LowerOptions &options) {
+  ilir::verify(program);
+  LoweredModel result;
+  LoopNest nest = lower_to_loops(program, options.sizes);
+  result.args = nest.args;
+
+  HI::Stmt s = nest.body;
+  s = run_pass("simplify", s, [](const HI::Stmt &s) { return HI::simplify(s); });
+  result.loops = s;
+  s = run_pass("unpack_buffers", s, [](const HI::Stmt &s) { return HI::unpack_buffers(s); });
+  std::vector<HI::LoweredFunc> closures;
+  s = run_pass("lower_parallel_tasks", s, [&](const HI::Stmt &s) {
+    return HI::lower_parallel_tasks(s, closures, options.function_name, options.target);
+  });
+  s = run_pass("simplify", s, [](const HI::Stmt &s) { return HI::simplify(s); });
+
+  result.module = Halide::Module(options.function_name, options.target);
+  for (HI::LoweredFunc &c : closures) result.module.append(c);
+  result.module.append(HI::LoweredFunc(options.function_name, result.args, s, Halide::LinkageType::ExternalPlusMetadata));
+  return result;
+}
+
+}  // namespace grove::lowering

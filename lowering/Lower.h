@@ -1,0 +1,29 @@
+#pragma once
+// The lowering pipeline: a verified ILIR Program → a Halide module ready for a back end.
+// lowering/Lower.cpp is the one readable list of passes. GROVE_DEBUG=1 times each pass;
+// GROVE_DEBUG=2 also prints the IR after each pass.
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "Halide.h"
+#include "ilir/IR.h"
+
+namespace grove::lowering {
+
+struct LowerOptions {
+  std::map<std::string, int64_t> sizes;  // bound size variables; unbound ones become arguments
+  Halide::Target target = Halide::get_host_target();
+  std::string function_name = "grove_model";
+};
+
+struct LoweredModel {
+  Halide::Internal::Stmt loops;  // the loop nest after simplification: what `grove dump --stage loops` shows
+  Halide::Module module{"", Halide::Target()};  // the entry function (and its parallel closures), ready for LLVM
+  std::vector<Halide::Internal::LoweredArgument> args;  // the entry function's arguments, in order
+};
+
+LoweredModel lower(const ilir::Program &program, const LowerOptions &options);
+
+}  // namespace grove::lowering

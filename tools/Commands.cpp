@@ -1,0 +1,160 @@
+#include "tools/Commands.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <sstream>
+
+#include "backends/cpu/CompiledModel.h"
+#include "backends/runtime/Npy.h"
+#include "backends/runtime/Safetensors.h"
+#include "datasets/PTBReader.h"
+#include "datasets/Vocab.h"
+#include "frontend/dsl/Frontend.h"
+#include "ilir/Error.h"
+#include "ilir/IRPrinter.h"
+#include "lowering/Lower.h"
+#include "tools/Messages.h"
+
+namespace grove::tool {
+
+namespace msg = tool_messages;
+
+std::map<std::string, int64_t> parse_sizes(const std::string &text) {
+  std::map<std::string, int64_t> sizes;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) user_error(msg::kBadSizes, text);
+    std::string name = item.substr(0, eq), value = item.substr(eq + 1);
+    size_t used = 0;
+    int64_t v = 0;
+    try {
+      v = std::stoll(value, &used);
+    } catch (const std::exception &) {
+      used = 0;
+    }
+    if (used != value.size() || value.empty() || v <= 0 || v > (int64_t(1) << 31)) user_error(msg::kBadSizeValue, name, value);
+    sizes[name] = v;
+  }
+  return sizes;
+}
+
+namespace {
+
+// Checks `sizes` names only size variables of `p`; with `complete`, that it binds all of them.
+void check_sizes(const ilir::Program &p, const std::map<std::string, int64_t> &sizes, bool complete) {
+  for (const auto &[name, value] : sizes)
+    if (std::find(p.size_vars.begin(), p.size_vars.end(), name) == p.size_vars.end())
+      user_error(msg::kUnknownSize, p.name, name, fmt::join(p.size_vars, ", "));
+  if (complete)
+    for (const std::string &v : p.size_vars)
+      if (!sizes.count(v)) user_error(msg::kMissingSize, p.name, v);
+}
+
+int64_t eval_size(const ilir::Expr &e, const std::map<std::string, int64_t> &sizes) {
+  if (const auto *i = e.as<ilir::IntImm>()) return i->value;
+  if (const auto *v = e.as<ilir::Var>()) return sizes.at(v->name);
+  const auto *b = e.as<ilir::Binary>();
+  GROVE_CHECK(b != nullptr, "not a size expression");
+  int64_t x = eval_size(b->a, sizes), y = eval_size(b->b, sizes);
+  return b->op == ilir::BinOp::Add ? x + y : b->op == ilir::BinOp::Sub ? x - y : x * y;
+}
+
+bool same_file(const std::string &a, const std::string &b) {
+  std::error_code ec;
+  return std::filesystem::exists(a, ec) && std::filesystem::exists(b, ec) && std::filesystem::equivalent(a, b, ec);
+}
+
+}  // namespace
+
+int run(const RunCommand &c) {
+  for (const auto &[input, what] : {std::pair{c.model, "model"}, {c.weights, "weights"}, {c.trees, "trees"},
+                                    {c.vocab, "vocabulary"}})
+    if (!input.empty() && same_file(c.out, input)) user_error(msg::kOutIsInput, c.out, what);
+
+  ilir::Program program = dsl::parse_model_file(c.model);
+  Weights weights = read_safetensors(c.weights);
+  std::optional<Vocab> vocab;
+  if (!c.vocab.empty()) vocab = Vocab::load(c.vocab);
+  std::vector<Tree> trees = read_ptb_trees(c.trees, vocab ? &*vocab : nullptr);
+  if (trees.empty()) user_error(msg::kNoTrees, c.trees);
+
+  cpu::CompileOptions options;
+  options.target = c.target;
+  options.weights_file = c.weights;
+  cpu::CompiledModel model = cpu::CompiledModel::compile(program, weights, options);
+  cpu::RunStats stats;
+  auto t0 = std::chrono::steady_clock::now();
+  Tensor roots = model.run(trees, {.batch = c.batch}, &stats);
+  double run_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  write_npy(c.out, roots);
+
+  if (c.stats) {
+    std::cout << fmt::format("model     {} ({}) from {}\n", program.name, ilir::to_string(program.structure), c.model);
+    std::cout << fmt::format("trees     {} from {}: {} nodes, {} levels in {} call(s) of up to {} trees\n",
+                             stats.trees, c.trees, stats.nodes, stats.levels, stats.calls,
+                             c.batch == 0 ? stats.trees : c.batch);
+    std::cout << fmt::format("compile   {:.1f} ms (ILIR -> Halide loop nest -> LLVM -> x86 JIT)\n", model.compile_ms());
+    std::cout << fmt::format("inspector {:.2f} ms\n", stats.inspector_ms);
+    std::cout << fmt::format("compute   {:.2f} ms ({:.3f} ms per call, {:.0f} trees/s)\n", stats.compute_ms,
+                             stats.compute_ms / double(stats.calls), 1000.0 * stats.trees / stats.compute_ms);
+    std::cout << fmt::format("total run {:.2f} ms\n", run_ms);
+    std::cout << fmt::format("output    {} float32 {}\n", c.out, shape_string(roots.shape));
+  }
+  return 0;
+}
+
+int dump(const DumpCommand &c) {
+  ilir::Program program = dsl::parse_model_file(c.model);
+  if (c.stage == "ilir") {
+    std::cout << ilir::to_string(program);
+    return 0;
+  }
+  lowering::LowerOptions options;
+  options.sizes = c.sizes.empty() ? std::map<std::string, int64_t>{} : parse_sizes(c.sizes);
+  check_sizes(program, options.sizes, false);
+  if (c.target != "host") options.target = Halide::Target(c.target);
+  lowering::LoweredModel lowered = lowering::lower(program, options);
+  if (c.stage == "loops") {
+    std::cout << lowered.loops;
+    return 0;
+  }
+  // LLVM IR: let Halide's back end write it, then show it.
+  std::filesystem::path tmp = std::filesystem::temp_directory_path() / fmt::format("grove-dump-{}.ll", ::getpid());
+  lowered.module.compile({{Halide::OutputFileType::llvm_assembly, tmp.string()}});
+  std::ifstream in(tmp);
+  std::cout << in.rdbuf();
+  std::filesystem::remove(tmp);
+  return 0;
+}
+
+int init_weights(const InitWeightsCommand &c) {
+  ilir::Program program = dsl::parse_model_file(c.model);
+  std::map<std::string, int64_t> sizes = parse_sizes(c.sizes);
+  check_sizes(program, sizes, true);
+  // Uniform in ±1/sqrt(fan-in) (the last dimension), ±0.1 for vectors; mt19937_64's raw output
+  // is mapped by hand so the weights are the same with every standard library.
+  std::mt19937_64 rng(c.seed);
+  Weights weights;
+  for (const ilir::TensorDecl &t : program.tensors) {
+    if (t.kind != ilir::TensorKind::Param) continue;
+    Tensor w;
+    for (const ilir::Expr &d : t.shape) w.shape.push_back(eval_size(d, sizes));
+    w.data.resize(Tensor::num_elements(w.shape));
+    float a = w.shape.size() >= 2 ? 1.0f / std::sqrt(float(w.shape.back())) : 0.1f;
+    for (float &x : w.data) x = a * float(2.0 * double(rng() >> 11) * 0x1.0p-53 - 1.0);
+    weights.emplace(t.name, std::move(w));
+  }
+  write_safetensors(c.out, weights);
+  return 0;
+}
+
+}  // namespace grove::tool

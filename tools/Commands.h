@@ -1,0 +1,32 @@
+#pragma once
+// The subcommands of the `grove` program. Each takes its parsed options and returns the exit status.
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace grove::tool {
+
+struct RunCommand {
+  std::string model, weights, trees, vocab, out, target = "host";
+  int64_t batch = 0;
+  bool stats = false;
+};
+
+struct DumpCommand {
+  std::string model, stage = "ilir", sizes, target = "host";
+};
+
+struct InitWeightsCommand {
+  std::string model, sizes, out;
+  uint64_t seed = 1;
+};
+
+int run(const RunCommand &c);
+int dump(const DumpCommand &c);
+int init_weights(const InitWeightsCommand &c);
+
+// "H=256,D=256" → {H: 256, D: 256}; a UserError on malformed text.
+std::map<std::string, int64_t> parse_sizes(const std::string &text);
+
+}  // namespace grove::tool
