@@ -1,0 +1,189 @@
+#include "backends/runtime/Safetensors.h"
+
+#include <bit>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string_view>
+#include <vector>
+
+#include "backends/runtime/FileIO.h"
+#include "backends/runtime/Messages.h"
+#include "ilir/Error.h"
+
+namespace grove {
+namespace {
+
+static_assert(std::endian::native == std::endian::little, "safetensors data is little-endian");
+static_assert(sizeof(float) == 4);
+
+namespace msg = runtime_messages;
+using nlohmann::json;
+
+constexpr std::string_view kMetadataKey = "__metadata__";
+
+// One tensor's header entry, validated against the file.
+struct Entry {
+  std::string name;
+  std::vector<int64_t> shape;
+  uint64_t begin = 0;  // byte offsets into the data section
+  uint64_t end = 0;
+};
+
+// Reads exactly `size` bytes at `offset`, or throws.
+void read_exact(std::ifstream &in, const std::string &path, uint64_t offset, char *out, uint64_t size) {
+  in.seekg(static_cast<std::streamoff>(offset));
+  in.read(out, static_cast<std::streamsize>(size));
+  if (!in || static_cast<uint64_t>(in.gcount()) != size) user_error(msg::kCannotRead, path);
+}
+
+// Parses the header JSON, rejecting duplicate top-level names (nlohmann would keep the last).
+json parse_header(const std::string &path, const std::string &text) {
+  std::set<std::string> seen;
+  auto reject_duplicates = [&](int depth, json::parse_event_t event, json &parsed) {
+    if (depth == 1 && event == json::parse_event_t::key) {
+      const std::string &key = parsed.get_ref<const std::string &>();
+      if (!seen.insert(key).second) user_error(msg::kSafetensorsDuplicate, path, key);
+    }
+    return true;
+  };
+  try {
+    return json::parse(text, reject_duplicates);
+  } catch (const json::parse_error &e) {
+    user_error(msg::kSafetensorsBadJson, path, e.what());
+  }
+}
+
+const json &field(const std::string &path, const std::string &name, const json &entry, const char *key) {
+  auto it = entry.find(key);
+  if (it == entry.end()) user_error(msg::kSafetensorsMissingField, path, name, key);
+  return *it;
+}
+
+// Validates one tensor's entry: dtype F32, a non-negative shape whose byte size fits, and offsets
+// inside a data section of `data_size` bytes that span exactly that size.
+Entry parse_entry(const std::string &path, const std::string &name, const json &entry, uint64_t data_size) {
+  if (!entry.is_object()) user_error(msg::kSafetensorsEntryNotObject, path, name, entry.type_name());
+
+  const json &dtype = field(path, name, entry, "dtype");
+  if (!dtype.is_string())
+    user_error(msg::kSafetensorsFieldType, path, name, "dtype", "a string", dtype.dump());
+  if (dtype.get_ref<const std::string &>() != "F32") {
+    user_error(msg::kSafetensorsDtype, path, name, dtype.get_ref<const std::string &>());
+  }
+
+  Entry result;
+  result.name = name;
+  const json &shape = field(path, name, entry, "shape");
+  if (!shape.is_array()) {
+    user_error(msg::kSafetensorsFieldType, path, name, "shape", "an array of integers", shape.dump());
+  }
+  // Bytes needed so far; kept below int64's range so that 4 * numel never overflows.
+  constexpr uint64_t kMaxBytes = static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / 2;
+  uint64_t bytes = sizeof(float);
+  for (const json &dim : shape) {
+    if (dim.is_number_integer() && !dim.is_number_unsigned()) {
+      user_error(msg::kSafetensorsNegativeDim, path, name, shape.dump());
+    }
+    if (!dim.is_number_unsigned()) {
+      user_error(msg::kSafetensorsFieldType, path, name, "shape", "an array of integers", shape.dump());
+    }
+    uint64_t d = dim.get<uint64_t>();
+    if (d != 0 && bytes > kMaxBytes / d) user_error(msg::kSafetensorsShapeOverflow, path, name, shape.dump());
+    bytes *= d;
+    result.shape.push_back(static_cast<int64_t>(d));
+  }
+
+  const json &offsets = field(path, name, entry, "data_offsets");
+  if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
+      !offsets[1].is_number_unsigned()) {
+    user_error(msg::kSafetensorsFieldType, path, name, "data_offsets",
+               "an array of two non-negative integers", offsets.dump());
+  }
+  result.begin = offsets[0].get<uint64_t>();
+  result.end = offsets[1].get<uint64_t>();
+  if (result.begin > result.end || result.end > data_size) {
+    user_error(msg::kSafetensorsOffsetsOutside, path, name, result.begin, result.end, data_size);
+  }
+  if (result.end - result.begin != bytes) {
+    user_error(msg::kSafetensorsOffsetsSize, path, name, result.begin, result.end, result.end - result.begin,
+               shape_string(result.shape), bytes);
+  }
+  return result;
+}
+
+}  // namespace
+
+Weights read_safetensors(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) user_error(msg::kCannotOpen, path, std::strerror(errno));
+  in.seekg(0, std::ios::end);
+  const std::streamoff end = in.tellg();
+  if (end < 0) user_error(msg::kCannotOpen, path, "cannot determine its size");
+  const uint64_t file_size = static_cast<uint64_t>(end);
+
+  // 1. The header length, checked against the real file size before anything is allocated.
+  if (file_size < 8) user_error(msg::kSafetensorsTooShort, path, file_size);
+  unsigned char length_bytes[8];
+  read_exact(in, path, 0, reinterpret_cast<char *>(length_bytes), 8);
+  uint64_t header_size = 0;
+  for (int i = 7; i >= 0; --i) header_size = (header_size << 8) | length_bytes[i];
+  if (header_size > file_size - 8)
+    user_error(msg::kSafetensorsHeaderPastEnd, path, header_size, file_size - 8);
+  if (header_size > kMaxSafetensorsHeader) {
+    user_error(msg::kSafetensorsHeaderTooLong, path, header_size, kMaxSafetensorsHeader);
+  }
+
+  // 2. The header: every entry is validated before any tensor data is read.
+  std::string text(header_size, '\0');
+  read_exact(in, path, 8, text.data(), header_size);
+  const json header = parse_header(path, text);
+  if (!header.is_object()) user_error(msg::kSafetensorsHeaderNotObject, path, header.type_name());
+  const uint64_t data_begin = 8 + header_size;
+  const uint64_t data_size = file_size - data_begin;
+  std::vector<Entry> entries;
+  for (const auto &[name, entry] : header.items()) {
+    if (name == kMetadataKey) continue;
+    entries.push_back(parse_entry(path, name, entry, data_size));
+  }
+
+  // 3. The data, each tensor read straight into its own buffer.
+  Weights weights;
+  for (const Entry &entry : entries) {
+    Tensor tensor(entry.shape);
+    read_exact(in, path, data_begin + entry.begin, reinterpret_cast<char *>(tensor.data.data()),
+               entry.end - entry.begin);
+    weights.emplace(entry.name, std::move(tensor));
+  }
+  return weights;
+}
+
+void write_safetensors(const std::string &path, const Weights &weights) {
+  json header = json::object();
+  std::vector<std::string_view> pieces(1);  // pieces[0] becomes the length and header
+  uint64_t offset = 0;
+  for (const auto &[name, tensor] : weights) {
+    GROVE_CHECK(tensor.size() == Tensor::num_elements(tensor.shape), "tensor {} has {} elements for shape {}",
+                name, tensor.size(), shape_string(tensor.shape));
+    const uint64_t bytes = tensor.data.size() * sizeof(float);
+    header[name] = {{"dtype", "F32"}, {"shape", tensor.shape}, {"data_offsets", {offset, offset + bytes}}};
+    pieces.emplace_back(reinterpret_cast<const char *>(tensor.data.data()), bytes);
+    offset += bytes;
+  }
+  header[std::string(kMetadataKey)] = {{"producer", "grove"}};
+
+  // The format lets the header be padded with spaces; 8-byte alignment keeps the data aligned.
+  std::string text = header.dump();
+  text.append((8 - text.size() % 8) % 8, ' ');
+  std::string prefix(8, '\0');
+  for (int i = 0; i < 8; ++i)
+    prefix[i] = static_cast<char>((static_cast<uint64_t>(text.size()) >> (8 * i)) & 0xff);
+  prefix += text;
+  pieces[0] = prefix;
+  write_file_atomically(path, pieces);
+}
+
+}  // namespace grove

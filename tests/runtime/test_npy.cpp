@@ -1,0 +1,109 @@
+// .npy output files: round trips, the exact bytes NumPy expects, and NumPy itself when available.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "backends/runtime/Npy.h"
+#include "tests/runtime/TestFiles.h"
+
+namespace grove {
+namespace {
+
+using ::testing::ElementsAre;
+using testing::float_bytes;
+using testing::read_bytes;
+using testing::TempDir;
+using testing::write_bytes;
+
+Tensor make_tensor(std::vector<int64_t> shape) {
+  Tensor t(std::move(shape));
+  for (int64_t i = 0; i < t.size(); ++i) t.data[i] = 0.5f * static_cast<float>(i) - 1.0f;
+  return t;
+}
+
+// magic, version 1.0, little-endian header length.
+std::string npy_prefix(size_t header_size) {
+  return std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(header_size & 0xff) +
+         static_cast<char>(header_size >> 8);
+}
+
+TEST(Npy, RoundTripOfEveryRank) {
+  TempDir dir;
+  for (const std::vector<int64_t> &shape :
+       {std::vector<int64_t>{}, {5}, {2, 3}, {2, 3, 4}, {0, 4}, {1, 256}}) {
+    Tensor t = make_tensor(shape);
+    write_npy(dir.file("t.npy"), t);
+    Tensor read = read_npy(dir.file("t.npy"));
+    EXPECT_EQ(read.shape, t.shape) << shape_string(shape);
+    EXPECT_EQ(read.data, t.data) << shape_string(shape);
+  }
+}
+
+TEST(Npy, WritesVersion1WithA64ByteAlignedHeader) {
+  TempDir dir;
+  Tensor t = make_tensor({2, 3});
+  write_npy(dir.file("t.npy"), t);
+  std::string bytes = read_bytes(dir.file("t.npy"));
+
+  const std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }";
+  const size_t header_size = 128 - 10;  // the dict does not fit in 64 - 10 bytes
+  std::string expected_header = dict + std::string(header_size - dict.size() - 1, ' ') + "\n";
+  EXPECT_EQ(bytes, npy_prefix(header_size) + expected_header + float_bytes(t.data));
+}
+
+TEST(Npy, ShapeTuplesAsPythonWritesThem) {
+  TempDir dir;
+  write_npy(dir.file("t.npy"), make_tensor({5}));
+  EXPECT_THAT(read_bytes(dir.file("t.npy")), ::testing::HasSubstr("'shape': (5,), }"));
+  write_npy(dir.file("t.npy"), make_tensor({}));
+  EXPECT_THAT(read_bytes(dir.file("t.npy")), ::testing::HasSubstr("'shape': (), }"));
+  write_npy(dir.file("t.npy"), make_tensor({7, 1, 2}));
+  EXPECT_THAT(read_bytes(dir.file("t.npy")), ::testing::HasSubstr("'shape': (7, 1, 2), }"));
+}
+
+TEST(Npy, LongHeadersStayAligned) {
+  TempDir dir;
+  write_npy(dir.file("t.npy"), make_tensor({1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2}));
+  std::string bytes = read_bytes(dir.file("t.npy"));
+  size_t header_size = static_cast<unsigned char>(bytes[8]) | static_cast<unsigned char>(bytes[9]) << 8;
+  EXPECT_EQ((10 + header_size) % 64, 0u);
+  EXPECT_GT(header_size, 64u);
+  EXPECT_EQ(bytes[10 + header_size - 1], '\n');
+}
+
+TEST(Npy, ReadsHeadersInOtherLayouts) {
+  // Another key order, double quotes, no trailing commas, version 2.0 with a 4-byte length.
+  TempDir dir;
+  std::string dict = R"({"shape": (3,), "fortran_order": False, "descr": "<f4"})";
+  dict += std::string(63 - (12 + dict.size()) % 64, ' ') + "\n";
+  std::string bytes = std::string("\x93NUMPY\x02\x00", 8) + static_cast<char>(dict.size()) +
+                      std::string(3, '\0') + dict + float_bytes({1, 2, 3});
+  write_bytes(dir.file("v2.npy"), bytes);
+  Tensor t = read_npy(dir.file("v2.npy"));
+  EXPECT_THAT(t.shape, ElementsAre(3));
+  EXPECT_THAT(t.data, ElementsAre(1, 2, 3));
+}
+
+TEST(Npy, OverwritesAnExistingFileAndLeavesNoTemporary) {
+  TempDir dir;
+  write_bytes(dir.file("out.npy"), "old");
+  write_npy(dir.file("out.npy"), make_tensor({4}));
+  EXPECT_THAT(dir.entries(), ElementsAre("out.npy"));
+  EXPECT_EQ(read_npy(dir.file("out.npy")).data, make_tensor({4}).data);
+}
+
+TEST(Npy, NumpyLoadsWhatGroveWrites) {
+  if (std::system("python3 -c 'import numpy' > /dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "python3 with numpy is not installed; the byte-level tests above cover the format";
+  }
+  TempDir dir;
+  write_npy(dir.file("t.npy"), make_tensor({2, 3}));
+  std::string check = "python3 -c \"import numpy; a = numpy.load('" + dir.file("t.npy") +
+                      "'); assert a.dtype == numpy.float32 and a.shape == (2, 3), a; "
+                      "assert a.tolist() == [[-1.0, -0.5, 0.0], [0.5, 1.0, 1.5]], a\"";
+  EXPECT_EQ(std::system(check.c_str()), 0);
+}
+
+}  // namespace
+}  // namespace grove
