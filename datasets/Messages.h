@@ -72,6 +72,8 @@ inline constexpr char kTreeChildOutOfRange[] =
     "tree {}: node {} has child {}, which is out of range: the tree has {} nodes";
 inline constexpr char kTreeShared[] =
     "tree {}: node {} is reached twice: it is a child of both node {} and node {}; a node has one parent";
+inline constexpr char kTreeRepeatedChild[] =
+    "tree {}: node {} is reached twice: node {} lists it as a child more than once; a node has one parent";
 inline constexpr char kTreeCycle[] =
     "tree {}: node {} is reached twice: node {} lists it as a child but descends from it (a cycle)";
 inline constexpr char kTreeSelfLoop[] =
