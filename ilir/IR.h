@@ -39,6 +39,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace grove::ilir {
@@ -230,6 +231,9 @@ struct Program {
   Case leaf{CaseKind::Leaf, {}};
   Case internal{CaseKind::Internal, {}};
   std::string output;  // a State: the model's result at each root
+  // Scheduling directives from the model file's `schedule { key = value ... }` block, in order;
+  // scheduling/Schedule.h interprets them. They never change what the program computes.
+  std::vector<std::pair<std::string, std::string>> schedule;
 
   const TensorDecl *find(const std::string &tensor) const;
   const TensorDecl &get(const std::string &tensor) const;  // internal error if absent

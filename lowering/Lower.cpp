@@ -7,7 +7,9 @@
 #include <iostream>
 #include <sstream>
 
+#include "ilir/IRPrinter.h"
 #include "ilir/Verifier.h"
+#include "lowering/FuseElementwise.h"
 #include "lowering/LowerToLoops.h"
 
 namespace grove::lowering {
@@ -36,14 +38,22 @@ HI::Stmt run_pass(const char *name, HI::Stmt s, Pass &&pass) {
 }  // namespace
 
 LoweredModel lower(const ilir::Program &program, const LowerOptions &options) {
-  ilir::verify(program);
   LoweredModel result;
-  LoopNest nest = lower_to_loops(program, options.sizes);
-  result.args = nest.args;
+  // ILIR passes.
+  ilir::verify(program);
+  result.program = options.schedule.fuse ? fuse_elementwise(program) : program;
+  ilir::verify(result.program);
+  if (debug_level() >= 2) std::cerr << "[grove] ILIR after the ILIR passes:\n" << ilir::to_string(result.program);
 
-  HI::Stmt s = nest.body;
+  // ILIR → Halide loop nest, then Halide's passes.
+  LoopNest nest = lower_to_loops(result.program, options.sizes, options.schedule);
+  result.args = nest.args;
+  result.packed = nest.packed;
+  HI::Stmt s = run_pass("lower_to_loops", HI::Stmt(), [&](const HI::Stmt &) { return nest.body; });
   s = run_pass("simplify", s, [](const HI::Stmt &s) { return HI::simplify(s); });
   result.loops = s;
+  s = run_pass("vectorize_loops", s, [](const HI::Stmt &s) { return HI::vectorize_loops(s, {}); });
+  s = run_pass("simplify", s, [](const HI::Stmt &s) { return HI::simplify(s); });
   s = run_pass("unpack_buffers", s, [](const HI::Stmt &s) { return HI::unpack_buffers(s); });
   std::vector<HI::LoweredFunc> closures;
   s = run_pass("lower_parallel_tasks", s, [&](const HI::Stmt &s) {

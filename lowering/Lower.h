@@ -9,6 +9,8 @@
 
 #include "Halide.h"
 #include "ilir/IR.h"
+#include "lowering/LowerToLoops.h"
+#include "scheduling/Schedule.h"
 
 namespace grove::lowering {
 
@@ -16,12 +18,15 @@ struct LowerOptions {
   std::map<std::string, int64_t> sizes;  // bound size variables; unbound ones become arguments
   Halide::Target target = Halide::get_host_target();
   std::string function_name = "grove_model";
+  scheduling::Schedule schedule;
 };
 
 struct LoweredModel {
   Halide::Internal::Stmt loops;  // the loop nest after simplification: what `grove dump --stage loops` shows
   Halide::Module module{"", Halide::Target()};  // the entry function (and its parallel closures), ready for LLVM
   std::vector<Halide::Internal::LoweredArgument> args;  // the entry function's arguments, in order
+  std::vector<PackedWeight> packed;  // weight panels the caller must fill (see PackedWeight)
+  ilir::Program program;             // the program after the ILIR passes (fusion)
 };
 
 LoweredModel lower(const ilir::Program &program, const LowerOptions &options);

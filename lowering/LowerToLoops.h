@@ -1,9 +1,10 @@
 #pragma once
-// ILIR → Halide loop nest. Turns the recursion into a serial loop over height levels and a
-// parallel loop over each level's nodes (dynamic batching), the structure functions into loads
-// from the inspector's arrays, each Compute into a loop nest and each Sum into an accumulation
-// loop. Assumes a verified Program; guarantees a Stmt whose only free names are the arguments
-// listed in `LoopNest::args`.
+// ILIR + Schedule → Halide loop nest. Turns the recursion into a serial loop over height levels
+// (dynamic batching: each level's nodes together, matrix–vector products as register-blocked GEMMs
+// over the level) or, unbatched, a serial loop over nodes in topological order; structure functions
+// into loads from the inspector's arrays; Computes into vectorized loop nests; Sums into
+// accumulation loops. Assumes a verified Program; guarantees a Stmt whose only free names are the
+// arguments listed in `LoopNest::args`.
 
 #include <map>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "Halide.h"
 #include "ilir/IR.h"
+#include "scheduling/Schedule.h"
 
 namespace grove::lowering {
 
@@ -26,14 +28,27 @@ std::string state(const std::string &tensor);  // s_<tensor>
 std::string temp(const std::string &tensor);   // t_<tensor>
 }  // namespace names
 
-struct LoopNest {
-  Halide::Internal::Stmt body;
-  // In call order: params, states (program order), the inspector arrays, num_levels, then any
-  // size variable left unbound (as an int32 scalar).
-  std::vector<Halide::Internal::LoweredArgument> args;
+// A weight's rows packed for a GEMM micro-kernel: rows [row_offset, row_offset + rows) of `param`
+// (shape [*, cols]) as panels of `panel` rows, panel-major then column then row:
+// packed[(p * cols + k) * panel + r] = param[row_offset + p * panel + r, k], zero past `rows`.
+// The back end fills the buffer named `buffer` (an argument of the entry function).
+struct PackedWeight {
+  std::string buffer, param;
+  int64_t row_offset = 0, rows = 0, cols = 0, panel = 0;
+  int64_t size() const { return (rows + panel - 1) / panel * panel * cols; }
 };
 
-// `sizes` binds size variables to constants; unbound ones become scalar arguments.
-LoopNest lower_to_loops(const ilir::Program &program, const std::map<std::string, int64_t> &sizes);
+struct LoopNest {
+  Halide::Internal::Stmt body;
+  // In call order: params, packed weights, states (program order), the inspector arrays,
+  // num_levels, then any size variable left unbound (as an int32 scalar).
+  std::vector<Halide::Internal::LoweredArgument> args;
+  std::vector<PackedWeight> packed;
+};
+
+// `sizes` binds size variables to constants; unbound ones become scalar arguments (and disable
+// the GEMM micro-kernels, which need constant shapes).
+LoopNest lower_to_loops(const ilir::Program &program, const std::map<std::string, int64_t> &sizes,
+                        const scheduling::Schedule &schedule);
 
 }  // namespace grove::lowering

@@ -90,6 +90,7 @@ int run(const RunCommand &c) {
   cpu::CompileOptions options;
   options.target = c.target;
   options.weights_file = c.weights;
+  options.schedule = c.schedule;
   cpu::CompiledModel model = cpu::CompiledModel::compile(program, weights, options);
   cpu::RunStats stats;
   auto t0 = std::chrono::steady_clock::now();
@@ -102,6 +103,7 @@ int run(const RunCommand &c) {
     std::cout << fmt::format("trees     {} from {}: {} nodes, {} levels in {} call(s) of up to {} trees\n",
                              stats.trees, c.trees, stats.nodes, stats.levels, stats.calls,
                              c.batch == 0 ? stats.trees : c.batch);
+    std::cout << fmt::format("schedule  {}\n", model.schedule());
     std::cout << fmt::format("compile   {:.1f} ms (ILIR -> Halide loop nest -> LLVM -> x86 JIT)\n", model.compile_ms());
     std::cout << fmt::format("inspector {:.2f} ms\n", stats.inspector_ms);
     std::cout << fmt::format("compute   {:.2f} ms ({:.3f} ms per call, {:.0f} trees/s)\n", stats.compute_ms,
@@ -122,6 +124,8 @@ int dump(const DumpCommand &c) {
   options.sizes = c.sizes.empty() ? std::map<std::string, int64_t>{} : parse_sizes(c.sizes);
   check_sizes(program, options.sizes, false);
   if (c.target != "host") options.target = Halide::Target(c.target);
+  options.schedule = scheduling::default_schedule(program);
+  options.schedule.apply(c.schedule, "--schedule");
   lowering::LoweredModel lowered = lowering::lower(program, options);
   if (c.stage == "loops") {
     std::cout << lowered.loops;

@@ -8,13 +8,13 @@
 namespace grove::tool {
 
 struct RunCommand {
-  std::string model, weights, trees, vocab, out, target = "host";
+  std::string model, weights, trees, vocab, out, target = "host", schedule;
   int64_t batch = 0;
   bool stats = false;
 };
 
 struct DumpCommand {
-  std::string model, stage = "ilir", sizes, target = "host";
+  std::string model, stage = "ilir", sizes, target = "host", schedule;
 };
 
 struct InitWeightsCommand {

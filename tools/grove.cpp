@@ -28,6 +28,7 @@ int main(int argc, char **argv) {
   r->add_option("--batch", run.batch, "Trees per call of the compiled code (0 = all); results do not depend on it")
       ->check(CLI::NonNegativeNumber);
   r->add_option("--target", run.target, "Halide target string (default: host)");
+  r->add_option("--schedule", run.schedule, "Schedule overrides, e.g. 'batch=off' or 'fuse=off,node_block=4'");
   r->add_flag("--stats", run.stats, "Print what was run and how long each step took");
 
   grove::tool::DumpCommand dump;
@@ -36,6 +37,7 @@ int main(int argc, char **argv) {
   d->add_option("--stage", dump.stage, "ilir (the IR), loops (the Halide loop nest) or llvm (LLVM IR)")
       ->check(CLI::IsMember({"ilir", "loops", "llvm"}));
   d->add_option("--sizes", dump.sizes, "Bind size variables, e.g. H=256,D=256,V=100 (else they stay symbolic)");
+  d->add_option("--schedule", dump.schedule, "Schedule overrides, e.g. 'gemm=off'");
   d->add_option("--target", dump.target, "Halide target string (default: host)");
 
   grove::tool::InitWeightsCommand init;

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <climits>
+#include <cstdlib>
 
 #include "backends/cpu/Messages.h"
 #include "backends/runtime/BindWeights.h"
@@ -66,7 +67,9 @@ struct CompiledModel::Impl {
   ilir::Program program;
   Weights weights;
   std::map<std::string, int64_t> sizes;
+  scheduling::Schedule schedule;
   lowering::LoweredModel lowered;
+  std::vector<std::vector<float>> packed;  // filled at compile time when the schedule hoists packing
   std::unique_ptr<HI::JITModule> jit;
   InspectorOptions inspector;
   double compile_ms = 0;
@@ -87,6 +90,22 @@ CompiledModel &CompiledModel::operator=(CompiledModel &&) noexcept = default;
 CompiledModel::~CompiledModel() = default;
 
 double CompiledModel::compile_ms() const { return impl_->compile_ms; }
+std::string CompiledModel::schedule() const { return impl_->schedule.to_string(); }
+
+namespace {
+
+// Packs rows of a weight into the panel layout of lowering::PackedWeight.
+std::vector<float> pack(const lowering::PackedWeight &w, const Tensor &param) {
+  std::vector<float> out(w.size(), 0.0f);
+  int64_t panels = (w.rows + w.panel - 1) / w.panel;
+  for (int64_t p = 0; p < panels; p++)
+    for (int64_t k = 0; k < w.cols; k++)
+      for (int64_t r = 0; r < w.panel && p * w.panel + r < w.rows; r++)
+        out[(p * w.cols + k) * w.panel + r] = param.data[(w.row_offset + p * w.panel + r) * w.cols + k];
+  return out;
+}
+
+}  // namespace
 
 CompiledModel CompiledModel::compile(const ilir::Program &program, const Weights &weights,
                                      const CompileOptions &options) {
@@ -95,10 +114,16 @@ CompiledModel CompiledModel::compile(const ilir::Program &program, const Weights
   impl->program = program;
   impl->sizes = bind_weights(program, weights, options.weights_file);
   impl->weights = weights;
+  impl->schedule = scheduling::default_schedule(program);
+  impl->schedule.apply(options.schedule, "--schedule");
+  if (impl->schedule.threads > 0) ::setenv("HL_NUM_THREADS", std::to_string(impl->schedule.threads).c_str(), 1);
   lowering::LowerOptions lower_options;
   lower_options.sizes = impl->sizes;
   lower_options.target = parse_target(options.target);
+  lower_options.schedule = impl->schedule;
   impl->lowered = lowering::lower(program, lower_options);
+  if (impl->schedule.hoist)
+    for (const lowering::PackedWeight &w : impl->lowered.packed) impl->packed.push_back(pack(w, weights.at(w.param)));
   const HI::LoweredFunc &entry = impl->lowered.module.functions().back();
   impl->jit = std::make_unique<HI::JITModule>(impl->lowered.module, entry);
   impl->inspector.arity = program.structure == ilir::StructureKind::BinaryTree ? ArityRule{2, 2}
@@ -129,6 +154,17 @@ void CompiledModel::Impl::run_batch(std::span<const Tree> trees, int64_t first_t
       if (elements > INT32_MAX) user_error(msg::kBatchTooLarge, trees.size(), batch.num_nodes, t.name, elements);
       floats.emplace(lowering::names::state(t.name), Halide::Runtime::Buffer<float>((int)elements));
     }
+  }
+  // Without hoisting, packing is part of every call.
+  std::vector<std::vector<float>> repacked;
+  const std::vector<std::vector<float>> *panels = &packed;
+  if (!schedule.hoist) {
+    for (const lowering::PackedWeight &w : lowered.packed) repacked.push_back(pack(w, weights.at(w.param)));
+    panels = &repacked;
+  }
+  for (size_t i = 0; i < lowered.packed.size(); i++) {
+    auto &v = (*panels)[i];
+    floats.emplace(lowered.packed[i].buffer, Halide::Runtime::Buffer<float>(const_cast<float *>(v.data()), (int)v.size()));
   }
   auto int_buffer = [&](const char *name, const std::vector<int32_t> &v) {
     ints.emplace(name, Halide::Runtime::Buffer<int32_t>(const_cast<int32_t *>(v.data()), (int)v.size()));

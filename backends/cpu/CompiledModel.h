@@ -20,6 +20,8 @@ namespace grove::cpu {
 struct CompileOptions {
   std::string target = "host";              // a Halide target string
   std::string weights_file = "the weights";  // names the weights in error messages
+  // Overrides over the model's default schedule, e.g. "batch=off,fuse=off" (scheduling/Schedule.h).
+  std::string schedule;
 };
 
 struct RunOptions {
@@ -44,6 +46,7 @@ class CompiledModel {
   Tensor run(std::span<const Tree> trees, const RunOptions &options, RunStats *stats = nullptr) const;
 
   double compile_ms() const;
+  std::string schedule() const;  // the schedule in effect, as KEY=VALUE pairs
 
   CompiledModel(CompiledModel &&) noexcept;
   CompiledModel &operator=(CompiledModel &&) noexcept;

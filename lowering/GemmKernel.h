@@ -1,0 +1,36 @@
+#pragma once
+// Level GEMMs: a Compute `t[n, j] = E(Σ_k P[j + c, k] · X(n, k), ...)` whose products take a
+// weight row per output element and an operand X independent of j is, over a level's nodes, a
+// matrix–matrix product. It is lowered to a register-blocked micro-kernel: P's rows packed into
+// panels, `node_block` nodes × `panel` rows of accumulators kept in vector registers, the k loop
+// outside them, and E (biases, activations) applied in the epilogue before the tile is stored.
+
+#include <optional>
+#include <vector>
+
+#include "lowering/LoweringInternal.h"
+
+namespace grove::lowering::internal {
+
+struct GemmTerm {
+  const ilir::Sum *sum;  // Σ_k param[j + row_offset, k] · x
+  std::string param;
+  int64_t row_offset = 0, cols = 0;
+  ilir::Expr x;  // in n and sum->var
+};
+
+struct GemmMatch {
+  int64_t rows = 0, panel = 0;
+  std::vector<GemmTerm> terms;
+};
+
+// Whether `op` can run as a level GEMM under `schedule` (constant shapes, a panel dividing rows).
+std::optional<GemmMatch> match_gemm(const TensorAccess &access, const ilir::Compute &op,
+                                    const scheduling::Schedule &schedule);
+
+// The micro-kernel for the nodes [level_base, level_base + level_size); appends the packed weights
+// it reads to `packed`.
+Stmt lower_gemm(const TensorAccess &access, const ilir::Compute &op, const GemmMatch &match,
+                const scheduling::Schedule &schedule, std::vector<PackedWeight> &packed);
+
+}  // namespace grove::lowering::internal

@@ -1,0 +1,80 @@
+#pragma once
+// Shared by the lowering's loop builders (LowerToLoops.cpp, GemmKernel.cpp); not a public header.
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "Halide.h"
+#include "ilir/IR.h"
+#include "lowering/LowerToLoops.h"
+
+namespace grove::lowering::internal {
+
+namespace HI = Halide::Internal;
+using HExpr = Halide::Expr;
+using HI::Stmt;
+
+HExpr var(const std::string &name);
+HExpr load(Halide::Type t, const std::string &buffer, HExpr index, bool is_argument);
+Stmt store(const std::string &buffer, HExpr value, HExpr index, bool is_argument);
+HExpr int_load(const char *array, HExpr index);
+
+// for var in [min, min + extent): body — as one loop per piece between the split points that the
+// body's conditions on `var` imply (concatenations and slices), so that Halide's simplifier,
+// knowing each piece's bounds, removes every select on `var`.
+Stmt partitioned_for(const std::string &var, HExpr min, HExpr extent, Stmt body, HI::ForType type);
+
+// As partitioned_for, with each piece whose bounds are multiples of `lanes` split into an outer
+// serial loop and an inner vectorized loop of `lanes` iterations.
+Stmt vectorized_for(const std::string &var, HExpr extent, Stmt body, int lanes);
+
+// Where the tensors of one node live while a case runs: states in node-indexed argument buffers;
+// temps either per node (a small local buffer) or per level (indexed by n - level_begin).
+enum class TempStorage { PerNode, PerLevel };
+
+class TensorAccess {
+ public:
+  TensorAccess(const ilir::Program &p, const std::map<std::string, int64_t> &sizes, TempStorage temps)
+      : p_(p), sizes_(sizes), temps_(temps) {}
+
+  const ilir::Program &program() const { return p_; }
+  HExpr size(const ilir::Expr &e) const;  // a size expression; unbound size variables stay symbolic
+  HExpr size_var(const std::string &name) const;
+  HExpr numel(const ilir::TensorDecl &t) const;
+  HExpr offset(const ilir::TensorDecl &t, const std::vector<HExpr> &indices) const;  // row-major
+  HExpr address(const ilir::TensorDecl &t, const HExpr &node, const std::vector<HExpr> &indices) const;
+  HExpr load(const ilir::TensorDecl &t, const HExpr &node, const std::vector<HExpr> &indices) const;
+  Stmt store(const ilir::TensorDecl &t, const HExpr &node, const std::vector<HExpr> &indices, HExpr value) const;
+  std::string buffer(const ilir::TensorDecl &t) const;
+  bool is_argument(const ilir::TensorDecl &t) const { return t.kind != ilir::TensorKind::Temp; }
+
+ private:
+  const ilir::Program &p_;
+  const std::map<std::string, int64_t> &sizes_;
+  TempStorage temps_;
+};
+
+// The Halide value of an ILIR expression. Each Sum becomes an accumulator loop appended to
+// `prelude` (its accumulator's name to `accumulators`), and its value a load of the accumulator;
+// a Sum found in `replace` becomes the given expression instead.
+class ExprLowering {
+ public:
+  ExprLowering(const TensorAccess &access, std::vector<Stmt> *prelude, std::vector<std::string> *accumulators,
+               std::map<const ilir::ExprNode *, HExpr> replace = {})
+      : access_(access), prelude_(prelude), accumulators_(accumulators), replace_(std::move(replace)) {}
+  HExpr lower(const ilir::Expr &e);
+
+ private:
+  friend class ExprLowerer;
+  const TensorAccess &access_;
+  std::vector<Stmt> *prelude_;
+  std::vector<std::string> *accumulators_;
+  std::map<const ilir::ExprNode *, HExpr> replace_;
+};
+
+// One Compute for the current node `n`: its loop nest over the tensor's indices, the innermost
+// vectorized by `lanes` where the extents allow (lanes = 1: scalar).
+Stmt lower_compute(const TensorAccess &access, const ilir::Compute &op, int lanes);
+
+}  // namespace grove::lowering::internal

@@ -1,0 +1,107 @@
+#include "scheduling/Schedule.h"
+
+#include <fmt/format.h>
+
+#include <sstream>
+
+#include "ilir/Error.h"
+#include "scheduling/Messages.h"
+
+namespace grove::scheduling {
+
+namespace msg = scheduling_messages;
+
+namespace {
+
+struct BoolField {
+  const char *key;
+  bool Schedule::*field;
+};
+struct IntField {
+  const char *key;
+  int Schedule::*field;
+  int min, max;
+};
+
+constexpr BoolField kBools[] = {
+    {"batch", &Schedule::batch}, {"specialize", &Schedule::specialize}, {"fuse", &Schedule::fuse},
+    {"gemm", &Schedule::gemm},   {"hoist", &Schedule::hoist},           {"persist", &Schedule::persist},
+    {"parallel", &Schedule::parallel},
+};
+constexpr IntField kInts[] = {
+    {"vector", &Schedule::vector, 1, 64},
+    {"panel", &Schedule::panel, 1, 256},
+    {"node_block", &Schedule::node_block, 1, 32},
+    {"threads", &Schedule::threads, 0, 1024},
+};
+
+std::string known_keys() {
+  std::string s;
+  for (const BoolField &b : kBools) s += (s.empty() ? "" : ", ") + std::string(b.key);
+  for (const IntField &i : kInts) s += ", " + std::string(i.key);
+  return s;
+}
+
+}  // namespace
+
+void Schedule::apply(const std::vector<std::pair<std::string, std::string>> &overrides, const std::string &where) {
+  for (const auto &[key, value] : overrides) {
+    bool found = false;
+    for (const BoolField &b : kBools) {
+      if (key != b.key) continue;
+      found = true;
+      if (value == "on" || value == "true" || value == "1")
+        this->*b.field = true;
+      else if (value == "off" || value == "false" || value == "0")
+        this->*b.field = false;
+      else
+        user_error(msg::kBadBool, where, key, value);
+    }
+    for (const IntField &i : kInts) {
+      if (key != i.key) continue;
+      found = true;
+      size_t used = 0;
+      long v = 0;
+      try {
+        v = std::stol(value, &used);
+      } catch (const std::exception &) {
+        used = 0;
+      }
+      if (used == 0 || used != value.size() || v < i.min || v > i.max)
+        user_error(msg::kBadInt, where, key, i.min, i.max, value);
+      this->*i.field = int(v);
+    }
+    if (!found) user_error(msg::kUnknownKey, where, key, known_keys());
+  }
+  if (panel % vector != 0) user_error(msg::kPanelNotMultiple, where, panel, vector);
+}
+
+void Schedule::apply(const std::string &overrides, const std::string &where) {
+  std::vector<std::pair<std::string, std::string>> items;
+  std::stringstream in(overrides);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (item.empty()) continue;
+    size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) user_error(msg::kBadItem, where, item);
+    items.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+  }
+  apply(items, where);
+}
+
+std::string Schedule::to_string() const {
+  std::string s;
+  for (const BoolField &b : kBools) s += fmt::format("{}{}={}", s.empty() ? "" : ",", b.key, this->*b.field ? "on" : "off");
+  for (const IntField &i : kInts) s += fmt::format(",{}={}", i.key, this->*i.field);
+  return s;
+}
+
+Schedule default_schedule(const ilir::Program &program) {
+  // Every optimization on; the blocking sizes suit AVX-512 (32 zmm registers): a panel of 32 rows
+  // is two registers per node, and 8 nodes per block keep 16 accumulators plus the weights live.
+  Schedule s;
+  s.apply(program.schedule, "schedule block of model " + program.name);
+  return s;
+}
+
+}  // namespace grove::scheduling

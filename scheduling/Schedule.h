@@ -1,0 +1,56 @@
+#pragma once
+// The Schedule: how a Program is turned into loops. Every field is one of Cortex's optimizations
+// or a loop primitive, and can be switched from the model file's `schedule` block, the C++ API and
+// the command line (`--schedule 'batch=off,fuse=off'`), so each one's effect can be measured. A
+// schedule never changes the numbers a model computes (up to float rounding order).
+//
+// The fields are target-neutral: `batch`, `specialize`, `fuse`, `gemm`, `hoist` and `persist` name
+// what is computed where; a GPU back end maps panels to thread blocks and the level loop to a grid
+// barrier instead of a parallel-for.
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ilir/IR.h"
+
+namespace grove::scheduling {
+
+struct Schedule {
+  // Dynamic batching: all nodes of one height level (across the whole batch of trees) are computed
+  // together — matrix–vector products become one GEMM per level. Off: one node at a time, in
+  // topological order (the naive baseline).
+  bool batch = true;
+  // Leaf specialization: leaf and internal nodes get separate code; no per-node branch. Off: one
+  // loop over all nodes that branches on is_leaf(n).
+  bool specialize = true;
+  // Kernel fusion: elementwise temporaries (gates) are computed inside their consumers instead of
+  // round-tripping through memory; activations run in the GEMM epilogue.
+  bool fuse = true;
+  // Register-blocked micro-kernels for level GEMMs: weights packed into panels of `panel` rows,
+  // `node_block` nodes per block, the panel's rows in vector registers.
+  bool gemm = true;
+  // Computation hoisting: weight packing (and any other work independent of the input) is done
+  // once at compile time rather than on every call.
+  bool hoist = true;
+  // Model persistence: each thread owns a fixed slice of every GEMM's weight panels for all levels,
+  // so its slice stays in its core's cache across levels. Off: threads split a level's nodes.
+  bool persist = true;
+  // Multi-threading (Halide's thread pool); off: everything runs on the calling thread.
+  bool parallel = true;
+  int vector = 16;      // lanes of the innermost vectorized loops (16 floats = one AVX-512 register)
+  int panel = 32;       // GEMM rows per panel (a multiple of `vector`)
+  int node_block = 8;   // GEMM nodes per register block
+  int threads = 0;      // 0: as many as the machine has
+
+  // "batch=on,fuse=off,node_block=4" applied over this schedule; a UserError names a bad key or value.
+  void apply(const std::string &overrides, const std::string &where);
+  void apply(const std::vector<std::pair<std::string, std::string>> &overrides, const std::string &where);
+  std::string to_string() const;
+};
+
+// The schedule grove picks for `program` with no hand tuning (see docs/ARCHITECTURE.md, "Default
+// schedule"), then the model file's schedule block applied over it.
+Schedule default_schedule(const ilir::Program &program);
+
+}  // namespace grove::scheduling
