@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "frontend/dsl/Frontend.h"
 #include "ilir/Error.h"
 
@@ -46,6 +49,26 @@ TEST(Errors, MessageShowsTheLineAndACaret) {
   std::string message = error_of(binary_model("  h = emb[token] + c"));
   EXPECT_THAT(message, HasSubstr("e.grove:9:20: error: unknown name 'c'"));
   EXPECT_THAT(message, HasSubstr("\n  h = emb[token] + c\n                   ^"));
+}
+
+// The example of docs/DSL.md: TreeLSTM's internal case multiplying by one child instead of both.
+TEST(Errors, TheDocumentedExample) {
+  std::ifstream file(std::string(GROVE_SOURCE_DIR) + "/models/treelstm.grove");
+  std::stringstream text;
+  text << file.rdbuf();
+  std::string model = text.str();
+  std::string statement = "  iou = U_iou @ s + b_iou";
+  ASSERT_NE(model.find(statement), std::string::npos);
+  model.replace(model.find(statement), statement.size(), "  iou = U_iou @ h[left] + b_iou");
+  try {
+    parse_model(model, "models/bad.grove");
+    FAIL() << "no error";
+  } catch (const UserError &e) {
+    EXPECT_EQ(
+        std::string(e.what()),
+        "models/bad.grove:27:15: error: shape mismatch in '@': [3H, 2H] @ [H] needs the vector to have 2H "
+        "elements\n  iou = U_iou @ h[left] + b_iou\n              ^");
+  }
 }
 
 TEST(Errors, UnreadableFile) {
