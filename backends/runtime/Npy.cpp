@@ -208,7 +208,8 @@ Tensor read_npy(const std::string &path) {
     user_error(msg::kNpyDataSize, path, shape_string(header.shape), std::to_string(needed), data_size);
   }
   Tensor t(header.shape);
-  std::memcpy(t.data.data(), bytes.data() + header_begin + header_size, data_size);
+  // An empty tensor's data() may be null, which memcpy must not see even for 0 bytes.
+  if (data_size > 0) std::memcpy(t.data.data(), bytes.data() + header_begin + header_size, data_size);
   return t;
 }
 

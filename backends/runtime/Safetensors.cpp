@@ -35,6 +35,7 @@ struct Entry {
 
 // Reads exactly `size` bytes at `offset`, or throws.
 void read_exact(std::ifstream &in, const std::string &path, uint64_t offset, char *out, uint64_t size) {
+  if (size == 0) return;  // `out` may be the null data() of an empty tensor
   in.seekg(static_cast<std::streamoff>(offset));
   in.read(out, static_cast<std::streamsize>(size));
   if (!in || static_cast<uint64_t>(in.gcount()) != size) user_error(msg::kCannotRead, path);
