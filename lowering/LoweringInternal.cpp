@@ -211,7 +211,13 @@ class ExprLowerer : public ilir::ExprFunctor<HExpr> {
     HExpr a = lower(op->a);
     switch (op->op) {
       case ilir::UnaryOp::Neg: return -a;
-      case ilir::UnaryOp::Tanh: return Halide::tanh(a);
+      case ilir::UnaryOp::Tanh: {
+        // Through exp, which Halide vectorizes inline (tanhf is a scalar libm call per lane):
+        // tanh|x| = (1 - e) / (1 + e) with e = exp(-2|x|), which cannot overflow.
+        HExpr e = Halide::exp(-2.0f * Halide::abs(a));
+        HExpr t = (1.0f - e) / (1.0f + e);
+        return HI::Select::make(a < 0.0f, -t, t);
+      }
       case ilir::UnaryOp::Sigmoid: return 1.0f / (1.0f + Halide::exp(-a));
       case ilir::UnaryOp::Exp: return Halide::exp(a);
       case ilir::UnaryOp::Relu: return Halide::max(a, 0.0f);

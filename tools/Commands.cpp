@@ -124,6 +124,7 @@ int dump(const DumpCommand &c) {
   options.sizes = c.sizes.empty() ? std::map<std::string, int64_t>{} : parse_sizes(c.sizes);
   check_sizes(program, options.sizes, false);
   if (c.target != "host") options.target = Halide::Target(c.target);
+  options.target = options.target.with_feature(Halide::Target::NoRuntime);
   options.schedule = scheduling::default_schedule(program);
   options.schedule.apply(c.schedule, "--schedule");
   lowering::LoweredModel lowered = lowering::lower(program, options);
@@ -131,9 +132,10 @@ int dump(const DumpCommand &c) {
     std::cout << lowered.loops;
     return 0;
   }
-  // LLVM IR: let Halide's back end write it, then show it.
-  std::filesystem::path tmp = std::filesystem::temp_directory_path() / fmt::format("grove-dump-{}.ll", ::getpid());
-  lowered.module.compile({{Halide::OutputFileType::llvm_assembly, tmp.string()}});
+  // LLVM IR or assembly: let Halide's back end write it (without its runtime), then show it.
+  std::filesystem::path tmp = std::filesystem::temp_directory_path() / fmt::format("grove-dump-{}.s", ::getpid());
+  Halide::OutputFileType type = c.stage == "llvm" ? Halide::OutputFileType::llvm_assembly : Halide::OutputFileType::assembly;
+  lowered.module.compile({{type, tmp.string()}});
   std::ifstream in(tmp);
   std::cout << in.rdbuf();
   std::filesystem::remove(tmp);
