@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "ilir/Error.h"
 #include "ilir/IRVisitor.h"
 
@@ -45,6 +47,22 @@ std::optional<GemmTerm> match_term(const TensorAccess &access, const ilir::Sum *
   return std::nullopt;
 }
 
+// The epilogue once per range of panels between the split points of its conditions on row j
+// (concatenated biases, slices of gates), each copy simplified knowing its panels, so that no
+// select with a branch outside its tensor survives. match_gemm checks the split points are
+// multiples of the panel.
+Stmt specialize_panels(const Stmt &epilogue, const std::string &j, int panel, int panels) {
+  std::vector<int64_t> cuts = split_points(j, 0, panel * panels, epilogue);
+  Stmt s;
+  for (size_t i = cuts.size() - 1; i-- > 0;) {
+    HI::Scope<HI::Interval> bounds;
+    bounds.push("panel", HI::Interval(int(cuts[i] / panel), int(cuts[i + 1] / panel - 1)));
+    Stmt piece = HI::simplify(epilogue, true, bounds);
+    s = s.defined() ? HI::IfThenElse::make(var("panel") < int(cuts[i + 1] / panel), piece, s) : piece;
+  }
+  return s;
+}
+
 }  // namespace
 
 std::optional<GemmMatch> match_gemm(const TensorAccess &access, const ilir::Compute &op,
@@ -77,7 +95,19 @@ std::optional<GemmMatch> match_gemm(const TensorAccess &access, const ilir::Comp
     }
   }
   if (match.terms.empty()) return std::nullopt;
-  return match;
+  // The epilogue's split points on j (see specialize_panels) must fall on panel boundaries.
+  std::map<const ilir::ExprNode *, HExpr> zero;
+  for (const GemmTerm &t : match.terms) zero[t.sum] = HExpr(0.0f);
+  Stmt epilogue = HI::Evaluate::make(ExprLowering(access, nullptr, nullptr, zero).lower(op.value));
+  std::vector<int64_t> cuts = split_points(op.indices[0], 0, int(match.rows), epilogue);
+  for (int64_t panel : {int64_t(match.panel), int64_t(schedule.vector)}) {
+    if (match.rows % panel != 0) continue;
+    if (std::all_of(cuts.begin(), cuts.end(), [&](int64_t c) { return c % panel == 0; })) {
+      match.panel = panel;
+      return match;
+    }
+  }
+  return std::nullopt;
 }
 
 Stmt lower_gemm(const TensorAccess &access, const ilir::Compute &op, const GemmMatch &match,
@@ -121,6 +151,7 @@ Stmt lower_gemm(const TensorAccess &access, const ilir::Compute &op, const GemmM
     results[term.sum] = load(Halide::Float(32), accs[m], var("row") * pr + lane, false);
   }
   // 3. Epilogue: the rest of the expression (bias, activations) on the accumulators, then store.
+  std::vector<Stmt> epilogue;
   for (int i = 0; i < nb; i++) {
     std::map<const ilir::ExprNode *, HExpr> replace;
     for (auto &[sum, value] : results) replace[sum] = HI::substitute("row", i, value);
@@ -129,8 +160,9 @@ Stmt lower_gemm(const TensorAccess &access, const ilir::Compute &op, const GemmM
     Stmt s = access.store(t, node(i), {var(j)}, value);
     s = HI::LetStmt::make(j, p * pr + lane, s);
     s = HI::For::make("lane", 0, pr, HI::ForType::Vectorized, Halide::DeviceAPI::None, s);
-    body.push_back(HI::IfThenElse::make(b * nb + i < size, s));
+    epilogue.push_back(HI::IfThenElse::make(b * nb + i < size, s));
   }
+  body.push_back(specialize_panels(HI::Block::make(epilogue), j, pr, int(match.rows / pr)));
   Stmt s = HI::Block::make(body);
   for (const std::string &acc : accs)
     s = HI::Allocate::make(acc, Halide::Float(32), Halide::MemoryType::Stack, {nb * pr}, HI::const_true(), s);

@@ -65,8 +65,9 @@ class SplitFinder : public HI::IRVisitor {
   const std::string &var_;
 };
 
-// The constant pieces [cuts[i], cuts[i+1]) of [min, min + extent), or nothing if not constant.
-std::vector<int64_t> pieces(const std::string &var, const HExpr &min, const HExpr &extent, const Stmt &body) {
+}  // namespace
+
+std::vector<int64_t> split_points(const std::string &var, const HExpr &min, const HExpr &extent, const Stmt &body) {
   const HI::IntImm *lo = min.as<HI::IntImm>(), *ext = extent.as<HI::IntImm>();
   if (!lo || !ext) return {};
   SplitFinder finder(var);
@@ -77,6 +78,8 @@ std::vector<int64_t> pieces(const std::string &var, const HExpr &min, const HExp
   cuts.push_back(lo->value + ext->value);
   return cuts;
 }
+
+namespace {
 
 // `body` simplified knowing var is in [lo, hi): the selects of concatenations on var are resolved
 // here, before any load in a branch not taken could be read as out of bounds.
@@ -91,7 +94,7 @@ Stmt within(const std::string &var, int64_t lo, int64_t hi, const Stmt &body) {
 Stmt partitioned_for(const std::string &name, HExpr min, HExpr extent, Stmt body, HI::ForType type) {
   min = HI::simplify(min);
   extent = HI::simplify(extent);
-  std::vector<int64_t> cuts = pieces(name, min, extent, body);
+  std::vector<int64_t> cuts = split_points(name, min, extent, body);
   if (cuts.size() <= 2) return HI::For::make(name, min, extent, type, Halide::DeviceAPI::None, body);
   std::vector<Stmt> loops;
   for (size_t i = 0; i + 1 < cuts.size(); i++) {
@@ -105,7 +108,7 @@ Stmt partitioned_for(const std::string &name, HExpr min, HExpr extent, Stmt body
 
 Stmt vectorized_for(const std::string &name, HExpr extent, Stmt body, int lanes) {
   extent = HI::simplify(extent);
-  std::vector<int64_t> cuts = pieces(name, 0, extent, body);
+  std::vector<int64_t> cuts = split_points(name, 0, extent, body);
   if (cuts.empty() || lanes <= 1) return partitioned_for(name, 0, extent, body, HI::ForType::Serial);
   std::vector<Stmt> loops;
   for (size_t i = 0; i + 1 < cuts.size(); i++) {

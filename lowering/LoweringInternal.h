@@ -20,6 +20,10 @@ HExpr load(Halide::Type t, const std::string &buffer, HExpr index, bool is_argum
 Stmt store(const std::string &buffer, HExpr value, HExpr index, bool is_argument);
 HExpr int_load(const char *array, HExpr index);
 
+// The pieces [cuts[i], cuts[i+1]) into which the conditions on `var` in `body` divide the constant
+// range [min, min + extent); empty if the range is not constant.
+std::vector<int64_t> split_points(const std::string &var, const HExpr &min, const HExpr &extent, const Stmt &body);
+
 // for var in [min, min + extent): body — as one loop per piece between the split points that the
 // body's conditions on `var` imply (concatenations and slices), so that Halide's simplifier,
 // knowing each piece's bounds, removes every select on `var`.
