@@ -35,8 +35,8 @@ template <typename... Args>
 }  // namespace grove
 
 // GROVE_CHECK(cond, "fmt", args...): an internal invariant; failing it is a grove bug.
-#define GROVE_CHECK(cond, ...)                                                               \
-  do {                                                                                       \
-    if (!(cond)) ::grove::internal_error(__FILE__, __LINE__, "check failed: " #cond ": " + \
-                                                                 ::fmt::format(__VA_ARGS__)); \
+#define GROVE_CHECK(cond, ...)                                                                               \
+  do {                                                                                                       \
+    if (!(cond))                                                                                             \
+      ::grove::internal_error(__FILE__, __LINE__, "check failed: " #cond ": " + ::fmt::format(__VA_ARGS__)); \
   } while (0)

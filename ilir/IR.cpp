@@ -96,55 +96,80 @@ const TensorDecl &Program::get(const std::string &tensor) const {
 
 const char *to_string(BinOp op) {
   switch (op) {
-    case BinOp::Add: return "+";
-    case BinOp::Sub: return "-";
-    case BinOp::Mul: return "*";
-    case BinOp::Div: return "/";
-    case BinOp::Min: return "min";
-    case BinOp::Max: return "max";
-    case BinOp::Mod: return "%";
-    case BinOp::LT: return "<";
-    case BinOp::LE: return "<=";
-    case BinOp::EQ: return "==";
-    case BinOp::And: return "&&";
+    case BinOp::Add:
+      return "+";
+    case BinOp::Sub:
+      return "-";
+    case BinOp::Mul:
+      return "*";
+    case BinOp::Div:
+      return "/";
+    case BinOp::Min:
+      return "min";
+    case BinOp::Max:
+      return "max";
+    case BinOp::Mod:
+      return "%";
+    case BinOp::LT:
+      return "<";
+    case BinOp::LE:
+      return "<=";
+    case BinOp::EQ:
+      return "==";
+    case BinOp::And:
+      return "&&";
   }
   return "?";
 }
 
 const char *to_string(UnaryOp op) {
   switch (op) {
-    case UnaryOp::Neg: return "-";
-    case UnaryOp::Tanh: return "tanh";
-    case UnaryOp::Sigmoid: return "sigmoid";
-    case UnaryOp::Exp: return "exp";
-    case UnaryOp::Relu: return "relu";
+    case UnaryOp::Neg:
+      return "-";
+    case UnaryOp::Tanh:
+      return "tanh";
+    case UnaryOp::Sigmoid:
+      return "sigmoid";
+    case UnaryOp::Exp:
+      return "exp";
+    case UnaryOp::Relu:
+      return "relu";
   }
   return "?";
 }
 
 const char *to_string(StructFn fn) {
   switch (fn) {
-    case StructFn::Child: return "child";
-    case StructFn::NumChildren: return "num_children";
-    case StructFn::IsLeaf: return "is_leaf";
-    case StructFn::Token: return "token";
+    case StructFn::Child:
+      return "child";
+    case StructFn::NumChildren:
+      return "num_children";
+    case StructFn::IsLeaf:
+      return "is_leaf";
+    case StructFn::Token:
+      return "token";
   }
   return "?";
 }
 
 const char *to_string(TensorKind kind) {
   switch (kind) {
-    case TensorKind::Param: return "param";
-    case TensorKind::State: return "state";
-    case TensorKind::Temp: return "temp";
+    case TensorKind::Param:
+      return "param";
+    case TensorKind::State:
+      return "state";
+    case TensorKind::Temp:
+      return "temp";
   }
   return "?";
 }
 
 const char *to_string(StructureKind kind) {
   switch (kind) {
-    case StructureKind::BinaryTree: return "binary_tree";
-    case StructureKind::Tree: return "tree";
+    case StructureKind::BinaryTree:
+      return "binary_tree";
+    case StructureKind::Tree:
+      return "tree";
   }
   return "?";
 }

@@ -76,8 +76,8 @@ class Expr {
  public:
   Expr() = default;
   explicit Expr(std::shared_ptr<const ExprNode> n) : node_(std::move(n)) {}
-  Expr(float v);    // NOLINT(google-explicit-constructor): FloatImm
-  Expr(int v);      // NOLINT(google-explicit-constructor): IntImm
+  Expr(float v);  // NOLINT(google-explicit-constructor): FloatImm
+  Expr(int v);    // NOLINT(google-explicit-constructor): IntImm
 
   bool defined() const { return node_ != nullptr; }
   const ExprNode *get() const { return node_.get(); }
@@ -128,7 +128,8 @@ struct Binary : ExprNode {
   Expr a, b;
   // Both operands must have the same type; comparisons and And give Bool.
   static Expr make(BinOp op, Expr a, Expr b);
-  Binary(BinOp o, Expr x, Expr y, ScalarType t) : ExprNode(kKind, t), op(o), a(std::move(x)), b(std::move(y)) {}
+  Binary(BinOp o, Expr x, Expr y, ScalarType t)
+      : ExprNode(kKind, t), op(o), a(std::move(x)), b(std::move(y)) {}
 };
 
 enum class UnaryOp { Neg, Tanh, Sigmoid, Exp, Relu };
@@ -146,7 +147,8 @@ struct Select : ExprNode {
   static constexpr ExprKind kKind = ExprKind::Select;
   Expr cond, t, f;
   static Expr make(Expr cond, Expr t, Expr f);
-  Select(Expr c, Expr x, Expr y) : ExprNode(kKind, x.type()), cond(std::move(c)), t(std::move(x)), f(std::move(y)) {}
+  Select(Expr c, Expr x, Expr y)
+      : ExprNode(kKind, x.type()), cond(std::move(c)), t(std::move(x)), f(std::move(y)) {}
 };
 
 // A load of element `indices` of tensor `tensor`. For a param `node` is undefined; for a state or
@@ -172,7 +174,8 @@ struct StructCall : ExprNode {
   static Expr child(Expr node, Expr k) { return make(StructFn::Child, std::move(node), std::move(k)); }
   static Expr token(Expr node) { return make(StructFn::Token, std::move(node)); }
   static Expr num_children(Expr node) { return make(StructFn::NumChildren, std::move(node)); }
-  StructCall(StructFn f, Expr n, Expr a, ScalarType t) : ExprNode(kKind, t), fn(f), node(std::move(n)), arg(std::move(a)) {}
+  StructCall(StructFn f, Expr n, Expr a, ScalarType t)
+      : ExprNode(kKind, t), fn(f), node(std::move(n)), arg(std::move(a)) {}
 };
 
 // Σ_{var = 0}^{extent - 1} body. `extent` is a size expression or num_children(n).
@@ -181,7 +184,8 @@ struct Sum : ExprNode {
   std::string var;
   Expr extent, body;
   static Expr make(const std::string &var, Expr extent, Expr body);
-  Sum(std::string v, Expr e, Expr b) : ExprNode(kKind, b.type()), var(std::move(v)), extent(std::move(e)), body(std::move(b)) {}
+  Sum(std::string v, Expr e, Expr b)
+      : ExprNode(kKind, b.type()), var(std::move(v)), extent(std::move(e)), body(std::move(b)) {}
 };
 
 // Convenience constructors, so that passes read like the math.

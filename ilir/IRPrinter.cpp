@@ -12,17 +12,22 @@ int precedence(const Expr &e) {
   const Binary *b = e.as<Binary>();
   if (!b) return 10;
   switch (b->op) {
-    case BinOp::And: return 1;
+    case BinOp::And:
+      return 1;
     case BinOp::LT:
     case BinOp::LE:
-    case BinOp::EQ: return 2;
+    case BinOp::EQ:
+      return 2;
     case BinOp::Add:
-    case BinOp::Sub: return 3;
+    case BinOp::Sub:
+      return 3;
     case BinOp::Mul:
     case BinOp::Div:
-    case BinOp::Mod: return 4;
+    case BinOp::Mod:
+      return 4;
     case BinOp::Min:
-    case BinOp::Max: return 10;
+    case BinOp::Max:
+      return 10;
   }
   return 10;
 }
@@ -43,7 +48,8 @@ class Printer : public ExprFunctor<std::string> {
     // Size products print as the model language writes them: 3H.
     const IntImm *c = op->a.as<IntImm>();
     const Var *v = op->b.as<Var>();
-    if (op->op == BinOp::Mul && c && v && v->var_kind == VarKind::Size) return fmt::format("{}{}", c->value, v->name);
+    if (op->op == BinOp::Mul && c && v && v->var_kind == VarKind::Size)
+      return fmt::format("{}{}", c->value, v->name);
     int p = precedence(e);
     std::string a = visit(op->a), b = visit(op->b);
     if (precedence(op->a) < p) a = "(" + a + ")";
@@ -77,7 +83,8 @@ class Printer : public ExprFunctor<std::string> {
   }
 
   std::string visit_StructCall(const StructCall *op, const Expr &) override {
-    if (op->arg.defined()) return fmt::format("{}({}, {})", to_string(op->fn), visit(op->node), visit(op->arg));
+    if (op->arg.defined())
+      return fmt::format("{}({}, {})", to_string(op->fn), visit(op->node), visit(op->arg));
     return fmt::format("{}({})", to_string(op->fn), visit(op->node));
   }
 
@@ -109,7 +116,8 @@ std::string to_string(const Expr &e) { return e.defined() ? Printer().visit(e) :
 std::string to_string(const Program &p) {
   std::string s = fmt::format("program {} over {}\n", p.name, to_string(p.structure));
   if (!p.size_vars.empty()) s += fmt::format("  sizes {}\n", fmt::join(p.size_vars, ", "));
-  for (const TensorDecl &t : p.tensors) s += fmt::format("  {} {}{}\n", to_string(t.kind), t.name, shape_string(t.shape));
+  for (const TensorDecl &t : p.tensors)
+    s += fmt::format("  {} {}{}\n", to_string(t.kind), t.name, shape_string(t.shape));
   s += fmt::format("  output {}\n", p.output);
   return s + case_string(p, p.leaf) + case_string(p, p.internal);
 }

@@ -54,9 +54,13 @@ class Walker : public IRMutator {
   Expr visit_FloatImm(const FloatImm *op, const Expr &e) override { return f_(e), e; }
   Expr visit_IntImm(const IntImm *op, const Expr &e) override { return f_(e), e; }
   Expr visit_Var(const Var *op, const Expr &e) override { return f_(e), e; }
-  Expr visit_Binary(const Binary *op, const Expr &e) override { return f_(e), IRMutator::visit_Binary(op, e); }
+  Expr visit_Binary(const Binary *op, const Expr &e) override {
+    return f_(e), IRMutator::visit_Binary(op, e);
+  }
   Expr visit_Unary(const Unary *op, const Expr &e) override { return f_(e), IRMutator::visit_Unary(op, e); }
-  Expr visit_Select(const Select *op, const Expr &e) override { return f_(e), IRMutator::visit_Select(op, e); }
+  Expr visit_Select(const Select *op, const Expr &e) override {
+    return f_(e), IRMutator::visit_Select(op, e);
+  }
   Expr visit_Load(const Load *op, const Expr &e) override { return f_(e), IRMutator::visit_Load(op, e); }
   Expr visit_StructCall(const StructCall *op, const Expr &e) override {
     return f_(e), IRMutator::visit_StructCall(op, e);

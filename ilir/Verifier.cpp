@@ -54,7 +54,8 @@ class ComputeChecker : public IRMutator {
 
   Expr visit_StructCall(const StructCall *op, const Expr &e) override {
     if (op->fn == StructFn::Token && case_.kind != CaseKind::Leaf) fail("token() outside the leaf case", e);
-    if (op->fn == StructFn::Child && case_.kind != CaseKind::Internal) fail("child() outside the internal case", e);
+    if (op->fn == StructFn::Child && case_.kind != CaseKind::Internal)
+      fail("child() outside the internal case", e);
     if (op->fn == StructFn::Child && p_.structure == StructureKind::BinaryTree) {
       const IntImm *k = op->arg.as<IntImm>();
       if (!k || k->value < 0 || k->value > 1) fail("a binary tree's child slot must be 0 or 1", e);
@@ -71,9 +72,10 @@ class ComputeChecker : public IRMutator {
       if (!op->node.defined()) fail("node tensor loaded without a node", e);
       bool at_self = op->node.as<Var>() && op->node.as<Var>()->var_kind == VarKind::Node;
       const StructCall *c = op->node.as<StructCall>();
-      bool at_child = c && c->fn == StructFn::Child && c->node.as<Var>() &&
-                      c->node.as<Var>()->var_kind == VarKind::Node;
-      if (!at_self && !(at_child && t->kind == TensorKind::State)) fail("tensor read at a node other than n or a child", e);
+      bool at_child =
+          c && c->fn == StructFn::Child && c->node.as<Var>() && c->node.as<Var>()->var_kind == VarKind::Node;
+      if (!at_self && !(at_child && t->kind == TensorKind::State))
+        fail("tensor read at a node other than n or a child", e);
       if (at_self && !defined_.count(op->tensor)) fail("read of a tensor before this case defines it", e);
     }
     return IRMutator::visit_Load(op, e);
@@ -95,13 +97,14 @@ void verify_case(const Program &p, const Case &c) {
     GROVE_CHECK(op.indices.size() == t->shape.size(), "compute of {} with {} indices for rank {}", op.tensor,
                 op.indices.size(), t->shape.size());
     GROVE_CHECK(!defined.count(op.tensor), "{} defined twice in one case", op.tensor);
-    GROVE_CHECK(op.value.defined() && op.value.type() == ScalarType::Float, "compute of {} is not Float", op.tensor);
+    GROVE_CHECK(op.value.defined() && op.value.type() == ScalarType::Float, "compute of {} is not Float",
+                op.tensor);
     ComputeChecker(p, c, op, defined).mutate(op.value);
     defined.insert(op.tensor);
   }
   for (const TensorDecl &t : p.tensors)
-    GROVE_CHECK(t.kind != TensorKind::State || defined.count(t.name), "state {} not defined by the {} case", t.name,
-                c.kind == CaseKind::Leaf ? "leaf" : "internal");
+    GROVE_CHECK(t.kind != TensorKind::State || defined.count(t.name), "state {} not defined by the {} case",
+                t.name, c.kind == CaseKind::Leaf ? "leaf" : "internal");
 }
 
 }  // namespace
@@ -110,7 +113,8 @@ void verify(const Program &p) {
   std::set<std::string> names;
   for (const TensorDecl &t : p.tensors) {
     GROVE_CHECK(names.insert(t.name).second, "tensor {} declared twice", t.name);
-    for (const Expr &d : t.shape) GROVE_CHECK(is_size_expr(d, p.size_vars), "{}: bad size {}", t.name, to_string(d));
+    for (const Expr &d : t.shape)
+      GROVE_CHECK(is_size_expr(d, p.size_vars), "{}: bad size {}", t.name, to_string(d));
   }
   const TensorDecl *out = p.find(p.output);
   GROVE_CHECK(out && out->kind == TensorKind::State, "output {} is not a state", p.output);

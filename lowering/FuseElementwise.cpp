@@ -47,7 +47,8 @@ class Inliner : public ilir::IRMutator {
     // Rename the definition's indices apart first, so the substitution is simultaneous.
     ilir::Expr value = def_.value;
     for (size_t d = 0; d < def_.indices.size(); d++)
-      value = ilir::substitute(value, def_.indices[d], ilir::Var::make(fmt::format("__fuse{}", d), ilir::VarKind::Index));
+      value = ilir::substitute(value, def_.indices[d],
+                               ilir::Var::make(fmt::format("__fuse{}", d), ilir::VarKind::Index));
     for (size_t d = 0; d < def_.indices.size(); d++)
       value = ilir::substitute(value, fmt::format("__fuse{}", d), mutate(op->indices[d]));
     return value;
@@ -62,7 +63,8 @@ void fuse_case(const ilir::Program &p, ilir::Case &c) {
     const ilir::Compute &def = c.body[i];
     bool fusable = p.get(def.tensor).kind == ilir::TensorKind::Temp && !has_sum(def.value);
     if (fusable && !is_index_expression(def.value))
-      for (size_t u = i + 1; u < c.body.size(); u++) fusable = fusable && !read_inside_sum(c.body[u].value, def.tensor);
+      for (size_t u = i + 1; u < c.body.size(); u++)
+        fusable = fusable && !read_inside_sum(c.body[u].value, def.tensor);
     if (!fusable) {
       i++;
       continue;

@@ -73,7 +73,9 @@ std::optional<GemmMatch> match_gemm(const TensorAccess &access, const ilir::Comp
   if (!rows) return std::nullopt;
   GemmMatch match;
   match.rows = *rows;
-  match.panel = *rows % schedule.panel == 0 ? schedule.panel : *rows % schedule.vector == 0 ? schedule.vector : 0;
+  match.panel = *rows % schedule.panel == 0    ? schedule.panel
+                : *rows % schedule.vector == 0 ? schedule.vector
+                                               : 0;
   if (match.panel == 0) return std::nullopt;
   // Every outermost Sum must be a GEMM term (whose operand has no Sum inside).
   std::vector<ilir::Expr> stack{op.value};
@@ -133,7 +135,8 @@ Stmt lower_gemm(const TensorAccess &access, const ilir::Compute &op, const GemmM
   std::map<const ilir::ExprNode *, HExpr> results;
   for (size_t m = 0; m < match.terms.size(); m++) {
     const GemmTerm &term = match.terms[m];
-    PackedWeight pack{fmt::format("pk{}", packed.size()), term.param, term.row_offset, match.rows, term.cols, pr};
+    PackedWeight pack{
+        fmt::format("pk{}", packed.size()), term.param, term.row_offset, match.rows, term.cols, pr};
     packed.push_back(pack);
     const std::string &k = term.sum->var;
     HExpr x = ExprLowering(access, nullptr, nullptr).lower(term.x);
@@ -168,7 +171,8 @@ Stmt lower_gemm(const TensorAccess &access, const ilir::Compute &op, const GemmM
     s = HI::Allocate::make(acc, Halide::Float(32), Halide::MemoryType::Stack, {nb * pr}, HI::const_true(), s);
   // The block's nodes; the last block repeats the level's last node where it runs out (its results
   // are computed but not stored), so the micro-kernel has no per-node branch.
-  for (int i = nb; i-- > 0;) s = HI::LetStmt::make(fmt::format("node{}", i), Halide::min(base + b * nb + i, base + size - 1), s);
+  for (int i = nb; i-- > 0;)
+    s = HI::LetStmt::make(fmt::format("node{}", i), Halide::min(base + b * nb + i, base + size - 1), s);
 
   // 4. Loop order: with persistence each thread sweeps all node blocks for a fixed set of panels.
   HI::ForType par = schedule.parallel ? HI::ForType::Parallel : HI::ForType::Serial;

@@ -43,7 +43,8 @@ LoweredModel lower(const ilir::Program &program, const LowerOptions &options) {
   ilir::verify(program);
   result.program = options.schedule.fuse ? fuse_elementwise(program) : program;
   ilir::verify(result.program);
-  if (debug_level() >= 2) std::cerr << "[grove] ILIR after the ILIR passes:\n" << ilir::to_string(result.program);
+  if (debug_level() >= 2)
+    std::cerr << "[grove] ILIR after the ILIR passes:\n" << ilir::to_string(result.program);
 
   // ILIR → Halide loop nest, then Halide's passes.
   LoopNest nest = lower_to_loops(result.program, options.sizes, options.schedule);
@@ -63,7 +64,8 @@ LoweredModel lower(const ilir::Program &program, const LowerOptions &options) {
 
   result.module = Halide::Module(options.function_name, options.target);
   for (HI::LoweredFunc &c : closures) result.module.append(c);
-  result.module.append(HI::LoweredFunc(options.function_name, result.args, s, Halide::LinkageType::ExternalPlusMetadata));
+  result.module.append(
+      HI::LoweredFunc(options.function_name, result.args, s, Halide::LinkageType::ExternalPlusMetadata));
   return result;
 }
 

@@ -23,7 +23,8 @@ struct LowerOptions {
 
 struct LoweredModel {
   Halide::Internal::Stmt loops;  // the loop nest after simplification: what `grove dump --stage loops` shows
-  Halide::Module module{"", Halide::Target()};  // the entry function (and its parallel closures), ready for LLVM
+  Halide::Module module{"",
+                        Halide::Target()};  // the entry function (and its parallel closures), ready for LLVM
   std::vector<Halide::Internal::LoweredArgument> args;  // the entry function's arguments, in order
   std::vector<PackedWeight> packed;  // weight panels the caller must fill (see PackedWeight)
   ilir::Program program;             // the program after the ILIR passes (fusion)

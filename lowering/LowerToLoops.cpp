@@ -33,7 +33,8 @@ Stmt allocate_temps(const TensorAccess &access, const ilir::Case &c, Stmt s, Tem
 
 class Lowerer {
  public:
-  Lowerer(const ilir::Program &p, const std::map<std::string, int64_t> &sizes, const scheduling::Schedule &schedule)
+  Lowerer(const ilir::Program &p, const std::map<std::string, int64_t> &sizes,
+          const scheduling::Schedule &schedule)
       : p_(p), sizes_(sizes), schedule_(schedule) {}
 
   LoopNest run() {
@@ -79,9 +80,11 @@ class Lowerer {
 
   // batch=on, specialize=off: levels in order, each level's nodes in parallel, one code for all.
   Stmt batched_unspecialized() const {
-    Stmt nodes = HI::For::make("n", level_begin(var("level")), level_begin(var("level") + 1) - level_begin(var("level")),
-                               parallel(), Halide::DeviceAPI::None, branch_on_leaf());
-    return HI::For::make("level", 0, var(names::kNumLevels), HI::ForType::Serial, Halide::DeviceAPI::None, nodes);
+    Stmt nodes = HI::For::make("n", level_begin(var("level")),
+                               level_begin(var("level") + 1) - level_begin(var("level")), parallel(),
+                               Halide::DeviceAPI::None, branch_on_leaf());
+    return HI::For::make("level", 0, var(names::kNumLevels), HI::ForType::Serial, Halide::DeviceAPI::None,
+                         nodes);
   }
 
   // A level's work: each Compute in order, as a level GEMM where it is one, else in a parallel loop
@@ -92,8 +95,8 @@ class Lowerer {
     std::vector<Stmt> per_node;
     auto flush = [&] {
       if (per_node.empty()) return;
-      stages.push_back(HI::For::make("n", var("level_base"), var("level_size"), parallel(), Halide::DeviceAPI::None,
-                                     HI::Block::make(per_node)));
+      stages.push_back(HI::For::make("n", var("level_base"), var("level_size"), parallel(),
+                                     Halide::DeviceAPI::None, HI::Block::make(per_node)));
       per_node.clear();
     };
     for (const ilir::Compute &op : c.body) {

@@ -25,13 +25,16 @@ HExpr load(Halide::Type t, const std::string &buffer, HExpr index, bool is_argum
 }
 
 Stmt store(const std::string &buffer, HExpr value, HExpr index, bool is_argument) {
-  HI::Parameter param = is_argument ? HI::Parameter(value.type().element_of(), true, 1, buffer) : HI::Parameter();
+  HI::Parameter param =
+      is_argument ? HI::Parameter(value.type().element_of(), true, 1, buffer) : HI::Parameter();
   int lanes = value.type().lanes();
   return HI::Store::make(buffer, std::move(value), std::move(index), param, HI::const_true(lanes),
                          HI::ModulusRemainder());
 }
 
-HExpr int_load(const char *array, HExpr index) { return load(Halide::Int(32), array, std::move(index), true); }
+HExpr int_load(const char *array, HExpr index) {
+  return load(Halide::Int(32), array, std::move(index), true);
+}
 
 namespace {
 
@@ -67,7 +70,8 @@ class SplitFinder : public HI::IRVisitor {
 
 }  // namespace
 
-std::vector<int64_t> split_points(const std::string &var, const HExpr &min, const HExpr &extent, const Stmt &body) {
+std::vector<int64_t> split_points(const std::string &var, const HExpr &min, const HExpr &extent,
+                                  const Stmt &body) {
   const HI::IntImm *lo = min.as<HI::IntImm>(), *ext = extent.as<HI::IntImm>();
   if (!lo || !ext) return {};
   SplitFinder finder(var);
@@ -122,7 +126,8 @@ Stmt vectorized_for(const std::string &name, HExpr extent, Stmt body, int lanes)
     // piece = lo + outer * lanes + lane, the lane loop vectorized.
     std::string outer = piece + "_vo", lane = piece + "_vi";
     HExpr index = int(lo) + var(outer) * lanes + var(lane);
-    Stmt b = HI::LetStmt::make(piece, index, within(piece, lo, lo + n, HI::substitute(name, var(piece), body)));
+    Stmt b =
+        HI::LetStmt::make(piece, index, within(piece, lo, lo + n, HI::substitute(name, var(piece), body)));
     b = HI::For::make(lane, 0, lanes, HI::ForType::Vectorized, Halide::DeviceAPI::None, b);
     loops.push_back(HI::For::make(outer, 0, int(n / lanes), HI::ForType::Serial, Halide::DeviceAPI::None, b));
   }
@@ -148,10 +153,13 @@ HExpr TensorAccess::offset(const ilir::TensorDecl &t, const std::vector<HExpr> &
   return e;
 }
 
-HExpr TensorAccess::address(const ilir::TensorDecl &t, const HExpr &node, const std::vector<HExpr> &indices) const {
+HExpr TensorAccess::address(const ilir::TensorDecl &t, const HExpr &node,
+                            const std::vector<HExpr> &indices) const {
   switch (t.kind) {
-    case ilir::TensorKind::Param: return offset(t, indices);
-    case ilir::TensorKind::State: return node * numel(t) + offset(t, indices);
+    case ilir::TensorKind::Param:
+      return offset(t, indices);
+    case ilir::TensorKind::State:
+      return node * numel(t) + offset(t, indices);
     case ilir::TensorKind::Temp:
       if (temps_ == TempStorage::PerNode) return offset(t, indices);
       return (node - var("level_base")) * numel(t) + offset(t, indices);
@@ -161,14 +169,18 @@ HExpr TensorAccess::address(const ilir::TensorDecl &t, const HExpr &node, const 
 
 std::string TensorAccess::buffer(const ilir::TensorDecl &t) const {
   switch (t.kind) {
-    case ilir::TensorKind::Param: return names::param(t.name);
-    case ilir::TensorKind::State: return names::state(t.name);
-    case ilir::TensorKind::Temp: return names::temp(t.name);
+    case ilir::TensorKind::Param:
+      return names::param(t.name);
+    case ilir::TensorKind::State:
+      return names::state(t.name);
+    case ilir::TensorKind::Temp:
+      return names::temp(t.name);
   }
   GROVE_CHECK(false, "unknown tensor kind");
 }
 
-HExpr TensorAccess::load(const ilir::TensorDecl &t, const HExpr &node, const std::vector<HExpr> &indices) const {
+HExpr TensorAccess::load(const ilir::TensorDecl &t, const HExpr &node,
+                         const std::vector<HExpr> &indices) const {
   return internal::load(Halide::Float(32), buffer(t), address(t, node, indices), is_argument(t));
 }
 
@@ -195,17 +207,28 @@ class ExprLowerer : public ilir::ExprFunctor<HExpr> {
   HExpr visit_Binary(const ilir::Binary *op, const ilir::Expr &) override {
     HExpr a = lower(op->a), b = lower(op->b);
     switch (op->op) {
-      case ilir::BinOp::Add: return a + b;
-      case ilir::BinOp::Sub: return a - b;
-      case ilir::BinOp::Mul: return a * b;
-      case ilir::BinOp::Div: return a / b;
-      case ilir::BinOp::Min: return Halide::min(a, b);
-      case ilir::BinOp::Max: return Halide::max(a, b);
-      case ilir::BinOp::Mod: return a % b;
-      case ilir::BinOp::LT: return a < b;
-      case ilir::BinOp::LE: return a <= b;
-      case ilir::BinOp::EQ: return a == b;
-      case ilir::BinOp::And: return a && b;
+      case ilir::BinOp::Add:
+        return a + b;
+      case ilir::BinOp::Sub:
+        return a - b;
+      case ilir::BinOp::Mul:
+        return a * b;
+      case ilir::BinOp::Div:
+        return a / b;
+      case ilir::BinOp::Min:
+        return Halide::min(a, b);
+      case ilir::BinOp::Max:
+        return Halide::max(a, b);
+      case ilir::BinOp::Mod:
+        return a % b;
+      case ilir::BinOp::LT:
+        return a < b;
+      case ilir::BinOp::LE:
+        return a <= b;
+      case ilir::BinOp::EQ:
+        return a == b;
+      case ilir::BinOp::And:
+        return a && b;
     }
     GROVE_CHECK(false, "unknown binary operator");
   }
@@ -213,7 +236,8 @@ class ExprLowerer : public ilir::ExprFunctor<HExpr> {
   HExpr visit_Unary(const ilir::Unary *op, const ilir::Expr &) override {
     HExpr a = lower(op->a);
     switch (op->op) {
-      case ilir::UnaryOp::Neg: return -a;
+      case ilir::UnaryOp::Neg:
+        return -a;
       case ilir::UnaryOp::Tanh: {
         // Through exp, which Halide vectorizes inline (tanhf is a scalar libm call per lane):
         // tanh|x| = (1 - e) / (1 + e) with e = exp(-2|x|), which cannot overflow.
@@ -221,9 +245,12 @@ class ExprLowerer : public ilir::ExprFunctor<HExpr> {
         HExpr t = (1.0f - e) / (1.0f + e);
         return HI::Select::make(a < 0.0f, -t, t);
       }
-      case ilir::UnaryOp::Sigmoid: return 1.0f / (1.0f + Halide::exp(-a));
-      case ilir::UnaryOp::Exp: return Halide::exp(a);
-      case ilir::UnaryOp::Relu: return Halide::max(a, 0.0f);
+      case ilir::UnaryOp::Sigmoid:
+        return 1.0f / (1.0f + Halide::exp(-a));
+      case ilir::UnaryOp::Exp:
+        return Halide::exp(a);
+      case ilir::UnaryOp::Relu:
+        return Halide::max(a, 0.0f);
     }
     GROVE_CHECK(false, "unknown unary operator");
   }
@@ -248,7 +275,8 @@ class ExprLowerer : public ilir::ExprFunctor<HExpr> {
         return int_load(names::kChildBegin, node + 1) - int_load(names::kChildBegin, node);
       case ilir::StructFn::IsLeaf:
         return int_load(names::kChildBegin, node + 1) == int_load(names::kChildBegin, node);
-      case ilir::StructFn::Token: return int_load(names::kToken, node);
+      case ilir::StructFn::Token:
+        return int_load(names::kToken, node);
     }
     GROVE_CHECK(false, "unknown structure function");
   }

@@ -22,7 +22,8 @@ HExpr int_load(const char *array, HExpr index);
 
 // The pieces [cuts[i], cuts[i+1]) into which the conditions on `var` in `body` divide the constant
 // range [min, min + extent); empty if the range is not constant.
-std::vector<int64_t> split_points(const std::string &var, const HExpr &min, const HExpr &extent, const Stmt &body);
+std::vector<int64_t> split_points(const std::string &var, const HExpr &min, const HExpr &extent,
+                                  const Stmt &body);
 
 // for var in [min, min + extent): body — as one loop per piece between the split points that the
 // body's conditions on `var` imply (concatenations and slices), so that Halide's simplifier,
@@ -49,7 +50,8 @@ class TensorAccess {
   HExpr offset(const ilir::TensorDecl &t, const std::vector<HExpr> &indices) const;  // row-major
   HExpr address(const ilir::TensorDecl &t, const HExpr &node, const std::vector<HExpr> &indices) const;
   HExpr load(const ilir::TensorDecl &t, const HExpr &node, const std::vector<HExpr> &indices) const;
-  Stmt store(const ilir::TensorDecl &t, const HExpr &node, const std::vector<HExpr> &indices, HExpr value) const;
+  Stmt store(const ilir::TensorDecl &t, const HExpr &node, const std::vector<HExpr> &indices,
+             HExpr value) const;
   std::string buffer(const ilir::TensorDecl &t) const;
   bool is_argument(const ilir::TensorDecl &t) const { return t.kind != ilir::TensorKind::Temp; }
 

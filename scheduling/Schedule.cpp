@@ -24,8 +24,8 @@ struct IntField {
 };
 
 constexpr BoolField kBools[] = {
-    {"batch", &Schedule::batch}, {"specialize", &Schedule::specialize}, {"fuse", &Schedule::fuse},
-    {"gemm", &Schedule::gemm},   {"hoist", &Schedule::hoist},           {"persist", &Schedule::persist},
+    {"batch", &Schedule::batch},       {"specialize", &Schedule::specialize}, {"fuse", &Schedule::fuse},
+    {"gemm", &Schedule::gemm},         {"hoist", &Schedule::hoist},           {"persist", &Schedule::persist},
     {"parallel", &Schedule::parallel},
 };
 constexpr IntField kInts[] = {
@@ -44,7 +44,8 @@ std::string known_keys() {
 
 }  // namespace
 
-void Schedule::apply(const std::vector<std::pair<std::string, std::string>> &overrides, const std::string &where) {
+void Schedule::apply(const std::vector<std::pair<std::string, std::string>> &overrides,
+                     const std::string &where) {
   for (const auto &[key, value] : overrides) {
     bool found = false;
     for (const BoolField &b : kBools) {
@@ -91,7 +92,8 @@ void Schedule::apply(const std::string &overrides, const std::string &where) {
 
 std::string Schedule::to_string() const {
   std::string s;
-  for (const BoolField &b : kBools) s += fmt::format("{}{}={}", s.empty() ? "" : ",", b.key, this->*b.field ? "on" : "off");
+  for (const BoolField &b : kBools)
+    s += fmt::format("{}{}={}", s.empty() ? "" : ",", b.key, this->*b.field ? "on" : "off");
   for (const IntField &i : kInts) s += fmt::format(",{}={}", i.key, this->*i.field);
   return s;
 }

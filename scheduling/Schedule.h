@@ -38,10 +38,10 @@ struct Schedule {
   bool persist = true;
   // Multi-threading (Halide's thread pool); off: everything runs on the calling thread.
   bool parallel = true;
-  int vector = 16;      // lanes of the innermost vectorized loops (16 floats = one AVX-512 register)
-  int panel = 32;       // GEMM rows per panel (a multiple of `vector`)
-  int node_block = 8;   // GEMM nodes per register block
-  int threads = 0;      // 0: as many as the machine has
+  int vector = 16;     // lanes of the innermost vectorized loops (16 floats = one AVX-512 register)
+  int panel = 32;      // GEMM rows per panel (a multiple of `vector`)
+  int node_block = 8;  // GEMM nodes per register block
+  int threads = 0;     // 0: as many as the machine has
 
   // "batch=on,fuse=off,node_block=4" applied over this schedule; a UserError names a bad key or value.
   void apply(const std::string &overrides, const std::string &where);

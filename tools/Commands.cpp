@@ -41,7 +41,8 @@ std::map<std::string, int64_t> parse_sizes(const std::string &text) {
     } catch (const std::exception &) {
       used = 0;
     }
-    if (used != value.size() || value.empty() || v <= 0 || v > (int64_t(1) << 31)) user_error(msg::kBadSizeValue, name, value);
+    if (used != value.size() || value.empty() || v <= 0 || v > (int64_t(1) << 31))
+      user_error(msg::kBadSizeValue, name, value);
     sizes[name] = v;
   }
   return sizes;
@@ -70,14 +71,15 @@ int64_t eval_size(const ilir::Expr &e, const std::map<std::string, int64_t> &siz
 
 bool same_file(const std::string &a, const std::string &b) {
   std::error_code ec;
-  return std::filesystem::exists(a, ec) && std::filesystem::exists(b, ec) && std::filesystem::equivalent(a, b, ec);
+  return std::filesystem::exists(a, ec) && std::filesystem::exists(b, ec) &&
+         std::filesystem::equivalent(a, b, ec);
 }
 
 }  // namespace
 
 int run(const RunCommand &c) {
-  for (const auto &[input, what] : {std::pair{c.model, "model"}, {c.weights, "weights"}, {c.trees, "trees"},
-                                    {c.vocab, "vocabulary"}})
+  for (const auto &[input, what] :
+       {std::pair{c.model, "model"}, {c.weights, "weights"}, {c.trees, "trees"}, {c.vocab, "vocabulary"}})
     if (!input.empty() && same_file(c.out, input)) user_error(msg::kOutIsInput, c.out, what);
 
   ilir::Program program = dsl::parse_model_file(c.model);
@@ -99,12 +101,14 @@ int run(const RunCommand &c) {
   write_npy(c.out, roots);
 
   if (c.stats) {
-    std::cout << fmt::format("model     {} ({}) from {}\n", program.name, ilir::to_string(program.structure), c.model);
+    std::cout << fmt::format("model     {} ({}) from {}\n", program.name, ilir::to_string(program.structure),
+                             c.model);
     std::cout << fmt::format("trees     {} from {}: {} nodes, {} levels in {} call(s) of up to {} trees\n",
                              stats.trees, c.trees, stats.nodes, stats.levels, stats.calls,
                              c.batch == 0 ? stats.trees : c.batch);
     std::cout << fmt::format("schedule  {}\n", model.schedule());
-    std::cout << fmt::format("compile   {:.1f} ms (ILIR -> Halide loop nest -> LLVM -> x86 JIT)\n", model.compile_ms());
+    std::cout << fmt::format("compile   {:.1f} ms (ILIR -> Halide loop nest -> LLVM -> x86 JIT)\n",
+                             model.compile_ms());
     std::cout << fmt::format("inspector {:.2f} ms\n", stats.inspector_ms);
     std::cout << fmt::format("compute   {:.2f} ms ({:.3f} ms per call, {:.0f} trees/s)\n", stats.compute_ms,
                              stats.compute_ms / double(stats.calls), 1000.0 * stats.trees / stats.compute_ms);
@@ -133,8 +137,10 @@ int dump(const DumpCommand &c) {
     return 0;
   }
   // LLVM IR or assembly: let Halide's back end write it (without its runtime), then show it.
-  std::filesystem::path tmp = std::filesystem::temp_directory_path() / fmt::format("grove-dump-{}.s", ::getpid());
-  Halide::OutputFileType type = c.stage == "llvm" ? Halide::OutputFileType::llvm_assembly : Halide::OutputFileType::assembly;
+  std::filesystem::path tmp =
+      std::filesystem::temp_directory_path() / fmt::format("grove-dump-{}.s", ::getpid());
+  Halide::OutputFileType type =
+      c.stage == "llvm" ? Halide::OutputFileType::llvm_assembly : Halide::OutputFileType::assembly;
   lowered.module.compile({{type, tmp.string()}});
   std::ifstream in(tmp);
   std::cout << in.rdbuf();

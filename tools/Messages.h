@@ -3,9 +3,11 @@
 
 namespace grove::tool_messages {
 
-inline constexpr char kBadSizes[] = "--sizes: expected NAME=VALUE pairs separated by commas (H=256,D=256), got '{}'";
+inline constexpr char kBadSizes[] =
+    "--sizes: expected NAME=VALUE pairs separated by commas (H=256,D=256), got '{}'";
 inline constexpr char kBadSizeValue[] = "--sizes: {} must be a positive integer, got '{}'";
-inline constexpr char kUnknownSize[] = "--sizes: model {} has no size variable '{}' (its size variables are: {})";
+inline constexpr char kUnknownSize[] =
+    "--sizes: model {} has no size variable '{}' (its size variables are: {})";
 inline constexpr char kMissingSize[] = "--sizes: model {} needs a value for size variable '{}'";
 inline constexpr char kOutIsInput[] = "--out {} is also the {} file: grove never overwrites its own inputs";
 inline constexpr char kNoTrees[] = "{}: no trees to run";

@@ -1,6 +1,5 @@
 // grove — the command-line program: compile and run recursive models, and show each stage.
 #include <CLI/CLI.hpp>
-
 #include <iostream>
 
 #include "ilir/Error.h"
@@ -15,33 +14,42 @@ int main(int argc, char **argv) {
 
   grove::tool::RunCommand run;
   CLI::App *r = app.add_subcommand("run", "Compile MODEL and write the root state of every tree to OUT.npy");
-  r->add_option("model", run.model, "Model file, e.g. models/treelstm.grove")->required()->check(CLI::ExistingFile);
-  r->add_option("--weights", run.weights, "Weights in safetensors format (names and shapes of the model's params)")
+  r->add_option("model", run.model, "Model file, e.g. models/treelstm.grove")
+      ->required()
+      ->check(CLI::ExistingFile);
+  r->add_option("--weights", run.weights,
+                "Weights in safetensors format (names and shapes of the model's params)")
       ->required()
       ->check(CLI::ExistingFile);
   r->add_option("--trees", run.trees, "Trees, one per line, in PTB bracket format: (3 (2 It) (4 good))")
       ->required()
       ->check(CLI::ExistingFile);
-  r->add_option("--vocab", run.vocab, "Vocabulary: one token per line, id = line number; without it tokens are ids")
+  r->add_option("--vocab", run.vocab,
+                "Vocabulary: one token per line, id = line number; without it tokens are ids")
       ->check(CLI::ExistingFile);
   r->add_option("--out", run.out, "Output .npy file: float32 [trees, H], trees in input order")->required();
-  r->add_option("--batch", run.batch, "Trees per call of the compiled code (0 = all); results do not depend on it")
+  r->add_option("--batch", run.batch,
+                "Trees per call of the compiled code (0 = all); results do not depend on it")
       ->check(CLI::NonNegativeNumber);
   r->add_option("--target", run.target, "Halide target string (default: host)");
-  r->add_option("--schedule", run.schedule, "Schedule overrides, e.g. 'batch=off' or 'fuse=off,node_block=4'");
+  r->add_option("--schedule", run.schedule,
+                "Schedule overrides, e.g. 'batch=off' or 'fuse=off,node_block=4'");
   r->add_flag("--stats", run.stats, "Print what was run and how long each step took");
 
   grove::tool::DumpCommand dump;
   CLI::App *d = app.add_subcommand("dump", "Print one stage of MODEL's compilation");
   d->add_option("model", dump.model, "Model file")->required()->check(CLI::ExistingFile);
-  d->add_option("--stage", dump.stage, "ilir (the IR), loops (the Halide loop nest), llvm (LLVM IR) or asm (x86 assembly)")
+  d->add_option("--stage", dump.stage,
+                "ilir (the IR), loops (the Halide loop nest), llvm (LLVM IR) or asm (x86 assembly)")
       ->check(CLI::IsMember({"ilir", "loops", "llvm", "asm"}));
-  d->add_option("--sizes", dump.sizes, "Bind size variables, e.g. H=256,D=256,V=100 (else they stay symbolic)");
+  d->add_option("--sizes", dump.sizes,
+                "Bind size variables, e.g. H=256,D=256,V=100 (else they stay symbolic)");
   d->add_option("--schedule", dump.schedule, "Schedule overrides, e.g. 'gemm=off'");
   d->add_option("--target", dump.target, "Halide target string (default: host)");
 
   grove::tool::InitWeightsCommand init;
-  CLI::App *w = app.add_subcommand("init-weights", "Write seeded random weights for MODEL (uniform, ±1/sqrt(fan-in))");
+  CLI::App *w =
+      app.add_subcommand("init-weights", "Write seeded random weights for MODEL (uniform, ±1/sqrt(fan-in))");
   w->add_option("model", init.model, "Model file")->required()->check(CLI::ExistingFile);
   w->add_option("--sizes", init.sizes, "Every size variable, e.g. H=256,D=256,V=21702")->required();
   w->add_option("--seed", init.seed, "Random seed (default 1)");
@@ -56,7 +64,8 @@ int main(int argc, char **argv) {
     std::cerr << "grove: error: " << e.what() << "\n";
     return 1;
   } catch (const grove::InternalError &e) {
-    std::cerr << "grove: " << e.what() << "\nThis is a bug in grove; please report it with the command line.\n";
+    std::cerr << "grove: " << e.what()
+              << "\nThis is a bug in grove; please report it with the command line.\n";
     return 2;
   }
   return 0;

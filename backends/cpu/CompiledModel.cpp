@@ -32,10 +32,14 @@ int64_t eval_size(const ilir::Expr &e, const std::map<std::string, int64_t> &siz
   GROVE_CHECK(b != nullptr, "not a size expression");
   int64_t x = eval_size(b->a, sizes), y = eval_size(b->b, sizes);
   switch (b->op) {
-    case ilir::BinOp::Add: return x + y;
-    case ilir::BinOp::Sub: return x - y;
-    case ilir::BinOp::Mul: return x * y;
-    default: GROVE_CHECK(false, "not a size expression");
+    case ilir::BinOp::Add:
+      return x + y;
+    case ilir::BinOp::Sub:
+      return x - y;
+    case ilir::BinOp::Mul:
+      return x * y;
+    default:
+      GROVE_CHECK(false, "not a size expression");
   }
 }
 
@@ -116,18 +120,20 @@ CompiledModel CompiledModel::compile(const ilir::Program &program, const Weights
   impl->weights = weights;
   impl->schedule = scheduling::default_schedule(program);
   impl->schedule.apply(options.schedule, "--schedule");
-  if (impl->schedule.threads > 0) ::setenv("HL_NUM_THREADS", std::to_string(impl->schedule.threads).c_str(), 1);
+  if (impl->schedule.threads > 0)
+    ::setenv("HL_NUM_THREADS", std::to_string(impl->schedule.threads).c_str(), 1);
   lowering::LowerOptions lower_options;
   lower_options.sizes = impl->sizes;
   lower_options.target = parse_target(options.target);
   lower_options.schedule = impl->schedule;
   impl->lowered = lowering::lower(program, lower_options);
   if (impl->schedule.hoist)
-    for (const lowering::PackedWeight &w : impl->lowered.packed) impl->packed.push_back(pack(w, weights.at(w.param)));
+    for (const lowering::PackedWeight &w : impl->lowered.packed)
+      impl->packed.push_back(pack(w, weights.at(w.param)));
   const HI::LoweredFunc &entry = impl->lowered.module.functions().back();
   impl->jit = std::make_unique<HI::JITModule>(impl->lowered.module, entry);
-  impl->inspector.arity = program.structure == ilir::StructureKind::BinaryTree ? ArityRule{2, 2}
-                                                                                : ArityRule{1, INT32_MAX};
+  impl->inspector.arity =
+      program.structure == ilir::StructureKind::BinaryTree ? ArityRule{2, 2} : ArityRule{1, INT32_MAX};
   impl->inspector.vocab_size = vocab_size(program, impl->sizes);
   impl->compile_ms = ms_since(t0);
   return CompiledModel(std::move(impl));
@@ -151,7 +157,8 @@ void CompiledModel::Impl::run_batch(std::span<const Tree> trees, int64_t first_t
                      Halide::Runtime::Buffer<float>(const_cast<float *>(w.data.data()), (int)w.data.size()));
     } else if (t.kind == ilir::TensorKind::State) {
       int64_t elements = int64_t(batch.num_nodes) * numel(t);
-      if (elements > INT32_MAX) user_error(msg::kBatchTooLarge, trees.size(), batch.num_nodes, t.name, elements);
+      if (elements > INT32_MAX)
+        user_error(msg::kBatchTooLarge, trees.size(), batch.num_nodes, t.name, elements);
       floats.emplace(lowering::names::state(t.name), Halide::Runtime::Buffer<float>((int)elements));
     }
   }
@@ -164,7 +171,8 @@ void CompiledModel::Impl::run_batch(std::span<const Tree> trees, int64_t first_t
   }
   for (size_t i = 0; i < lowered.packed.size(); i++) {
     auto &v = (*panels)[i];
-    floats.emplace(lowered.packed[i].buffer, Halide::Runtime::Buffer<float>(const_cast<float *>(v.data()), (int)v.size()));
+    floats.emplace(lowered.packed[i].buffer,
+                   Halide::Runtime::Buffer<float>(const_cast<float *>(v.data()), (int)v.size()));
   }
   auto int_buffer = [&](const char *name, const std::vector<int32_t> &v) {
     ints.emplace(name, Halide::Runtime::Buffer<int32_t>(const_cast<int32_t *>(v.data()), (int)v.size()));
@@ -196,7 +204,8 @@ void CompiledModel::Impl::run_batch(std::span<const Tree> trees, int64_t first_t
   int64_t width = numel(output);
   const float *state = floats.at(lowering::names::state(output.name)).data();
   for (size_t t = 0; t < batch.roots.size(); t++)
-    std::copy(state + int64_t(batch.roots[t]) * width, state + int64_t(batch.roots[t] + 1) * width, out + t * width);
+    std::copy(state + int64_t(batch.roots[t]) * width, state + int64_t(batch.roots[t] + 1) * width,
+              out + t * width);
   if (stats) {
     stats->nodes += batch.num_nodes;
     stats->levels += batch.num_levels;

@@ -18,7 +18,7 @@
 namespace grove::cpu {
 
 struct CompileOptions {
-  std::string target = "host";              // a Halide target string
+  std::string target = "host";               // a Halide target string
   std::string weights_file = "the weights";  // names the weights in error messages
   // Overrides over the model's default schedule, e.g. "batch=off,fuse=off" (scheduling/Schedule.h).
   std::string schedule;

@@ -21,14 +21,14 @@ namespace grove {
 
 struct LinearizedBatch {
   int32_t num_nodes = 0;
-  int32_t num_leaves = 0;             // = level_begin[1]
-  int32_t num_levels = 0;             // heights 0 .. num_levels-1
+  int32_t num_leaves = 0;  // = level_begin[1]
+  int32_t num_levels = 0;  // heights 0 .. num_levels-1
   int32_t max_children = 0;
-  std::vector<int32_t> level_begin;   // num_levels + 1 entries; level l is [level_begin[l], level_begin[l+1])
-  std::vector<int32_t> child_begin;   // num_nodes + 1
-  std::vector<int32_t> children;      // new ids; every child id is smaller than its parent's
-  std::vector<int32_t> token;         // per node; -1 for internal nodes
-  std::vector<int32_t> roots;         // per input tree, in input order
+  std::vector<int32_t> level_begin;  // num_levels + 1 entries; level l is [level_begin[l], level_begin[l+1])
+  std::vector<int32_t> child_begin;  // num_nodes + 1
+  std::vector<int32_t> children;     // new ids; every child id is smaller than its parent's
+  std::vector<int32_t> token;        // per node; -1 for internal nodes
+  std::vector<int32_t> roots;        // per input tree, in input order
 };
 
 struct ArityRule {
@@ -38,7 +38,7 @@ struct ArityRule {
 
 struct InspectorOptions {
   ArityRule arity;
-  int64_t vocab_size = -1;  // tokens must be < vocab_size; -1: unchecked
+  int64_t vocab_size = -1;        // tokens must be < vocab_size; -1: unchecked
   int64_t first_tree_number = 1;  // how errors number the trees (line numbers of the input file)
 };
 
