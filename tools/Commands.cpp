@@ -21,53 +21,13 @@
 #include "ilir/IRPrinter.h"
 #include "lowering/Lower.h"
 #include "tools/Messages.h"
+#include "tools/RandomWeights.h"
 
 namespace grove::tool {
 
 namespace msg = tool_messages;
 
-std::map<std::string, int64_t> parse_sizes(const std::string &text) {
-  std::map<std::string, int64_t> sizes;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    size_t eq = item.find('=');
-    if (eq == std::string::npos || eq == 0) user_error(msg::kBadSizes, text);
-    std::string name = item.substr(0, eq), value = item.substr(eq + 1);
-    size_t used = 0;
-    int64_t v = 0;
-    try {
-      v = std::stoll(value, &used);
-    } catch (const std::exception &) {
-      used = 0;
-    }
-    if (used != value.size() || value.empty() || v <= 0 || v > (int64_t(1) << 31))
-      user_error(msg::kBadSizeValue, name, value);
-    sizes[name] = v;
-  }
-  return sizes;
-}
-
 namespace {
-
-// Checks `sizes` names only size variables of `p`; with `complete`, that it binds all of them.
-void check_sizes(const ilir::Program &p, const std::map<std::string, int64_t> &sizes, bool complete) {
-  for (const auto &[name, value] : sizes)
-    if (std::find(p.size_vars.begin(), p.size_vars.end(), name) == p.size_vars.end())
-      user_error(msg::kUnknownSize, p.name, name, fmt::join(p.size_vars, ", "));
-  if (complete)
-    for (const std::string &v : p.size_vars)
-      if (!sizes.count(v)) user_error(msg::kMissingSize, p.name, v);
-}
-
-int64_t eval_size(const ilir::Expr &e, const std::map<std::string, int64_t> &sizes) {
-  if (const auto *i = e.as<ilir::IntImm>()) return i->value;
-  if (const auto *v = e.as<ilir::Var>()) return sizes.at(v->name);
-  const auto *b = e.as<ilir::Binary>();
-  GROVE_CHECK(b != nullptr, "not a size expression");
-  int64_t x = eval_size(b->a, sizes), y = eval_size(b->b, sizes);
-  return b->op == ilir::BinOp::Add ? x + y : b->op == ilir::BinOp::Sub ? x - y : x * y;
-}
 
 bool same_file(const std::string &a, const std::string &b) {
   std::error_code ec;
@@ -151,20 +111,7 @@ int dump(const DumpCommand &c) {
 int init_weights(const InitWeightsCommand &c) {
   ilir::Program program = dsl::parse_model_file(c.model);
   std::map<std::string, int64_t> sizes = parse_sizes(c.sizes);
-  check_sizes(program, sizes, true);
-  // Uniform in ±1/sqrt(fan-in) (the last dimension), ±0.1 for vectors; mt19937_64's raw output
-  // is mapped by hand so the weights are the same with every standard library.
-  std::mt19937_64 rng(c.seed);
-  Weights weights;
-  for (const ilir::TensorDecl &t : program.tensors) {
-    if (t.kind != ilir::TensorKind::Param) continue;
-    Tensor w;
-    for (const ilir::Expr &d : t.shape) w.shape.push_back(eval_size(d, sizes));
-    w.data.resize(Tensor::num_elements(w.shape));
-    float a = w.shape.size() >= 2 ? 1.0f / std::sqrt(float(w.shape.back())) : 0.1f;
-    for (float &x : w.data) x = a * float(2.0 * double(rng() >> 11) * 0x1.0p-53 - 1.0);
-    weights.emplace(t.name, std::move(w));
-  }
+  Weights weights = random_weights(program, sizes, c.seed);
   write_safetensors(c.out, weights);
   return 0;
 }

@@ -5,6 +5,8 @@
 #include <map>
 #include <string>
 
+#include "tools/RandomWeights.h"  // parse_sizes
+
 namespace grove::tool {
 
 struct RunCommand {
@@ -25,8 +27,5 @@ struct InitWeightsCommand {
 int run(const RunCommand &c);
 int dump(const DumpCommand &c);
 int init_weights(const InitWeightsCommand &c);
-
-// "H=256,D=256" → {H: 256, D: 256}; a UserError on malformed text.
-std::map<std::string, int64_t> parse_sizes(const std::string &text);
 
 }  // namespace grove::tool

@@ -11,5 +11,10 @@ inline constexpr char kUnknownSize[] =
 inline constexpr char kMissingSize[] = "--sizes: model {} needs a value for size variable '{}'";
 inline constexpr char kOutIsInput[] = "--out {} is also the {} file: grove never overwrites its own inputs";
 inline constexpr char kNoTrees[] = "{}: no trees to run";
+inline constexpr char kBenchWeights[] =
+    "bench: give exactly one of --weights FILE and --random-weights (with --sizes H=...,V=...)";
+inline constexpr char kBenchSizesWithWeights[] =
+    "bench: --sizes {} applies to --random-weights only; with --weights the sizes come from {}";
+inline constexpr char kBenchBadCount[] = "bench: {} must be positive, got {}";
 
 }  // namespace grove::tool_messages

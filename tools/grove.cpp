@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "ilir/Error.h"
+#include "tools/Bench.h"
 #include "tools/Commands.h"
 
 int main(int argc, char **argv) {
@@ -55,11 +56,34 @@ int main(int argc, char **argv) {
   w->add_option("--seed", init.seed, "Random seed (default 1)");
   w->add_option("--out", init.out, "Output safetensors file")->required();
 
+  grove::tool::BenchCommand bench;
+  CLI::App *b = app.add_subcommand(
+      "bench",
+      "Time MODEL over TREES in calls of --batch trees (the peers' protocol: median of --repeat passes)");
+  b->add_option("model", bench.model, "Model file")->required()->check(CLI::ExistingFile);
+  b->add_option("--trees", bench.trees, "Trees, one per line, in PTB bracket format")
+      ->required()
+      ->check(CLI::ExistingFile);
+  b->add_option("--vocab", bench.vocab, "Vocabulary (one token per line); without it tokens are ids")
+      ->check(CLI::ExistingFile);
+  b->add_option("--weights", bench.weights, "Weights in safetensors format")->check(CLI::ExistingFile);
+  b->add_flag("--random-weights", bench.random_weights, "Seeded random weights, as init-weights writes them");
+  b->add_option("--sizes", bench.sizes, "Sizes of --random-weights, e.g. H=256,D=256,V=21702");
+  b->add_option("--seed", bench.seed, "Seed of --random-weights (default 1)");
+  b->add_option("--batch", bench.batch, "Trees per call of the compiled code")->required();
+  b->add_option("--repeat", bench.repeat, "Timed passes after one warm-up pass (default 5)");
+  b->add_option("--threads", bench.threads, "Threads (the schedule's threads=K; default: all cores)");
+  b->add_option("--schedule", bench.schedule, "Schedule overrides, e.g. 'persist=off'");
+  b->add_option("--limit", bench.limit, "Use only the first LIMIT trees");
+  b->add_option("--target", bench.target, "Halide target string (default: host)");
+  b->add_flag("--json", bench.json, "Print one JSON object instead of the report");
+
   CLI11_PARSE(app, argc, argv);
   try {
     if (r->parsed()) return grove::tool::run(run);
     if (d->parsed()) return grove::tool::dump(dump);
     if (w->parsed()) return grove::tool::init_weights(init);
+    if (b->parsed()) return grove::tool::bench(bench, std::cout);
   } catch (const grove::UserError &e) {
     std::cerr << "grove: error: " << e.what() << "\n";
     return 1;

@@ -1,0 +1,136 @@
+#include "tools/Bench.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "backends/runtime/BindWeights.h"
+#include "backends/runtime/Safetensors.h"
+#include "datasets/PTBReader.h"
+#include "datasets/Vocab.h"
+#include "frontend/dsl/Frontend.h"
+#include "ilir/Error.h"
+#include "tools/Flops.h"
+#include "tools/Messages.h"
+#include "tools/RandomWeights.h"
+
+namespace grove::tool {
+
+namespace msg = tool_messages;
+
+double percentile(std::vector<double> values, double p) {
+  GROVE_CHECK(!values.empty(), "percentile of no values");
+  std::sort(values.begin(), values.end());
+  double pos = p / 100.0 * double(values.size() - 1);
+  size_t lo = size_t(std::floor(pos)), hi = std::min(lo + 1, values.size() - 1);
+  return values[lo] + (values[hi] - values[lo]) * (pos - double(lo));
+}
+
+Timing time_passes(const cpu::CompiledModel &model, std::span<const Tree> trees, int64_t batch,
+                   int64_t repeat) {
+  Timing timing;
+  model.run(trees, {.batch = batch}, &timing.pass);  // the warm-up pass; its stats describe a pass
+  timing.calls = timing.pass.calls;
+  std::vector<double> inspector;
+  for (int64_t r = 0; r < repeat; ++r) {
+    cpu::RunStats stats;
+    auto start = std::chrono::steady_clock::now();
+    model.run(trees, {.batch = batch}, &stats);
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    timing.ms_per_batch.push_back(ms / double(timing.calls));
+    inspector.push_back(stats.inspector_ms / double(timing.calls));
+  }
+  timing.inspector_ms_per_batch = percentile(inspector, 50);
+  return timing;
+}
+
+namespace {
+
+std::string sizes_string(const std::map<std::string, int64_t> &sizes) {
+  std::string s;
+  for (const auto &[name, value] : sizes) s += fmt::format("{}{}={}", s.empty() ? "" : ",", name, value);
+  return s;
+}
+
+double round4(double x) { return std::round(x * 1e4) / 1e4; }
+
+}  // namespace
+
+int bench(const BenchCommand &c, std::ostream &out) {
+  if (c.weights.empty() == !c.random_weights) user_error(msg::kBenchWeights);
+  if (!c.weights.empty() && !c.sizes.empty()) user_error(msg::kBenchSizesWithWeights, c.sizes, c.weights);
+  if (c.batch <= 0) user_error(msg::kBenchBadCount, "--batch", c.batch);
+  if (c.repeat <= 0) user_error(msg::kBenchBadCount, "--repeat", c.repeat);
+
+  ilir::Program program = dsl::parse_model_file(c.model);
+  Weights weights;
+  std::map<std::string, int64_t> sizes;
+  if (c.random_weights) {
+    sizes = parse_sizes(c.sizes);
+    weights = random_weights(program, sizes, c.seed);  // checks that sizes binds every variable
+  } else {
+    weights = read_safetensors(c.weights);
+    sizes = bind_weights(program, weights, c.weights);
+  }
+  std::optional<Vocab> vocab;
+  if (!c.vocab.empty()) vocab = Vocab::load(c.vocab);
+  std::vector<Tree> trees = read_ptb_trees(c.trees, vocab ? &*vocab : nullptr);
+  if (c.limit > 0 && int64_t(trees.size()) > c.limit) trees.resize(size_t(c.limit));
+  if (trees.empty()) user_error(msg::kNoTrees, c.trees);
+
+  cpu::CompileOptions options;
+  options.target = c.target;
+  options.weights_file = c.random_weights ? "the random weights" : c.weights;
+  options.schedule = c.schedule;
+  if (c.threads > 0)
+    options.schedule += fmt::format("{}threads={}", c.schedule.empty() ? "" : ",", c.threads);
+  cpu::CompiledModel model = cpu::CompiledModel::compile(program, weights, options);
+  Timing timing = time_passes(model, trees, c.batch, c.repeat);
+
+  double median = percentile(timing.ms_per_batch, 50);
+  double flops_per_batch = trees_flops(node_flops(program, sizes), trees) / double(timing.calls);
+  double gflops = flops_per_batch / (median * 1e6);
+  double trees_per_s = double(trees.size()) / (median * double(timing.calls)) * 1e3;
+  if (c.json) {
+    nlohmann::json j = {{"tool", "grove"},
+                        {"model", program.name},
+                        {"model_file", c.model},
+                        {"sizes", sizes},
+                        {"schedule", model.schedule()},
+                        {"batch", c.batch},
+                        {"trees", trees.size()},
+                        {"nodes", timing.pass.nodes},
+                        {"levels", timing.pass.levels},
+                        {"calls", timing.calls},
+                        {"repeat", c.repeat},
+                        {"median_ms_per_batch", round4(median)},
+                        {"p10_ms", round4(percentile(timing.ms_per_batch, 10))},
+                        {"p90_ms", round4(percentile(timing.ms_per_batch, 90))},
+                        {"trees_per_s", std::round(trees_per_s * 10) / 10},
+                        {"flops_per_batch", flops_per_batch},
+                        {"gflops", std::round(gflops * 100) / 100},
+                        {"compile_ms", std::round(model.compile_ms() * 10) / 10},
+                        {"inspector_ms", round4(timing.inspector_ms_per_batch)}};
+    out << j.dump() << std::endl;
+    return 0;
+  }
+  out << fmt::format("model     {} from {}, sizes {}\n", program.name, c.model, sizes_string(sizes));
+  out << fmt::format("trees     {} from {}: {} nodes, {} levels per pass, {} call(s) of up to {} trees\n",
+                     trees.size(), c.trees, timing.pass.nodes, timing.pass.levels, timing.calls, c.batch);
+  out << fmt::format("schedule  {}\n", model.schedule());
+  out << fmt::format("compile   {:.1f} ms\n", model.compile_ms());
+  out << fmt::format("inspector {:.4f} ms per batch (median; inside the timed passes)\n",
+                     timing.inspector_ms_per_batch);
+  out << fmt::format(
+      "time      {:.4f} ms per batch (median of {} passes after 1 warm-up; p10 {:.4f}, p90 {:.4f})\n", median,
+      c.repeat, percentile(timing.ms_per_batch, 10), percentile(timing.ms_per_batch, 90));
+  out << fmt::format("rate      {:.0f} trees/s, {:.2f} GFLOP/s ({:.4g} FLOPs per batch)\n", trees_per_s,
+                     gflops, flops_per_batch);
+  return 0;
+}
+
+}  // namespace grove::tool

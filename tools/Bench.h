@@ -1,0 +1,49 @@
+#pragma once
+// `grove bench`: how fast a compiled model runs over a set of trees, measured with the peers'
+// protocol (experiments/README.md, "Protocol") so that the figures compare directly:
+//   1. compile once (timed: compile_ms);
+//   2. one pass runs all trees in calls of `batch` trees (CompiledModel::run, RunOptions{.batch});
+//   3. one pass warms up, then `repeat` passes are timed, each giving (pass time ÷ calls);
+//   4. report the median of those, with p10/p90 (linear interpolation, as numpy's percentile),
+//      trees/s and GFLOP/s (tools/Flops.h: 2·M·K per matrix–vector product per node).
+
+#include <cstdint>
+#include <ostream>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/CompiledModel.h"
+#include "datasets/Tree.h"
+
+namespace grove::tool {
+
+struct BenchCommand {
+  std::string model, trees, vocab, weights, sizes, schedule, target = "host";
+  bool random_weights = false;  // seeded weights as `grove init-weights` writes them (needs sizes)
+  uint64_t seed = 1;
+  int64_t batch = 10, repeat = 5;
+  int64_t threads = 0;  // > 0: the schedule's threads=K
+  int64_t limit = 0;    // > 0: only the first `limit` trees
+  bool json = false;    // one JSON object instead of the text report
+};
+
+// Runs the benchmark and prints its report to `out`; returns the exit status.
+int bench(const BenchCommand &c, std::ostream &out);
+
+struct Timing {
+  std::vector<double> ms_per_batch;   // one per timed pass: pass time ÷ calls
+  int64_t calls = 0;                  // calls per pass
+  cpu::RunStats pass;                 // what one pass did (nodes, levels, inspector time, ...)
+  double inspector_ms_per_batch = 0;  // median over the timed passes
+};
+
+// Steps 2 and 3 of the protocol on a compiled model: one warm-up pass, then `repeat` timed ones.
+Timing time_passes(const cpu::CompiledModel &model, std::span<const Tree> trees, int64_t batch,
+                   int64_t repeat);
+
+// The p-th percentile (0..100) of `values` (non-empty), interpolating linearly between order
+// statistics as numpy's default does.
+double percentile(std::vector<double> values, double p);
+
+}  // namespace grove::tool
