@@ -1,0 +1,281 @@
+// fuse_elementwise, as before/expected pairs: `check(input, expected)` runs the pass on `input` and
+// compares the printed ILIR with `expected`, printing all three programs on a mismatch. Most pairs
+// are written in the model language, whose lowering of an inlined expression is exactly what fusion
+// produces (`sigmoid(iou[H:2H])` lowers to `sigmoid(iou[n, i0 + H])`); the renaming cases need
+// index patterns the language cannot write, so they are built as ILIR.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "frontend/dsl/Frontend.h"
+#include "ilir/Error.h"
+#include "ilir/IRPrinter.h"
+#include "ilir/Verifier.h"
+#include "lowering/FuseElementwise.h"
+
+namespace grove::lowering {
+namespace {
+
+using ilir::Expr;
+
+void check(const ilir::Program &input, const ilir::Program &expected) {
+  ilir::Program actual = fuse_elementwise(input);
+  std::string want = ilir::to_string(expected), got = ilir::to_string(actual);
+  if (got != want)
+    ADD_FAILURE() << "fuse_elementwise\n--- input:\n"
+                  << ilir::to_string(input) << "--- expected:\n"
+                  << want << "--- actual:\n"
+                  << got;
+  try {
+    ilir::verify(actual);
+  } catch (const InternalError &e) {
+    ADD_FAILURE() << "the fused program does not verify: " << e.what() << "\n" << got;
+  }
+}
+
+ilir::Program model(const std::string &text) { return dsl::parse_model(text, "test.grove"); }
+
+std::string model_text(const std::string &name) {
+  std::ifstream file(std::string(GROVE_SOURCE_DIR) + "/models/" + name + ".grove");
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+std::vector<std::string> tensor_names(const ilir::Program &p) {
+  std::vector<std::string> names;
+  for (const ilir::TensorDecl &t : p.tensors) names.push_back(t.name);
+  return names;
+}
+
+// TreeLSTM's header: params and states.
+const char kTreeLstmHeader[] = R"(
+model TreeLSTM
+structure binary_tree
+param emb   [V, D]
+param W_iou [3H, D]
+param U_iou [3H, 2H]
+param b_iou [3H]
+param U_f   [2H, 2H]
+param b_f   [H]
+state h [H]
+state c [H]
+output h
+)";
+
+TEST(FuseElementwise, TreeLstmGatesAreFused) {
+  // The gates i, o, u and the concatenation s are inlined; iou and f hold products, so they stay.
+  check(model(model_text("treelstm")), model(std::string(kTreeLstmHeader) + R"(
+leaf {
+  iou = W_iou @ emb[token] + b_iou
+  c = sigmoid(iou[0:H]) * tanh(iou[2H:3H])
+  h = sigmoid(iou[H:2H]) * tanh(c)
+}
+internal {
+  iou = U_iou @ [h[left]; h[right]] + b_iou
+  f = sigmoid(U_f @ [h[left]; h[right]] + [b_f; b_f])
+  c = sigmoid(iou[0:H]) * tanh(iou[2H:3H]) + f[0:H] * c[left] + f[H:2H] * c[right]
+  h = sigmoid(iou[H:2H]) * tanh(c)
+}
+)"));
+}
+
+TEST(FuseElementwise, DeclarationsOfFullyFusedTempsAreRemoved) {
+  ilir::Program fused = fuse_elementwise(model(model_text("treelstm")));
+  EXPECT_EQ(tensor_names(fused),
+            (std::vector<std::string>{"emb", "W_iou", "U_iou", "b_iou", "U_f", "b_f", "h", "c", "iou", "f"}));
+}
+
+TEST(FuseElementwise, ArithmeticTempReadInsideASumIsNotFused) {
+  // Inlining t into W @ t would evaluate tanh H times per element of h.
+  ilir::Program input = model(R"(
+model M
+structure binary_tree
+param emb [V, H]
+param W [H, H]
+state h [H]
+leaf {
+  t = tanh(emb[token])
+  h = W @ t
+}
+internal {
+  h = h[left] + h[right]
+}
+output h
+)");
+  check(input, input);
+}
+
+TEST(FuseElementwise, IndexTempIsFusedIntoASum) {
+  // A concatenation of child loads costs nothing to re-read: TreeFC with s inlined is TreeFC.
+  check(model(R"(
+model TreeFC
+structure binary_tree
+param emb [V, H]
+param W   [H, 2H]
+param b   [H]
+state h [H]
+leaf {
+  h = emb[token]
+}
+internal {
+  s = [h[left]; h[right]]
+  h = tanh(W @ s + b)
+}
+output h
+)"),
+        model(model_text("treefc")));
+}
+
+TEST(FuseElementwise, SliceOfATokenRowIsAnIndexTemp) {
+  check(model(R"(
+model M
+structure tree
+param emb [V, 2H]
+param U [H, H]
+state h [H]
+leaf {
+  e = emb[token][H:2H]
+  h = U @ e
+}
+internal {
+  h = sum(k in children) h[k]
+}
+output h
+)"),
+        model(R"(
+model M
+structure tree
+param emb [V, 2H]
+param U [H, H]
+state h [H]
+leaf {
+  h = U @ emb[token][H:2H]
+}
+internal {
+  h = sum(k in children) h[k]
+}
+output h
+)"));
+}
+
+TEST(FuseElementwise, TempOfTheOtherCaseIsNotAffected) {
+  // t is elementwise in the leaf case (fused there) but a product in the internal case (kept there,
+  // with its declaration).
+  std::string header =
+      "model M\nstructure binary_tree\nparam emb [V, H]\nparam W [H, 2H]\nstate h [H]\noutput h\n";
+  ilir::Program input = model(header + R"(
+leaf {
+  t = tanh(emb[token])
+  h = t * 2
+}
+internal {
+  t = W @ [h[left]; h[right]]
+  h = tanh(t) + t
+}
+)");
+  check(input, model(header + R"(
+leaf {
+  h = tanh(emb[token]) * 2
+}
+internal {
+  t = W @ [h[left]; h[right]]
+  h = tanh(t) + t
+}
+)"));
+  EXPECT_EQ(tensor_names(fuse_elementwise(input)), (std::vector<std::string>{"emb", "W", "h", "t"}));
+}
+
+TEST(FuseElementwise, ChainsOfTempsFuseTransitively) {
+  std::string header = "model M\nstructure binary_tree\nparam emb [V, H]\nstate h [H]\noutput h\n";
+  check(model(header + R"(
+leaf {
+  a = emb[token] * 2
+  b = sigmoid(a) - a
+  h = exp(b)
+}
+internal {
+  h = h[left] + h[right]
+}
+)"),
+        model(header + R"(
+leaf {
+  h = exp(sigmoid(emb[token] * 2) - emb[token] * 2)
+}
+internal {
+  h = h[left] + h[right]
+}
+)"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Renaming: the definition's indices are replaced by the use's index expressions simultaneously.
+
+Expr index(const std::string &name) { return ilir::Var::make(name, ilir::VarKind::Index); }
+Expr n() { return ilir::Var::node(); }
+Expr child(int k) { return ilir::StructCall::child(n(), k); }
+
+// sizes H; param A[H, H]; state P[H, H]; temp T[H, H] (when `with_temp`); leaf P = A.
+ilir::Program matrix_program(bool with_temp) {
+  Expr H = ilir::Var::make("H", ilir::VarKind::Size);
+  ilir::Program p;
+  p.name = "M";
+  p.size_vars = {"H"};
+  p.tensors = {{"A", ilir::TensorKind::Param, {H, H}}, {"P", ilir::TensorKind::State, {H, H}}};
+  if (with_temp) p.tensors.push_back({"T", ilir::TensorKind::Temp, {H, H}});
+  p.output = "P";
+  p.leaf.body = {{"P", {"i0", "i1"}, ilir::Load::make("A", Expr(), {index("i0"), index("i1")})}};
+  return p;
+}
+
+TEST(FuseElementwise, TransposedUseRenamesSimultaneously) {
+  // T[n, i0, i1] = A[i0, i1] + P[child(n, 0), i0, i1], read as T[n, i1, i0]. Renaming one index at a
+  // time would give A[i0, i0] (i0 -> i1, then i1 -> i0).
+  Expr i0 = index("i0"), i1 = index("i1");
+  ilir::Program input = matrix_program(true);
+  input.internal.body = {
+      {"T",
+       {"i0", "i1"},
+       ilir::Load::make("A", Expr(), {i0, i1}) + ilir::Load::make("P", child(0), {i0, i1})},
+      {"P", {"i0", "i1"}, ilir::Load::make("T", n(), {i1, i0})},
+  };
+  ilir::Program expected = matrix_program(false);
+  expected.internal.body = {
+      {"P",
+       {"i0", "i1"},
+       ilir::Load::make("A", Expr(), {i1, i0}) + ilir::Load::make("P", child(0), {i1, i0})},
+  };
+  check(input, expected);
+}
+
+TEST(FuseElementwise, IndexTempReadInASumAtItsOwnIndexNames) {
+  // T[n, i0, i1] = P[child(n, 1), i1, i0] read inside sum(k0 < H, A[i0, k0] * T[n, k0, i0]): T's i0
+  // becomes k0 while its i1 becomes the use's i0.
+  Expr i0 = index("i0"), i1 = index("i1"), k0 = index("k0");
+  Expr H = ilir::Var::make("H", ilir::VarKind::Size);
+  ilir::Program input = matrix_program(true);
+  input.internal.body = {
+      {"T", {"i0", "i1"}, ilir::Load::make("P", child(1), {i1, i0})},
+      {"P",
+       {"i0", "i1"},
+       ilir::Sum::make("k0", H,
+                       ilir::Load::make("A", Expr(), {i0, k0}) * ilir::Load::make("T", n(), {k0, i0}))},
+  };
+  ilir::Program expected = matrix_program(false);
+  expected.internal.body = {
+      {"P",
+       {"i0", "i1"},
+       ilir::Sum::make("k0", H,
+                       ilir::Load::make("A", Expr(), {i0, k0}) * ilir::Load::make("P", child(1), {i0, k0}))},
+  };
+  check(input, expected);
+}
+
+TEST(FuseElementwise, ProgramWithoutTempsIsUnchanged) {
+  ilir::Program input = model(model_text("treefc"));
+  check(input, input);
+}
+
+}  // namespace
+}  // namespace grove::lowering
