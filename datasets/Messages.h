@@ -1,7 +1,8 @@
 #pragma once
 // Every user-facing message about input structures, in one place: vocabulary files, PTB tree files,
-// the tree generators' arguments, and the inspector's checks of a batch of trees (the inspector lives
-// in backends/runtime, but what it reports is always a fault of the input trees).
+// DAG, grid and sequence files, the tree generators' arguments, and the inspectors' checks of a batch
+// of trees or DAGs (the inspectors live in backends/runtime, but what they report is always a fault of
+// the inputs).
 //
 // File messages start with `file:line:col` (columns count characters, from 1); inspector messages
 // start with the tree number (`first_tree_number` + index in the batch) and the node id.
@@ -87,5 +88,69 @@ inline constexpr char kTreeTokenRange[] =
 inline constexpr char kTreeInternalToken[] =
     "tree {}, node {}: internal node has token {}; internal nodes must have token -1";
 inline constexpr char kBatchTooLarge[] = "the batch has {} nodes in all; at most {} fit in one batch";
+
+// DAG files (JSON): `{"nodes": [{"token": 3, "preds": [0, 1]}, ...]}` per DAG, or a list of such
+// objects. DAGs and nodes are numbered as the inspector numbers them: DAGs from 1, nodes from 0.
+inline constexpr char kDagBadJson[] = "{}: not valid JSON: {}";
+inline constexpr char kDagTopLevel[] =
+    "{}: expected a DAG object {{\"nodes\": [...]}} or a JSON list of them, found {}";
+inline constexpr char kDagNoDags[] = "{}: the list holds no DAGs; expected at least one {{\"nodes\": [...]}}";
+inline constexpr char kDagNotObject[] = "{}: DAG {}: expected an object {{\"nodes\": [...]}}, found {}";
+inline constexpr char kDagUnknownKey[] = "{}: DAG {}: unexpected key '{}'; a DAG object has only 'nodes'";
+inline constexpr char kDagNoNodes[] =
+    "{}: DAG {}: missing 'nodes'; expected {{\"nodes\": [{{\"token\": 3, \"preds\": [0, 1]}}, ...]}}";
+inline constexpr char kDagNodesNotList[] = "{}: DAG {}: 'nodes' must be a list of node objects, found {}";
+inline constexpr char kDagNodeNotObject[] =
+    "{}: DAG {}, node {}: expected an object {{\"token\": 3, \"preds\": [0, 1]}}, found {}";
+inline constexpr char kDagNodeUnknownKey[] =
+    "{}: DAG {}, node {}: unexpected key '{}'; a node has 'token' and 'preds'";
+inline constexpr char kDagNoToken[] = "{}: DAG {}, node {}: missing 'token'; expected an integer id";
+inline constexpr char kDagBadToken[] = "{}: DAG {}, node {}: 'token' must be an integer in [0, {}], found {}";
+inline constexpr char kDagPredsNotList[] =
+    "{}: DAG {}, node {}: 'preds' must be a list of node indices (null for an empty slot), found {}";
+inline constexpr char kDagBadPred[] =
+    "{}: DAG {}, node {}: predecessor slot {} must be a node index in [0, {}] or null for an empty slot, "
+    "found {}";
+inline constexpr char kDagTooManyNodes[] = "{}: DAG {} has more than {} nodes or predecessor slots";
+
+// Line files shared by grids and sequences. The second {} is the kind of file ("grid", "sequence").
+inline constexpr char kLineFileEmpty[] = "{}: the file is empty; expected one {} per line such as '{}'";
+inline constexpr char kLineEmpty[] = "{}:{}: empty line; expected one {} per line such as '{}'";
+inline constexpr char kLineCarriageReturn[] =
+    "{}:{}:{}: carriage return (CR) in the line; {} files must use LF line endings";
+inline constexpr char kLineControl[] =
+    "{}:{}:{}: unexpected control character 0x{:02X}; expected tokens separated by ASCII spaces";
+
+// Grids: `R C` and then R*C integer tokens in row-major order, one grid per line.
+inline constexpr char kGridBadSize[] =
+    "{}:{}:{}: the grid's {} count '{}' must be an integer in [1, {}]; a line is 'R C' then R*C tokens";
+inline constexpr char kGridTooLarge[] = "{}:{}: a {}x{} grid has more than {} cells";
+inline constexpr char kGridTokenCount[] = "{}:{}: a {}x{} grid needs {} tokens after 'R C', found {}";
+inline constexpr char kGridBadToken[] =
+    "{}:{}:{}: grid token '{}' is not an integer id; tokens must be integers in [0, {}]";
+
+// Sequences: tokens separated by ASCII spaces, looked up like tree tokens.
+inline constexpr char kSequenceUnknownToken[] =
+    "{}:{}:{}: token '{}' is not in the vocabulary '{}', which has no '<unk>' line";
+inline constexpr char kSequenceNotInteger[] =
+    "{}:{}:{}: token '{}' is not an integer id; without a vocabulary, tokens must be integers in [0, {}]";
+inline constexpr char kSequenceTooLong[] = "{}:{}: the sequence has more than {} tokens";
+
+// The DAG inspector (backends/runtime/DagInspector.cpp). The first two {} name the input: "DAG 3",
+// "grid 2", "sequence 7" (its number in the file, from 1); nodes are numbered from 0 as in the file.
+inline constexpr char kDagEmpty[] = "{} {}: it is empty (0 nodes); expected at least one node";
+inline constexpr char kDagMalformed[] = "{} {}: malformed DAG: {}";
+inline constexpr char kDagPredOutOfRange[] =
+    "{} {}, node {}: predecessor slot {} holds {}, which is out of range: there are {} nodes (0 to {})";
+inline constexpr char kDagSelfLoop[] =
+    "{} {}, node {}: predecessor slot {} names the node itself, a cycle; a DAG has no cycles";
+inline constexpr char kDagCycle[] =
+    "{} {}: cycle: node {} is a predecessor of node {}, which is itself an ancestor of node {}; a DAG has no "
+    "cycles";
+inline constexpr char kDagTooManyPreds[] =
+    "{} {}, node {}: {} predecessor slots, but this model reads at most {} ({})";
+inline constexpr char kDagNegativeToken[] = "{} {}, node {}: token {} is negative; a token must be >= 0";
+inline constexpr char kDagTokenRange[] =
+    "{} {}, node {}: token {} is out of range: the vocabulary has {} entries";
 
 }  // namespace grove::dataset_messages

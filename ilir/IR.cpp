@@ -170,8 +170,27 @@ const char *to_string(StructureKind kind) {
       return "binary_tree";
     case StructureKind::Tree:
       return "tree";
+    case StructureKind::Dag:
+      return "dag";
+    case StructureKind::Sequence:
+      return "sequence";
   }
   return "?";
+}
+
+bool has_predecessor_slots(StructureKind kind) { return predecessor_slots(kind) > 0; }
+
+int predecessor_slots(StructureKind kind) {
+  switch (kind) {
+    case StructureKind::Dag:
+      return 2;
+    case StructureKind::Sequence:
+      return 1;
+    case StructureKind::BinaryTree:
+    case StructureKind::Tree:
+      break;
+  }
+  return 0;
 }
 
 }  // namespace grove::ilir

@@ -3,8 +3,11 @@
 //
 // What the IR means
 // -----------------
-// A Program describes one recursive model over an input *structure* (a binary tree, or a tree of
-// any arity). Every node n of every input structure carries the same set of *node-indexed
+// A Program describes one recursive model over an input *structure*: a binary tree, a tree of any
+// arity, a DAG whose nodes have up to two ordered predecessor slots, or a sequence (a chain whose
+// nodes have one predecessor slot, the previous token). For DAGs and sequences `child(n, k)` is
+// predecessor slot k; an empty slot (a source, the first token) is the *zero node*, whose states are
+// all zero, so every node of such a structure has exactly 2 (DAG) or 1 (sequence) "children". Every node n of every input structure carries the same set of *node-indexed
 // tensors*: `h[n, j]` is element j of node n's tensor h. There are three kinds of tensor:
 //
 //   * Param  — a weight, the same for every node: `W[j, k]`. It has no node index.
@@ -21,7 +24,9 @@
 // variables (H, D, V, ...) and loads. Reductions are explicit: `Sum(k, extent, body)` is
 // Σ_{k=0}^{extent-1} body. Structure is reached only through uninterpreted functions:
 // `child(n, k)`, `num_children(n)`, `is_leaf(n)`, `token(n)`; the inspector later turns them into
-// arrays. A ragged reduction over the children of n is `Sum(k, num_children(n), ...)`.
+// arrays. For DAGs and sequences the two Cases are identical (the model language has one `node`
+// case): every node has a token and reads its predecessor slots, so `token(n)` and `child(n, k)` are
+// allowed in both Cases. A ragged reduction over the children of n is `Sum(k, num_children(n), ...)`.
 //
 // Semantics of recursion: a Compute in a Case may read a State at `child(n, k)` only, and only
 // the children's final values; every node's tensors are complete before its parent reads them.
@@ -225,7 +230,14 @@ struct Case {
 enum class StructureKind {
   BinaryTree,  // every internal node has exactly two children, ordered (left, right)
   Tree,        // any number of children (child-sum models); leaves have none
+  Dag,         // predecessor slots 0 and 1 (child(n, 0), child(n, 1)); an empty slot reads zeros
+  Sequence,    // predecessor slot 0, the previous token; the first token's reads zeros
 };
+
+// Whether every node of `kind` carries a token and reads fixed predecessor slots (DAG, sequence).
+bool has_predecessor_slots(StructureKind kind);
+// The number of predecessor slots of a DAG (2) or a sequence (1) node; 0 for trees.
+int predecessor_slots(StructureKind kind);
 
 struct Program {
   std::string name;

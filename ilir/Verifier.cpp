@@ -53,12 +53,22 @@ class ComputeChecker : public IRMutator {
   }
 
   Expr visit_StructCall(const StructCall *op, const Expr &e) override {
-    if (op->fn == StructFn::Token && case_.kind != CaseKind::Leaf) fail("token() outside the leaf case", e);
-    if (op->fn == StructFn::Child && case_.kind != CaseKind::Internal)
+    // A DAG or sequence node has a token and its predecessor slots in both (identical) cases.
+    bool slots = has_predecessor_slots(p_.structure);
+    if (op->fn == StructFn::Token && case_.kind != CaseKind::Leaf && !slots)
+      fail("token() outside the leaf case", e);
+    if (op->fn == StructFn::Child && case_.kind != CaseKind::Internal && !slots)
       fail("child() outside the internal case", e);
     if (op->fn == StructFn::Child && p_.structure == StructureKind::BinaryTree) {
       const IntImm *k = op->arg.as<IntImm>();
       if (!k || k->value < 0 || k->value > 1) fail("a binary tree's child slot must be 0 or 1", e);
+    }
+    if (op->fn == StructFn::Child && slots) {
+      const IntImm *k = op->arg.as<IntImm>();
+      if (!k || k->value < 0 || k->value >= predecessor_slots(p_.structure))
+        fail(p_.structure == StructureKind::Dag ? "a DAG's predecessor slot must be 0 or 1"
+                                                : "a sequence's predecessor slot must be 0",
+             e);
     }
     return IRMutator::visit_StructCall(op, e);
   }

@@ -86,6 +86,14 @@ struct CompiledModel::Impl {
 
   // Runs trees[begin, end) in one call of the compiled code; writes roots into `out`.
   void run_batch(std::span<const Tree> trees, int64_t first_tree, float *out, RunStats *stats) const;
+  // Runs one linearized batch of `inputs` trees or DAGs: writes the output state of batch.roots, in
+  // order, into `out`.
+  void execute(const LinearizedBatch &batch, size_t inputs, double inspector_ms, float *out,
+               RunStats *stats) const;
+  // Runs a batch of DAGs in one call; appends the output rows to `out`.
+  void run_dag_batch(std::span<const Dag> dags, const DagInspectorOptions &options, std::vector<float> &out,
+                     RunStats *stats) const;
+  void check_runs_dags(const std::string &noun) const;
 };
 
 CompiledModel::CompiledModel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -145,7 +153,24 @@ void CompiledModel::Impl::run_batch(std::span<const Tree> trees, int64_t first_t
   InspectorOptions options = inspector;
   options.first_tree_number = first_tree + 1;
   LinearizedBatch batch = linearize(trees, options);
+  execute(batch, trees.size(), ms_since(t0), out, stats);
+}
+
+void CompiledModel::Impl::run_dag_batch(std::span<const Dag> dags, const DagInspectorOptions &options,
+                                        std::vector<float> &out, RunStats *stats) const {
+  auto t0 = std::chrono::steady_clock::now();
+  LinearizedBatch batch = linearize_dags(dags, options);
   double inspector_ms = ms_since(t0);
+  int64_t width = numel(program.get(program.output));
+  size_t begin = out.size();
+  out.resize(begin + batch.roots.size() * width);
+  execute(batch, dags.size(), inspector_ms, out.data() + begin, stats);
+}
+
+void CompiledModel::Impl::execute(const LinearizedBatch &batch, size_t inputs, double inspector_ms,
+                                  float *out, RunStats *stats) const {
+  // With empty predecessor slots, every state has one more row, the zero node's, that stays zero.
+  int64_t rows = int64_t(batch.num_nodes) + (batch.zero_node >= 0 ? 1 : 0);
 
   // Buffers in the order of the entry function's arguments.
   std::map<std::string, Halide::Runtime::Buffer<float>> floats;
@@ -156,10 +181,14 @@ void CompiledModel::Impl::run_batch(std::span<const Tree> trees, int64_t first_t
       floats.emplace(lowering::names::param(t.name),
                      Halide::Runtime::Buffer<float>(const_cast<float *>(w.data.data()), (int)w.data.size()));
     } else if (t.kind == ilir::TensorKind::State) {
-      int64_t elements = int64_t(batch.num_nodes) * numel(t);
-      if (elements > INT32_MAX)
-        user_error(msg::kBatchTooLarge, trees.size(), batch.num_nodes, t.name, elements);
-      floats.emplace(lowering::names::state(t.name), Halide::Runtime::Buffer<float>((int)elements));
+      int64_t elements = rows * numel(t);
+      if (elements > INT32_MAX) user_error(msg::kBatchTooLarge, inputs, batch.num_nodes, t.name, elements);
+      Halide::Runtime::Buffer<float> state((int)elements);
+      if (batch.zero_node >= 0) {
+        float *zero_row = state.data() + int64_t(batch.zero_node) * numel(t);
+        std::fill(zero_row, zero_row + numel(t), 0.0f);
+      }
+      floats.emplace(lowering::names::state(t.name), std::move(state));
     }
   }
   // Without hoisting, packing is part of every call.
@@ -217,6 +246,9 @@ void CompiledModel::Impl::run_batch(std::span<const Tree> trees, int64_t first_t
 
 Tensor CompiledModel::run(std::span<const Tree> trees, const RunOptions &options, RunStats *stats) const {
   if (options.batch < 0) user_error(msg::kNegativeBatch, options.batch);
+  const ilir::Program &program = impl_->program;
+  if (ilir::has_predecessor_slots(program.structure))
+    user_error(msg::kTreesForDagModel, program.name, ilir::to_string(program.structure));
   const ilir::TensorDecl &output = impl_->program.get(impl_->program.output);
   std::vector<int64_t> shape{int64_t(trees.size())};
   for (const ilir::Expr &d : output.shape) shape.push_back(eval_size(d, impl_->sizes));
@@ -229,6 +261,48 @@ Tensor CompiledModel::run(std::span<const Tree> trees, const RunOptions &options
     impl_->run_batch(trees.subspan(begin, end - begin), begin, result.data.data() + begin * width, stats);
   }
   return result;
+}
+
+void CompiledModel::Impl::check_runs_dags(const std::string &noun) const {
+  if (!ilir::has_predecessor_slots(program.structure))
+    user_error(msg::kDagsForTreeModel, program.name, ilir::to_string(program.structure), noun);
+}
+
+Tensor CompiledModel::run_dags(std::span<const Dag> dags, const RunOptions &options, RunStats *stats) const {
+  if (options.batch < 0) user_error(msg::kNegativeBatch, options.batch);
+  impl_->check_runs_dags(options.noun);
+  DagInspectorOptions inspector;
+  inspector.slots = ilir::predecessor_slots(impl_->program.structure);
+  inspector.vocab_size = impl_->inspector.vocab_size;
+  inspector.noun = options.noun;
+  inspector.outputs = options.outputs;
+  std::vector<float> rows;
+  int64_t batch = options.batch == 0 ? int64_t(dags.size()) : options.batch;
+  if (stats) stats->trees += int64_t(dags.size());
+  for (int64_t begin = 0; begin < int64_t(dags.size()); begin += batch) {
+    int64_t end = std::min<int64_t>(begin + batch, dags.size());
+    inspector.first_dag_number = begin + 1;
+    impl_->run_dag_batch(dags.subspan(begin, end - begin), inspector, rows, stats);
+  }
+  const ilir::TensorDecl &output = impl_->program.get(impl_->program.output);
+  int64_t width = impl_->numel(output);
+  std::vector<int64_t> shape{int64_t(rows.size()) / width};
+  for (const ilir::Expr &d : output.shape) shape.push_back(eval_size(d, impl_->sizes));
+  Tensor result(shape);
+  result.data = std::move(rows);
+  return result;
+}
+
+Tensor CompiledModel::run_sequences(std::span<const std::vector<int32_t>> sequences, const RunOptions &options,
+                                    RunStats *stats) const {
+  impl_->check_runs_dags("sequence");
+  std::vector<Dag> chains;
+  chains.reserve(sequences.size());
+  for (const std::vector<int32_t> &tokens : sequences) chains.push_back(chain_dag(tokens));
+  RunOptions chain_options = options;
+  chain_options.noun = "sequence";
+  chain_options.outputs = DagOutputs::Sinks;  // a chain's one sink is its last token
+  return run_dags(chains, chain_options, stats);
 }
 
 }  // namespace grove::cpu

@@ -5,13 +5,19 @@
 //   Weights weights = read_safetensors("w.safetensors");
 //   cpu::CompiledModel model = cpu::CompiledModel::compile(program, weights, {});
 //   Tensor roots = model.run(trees, {.batch = 10});   // [trees, H], input order
+//
+// A `structure dag` or `structure sequence` model runs over DAGs instead (grids are DAGs too):
+//   Tensor sinks = model.run_dags(dags, {});           // [sinks of all DAGs, H]
+//   Tensor last = model.run_sequences(sequences, {});  // [sequences, H]
 
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
 
+#include "backends/runtime/DagInspector.h"
 #include "backends/runtime/Tensor.h"
+#include "datasets/Dag.h"
 #include "datasets/Tree.h"
 #include "ilir/IR.h"
 
@@ -25,7 +31,10 @@ struct CompileOptions {
 };
 
 struct RunOptions {
-  int64_t batch = 0;  // trees per call of the compiled code; 0 = all trees in one call
+  int64_t batch = 0;  // trees (DAGs, sequences) per call of the compiled code; 0 = all in one call
+  // run_dags only: which nodes' states make the result, and how errors name one input DAG.
+  DagOutputs outputs = DagOutputs::Sinks;
+  std::string noun = "DAG";  // "DAG", "grid"
 };
 
 // What one run did, for `grove run` and `make run` to print.
@@ -44,6 +53,17 @@ class CompiledModel {
   // The output state of every tree's root, [trees.size(), output size...], in input order.
   // Results do not depend on options.batch. Throws UserError on a tree the model cannot take.
   Tensor run(std::span<const Tree> trees, const RunOptions &options, RunStats *stats = nullptr) const;
+
+  // A dag or sequence model over DAGs: the output state of every DAG's sinks in node order (or of
+  // all its nodes, options.outputs), DAG by DAG, [rows, output size...]. A sequence model takes
+  // DAGs of at most one predecessor slot per node. Results do not depend on options.batch. Throws
+  // UserError on a DAG the model cannot take (naming it options.noun and its number from 1).
+  Tensor run_dags(std::span<const Dag> dags, const RunOptions &options, RunStats *stats = nullptr) const;
+
+  // A dag or sequence model over sequences (chain DAGs): the last token's output state of each,
+  // [sequences, output size...], in input order.
+  Tensor run_sequences(std::span<const std::vector<int32_t>> sequences, const RunOptions &options,
+                       RunStats *stats = nullptr) const;
 
   double compile_ms() const;
   std::string schedule() const;  // the schedule in effect, as KEY=VALUE pairs

@@ -10,6 +10,12 @@ inline constexpr char kBatchTooLarge[] =
     "1); "
     "use --batch to run fewer trees per call";
 inline constexpr char kNegativeBatch[] = "--batch must be at least 0 (0 = all trees in one call), got {}";
+inline constexpr char kTreesForDagModel[] =
+    "model {} has 'structure {}': it runs over DAGs, grids or sequences (--dags, --grids, --sequences), not "
+    "trees";
+inline constexpr char kDagsForTreeModel[] =
+    "model {} has 'structure {}': it runs over trees (--trees), not {}s; DAGs, grids and sequences need a "
+    "'structure dag' or 'structure sequence' model";
 inline constexpr char kRunFailed[] = "the compiled model failed with Halide error code {}";
 
 }  // namespace grove::cpu_messages

@@ -29,6 +29,10 @@ struct LinearizedBatch {
   std::vector<int32_t> children;     // new ids; every child id is smaller than its parent's
   std::vector<int32_t> token;        // per node; -1 for internal nodes
   std::vector<int32_t> roots;        // per input tree, in input order
+  // DAGs and sequences (DagInspector.h): an empty predecessor slot holds `zero_node` = num_nodes, a
+  // node that is never computed: the executor gives every state buffer one extra row there, all
+  // zeros; -1 for trees, which have no empty slots. For DAGs `roots` holds the output nodes.
+  int32_t zero_node = -1;
 };
 
 struct ArityRule {

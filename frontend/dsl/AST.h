@@ -31,13 +31,33 @@ enum class ExprAstKind {
   Concat,       // [a; b; ...]               operands: the parts
   Slice,        // a[lo:hi]                  operands: a
   Token,        // E[token]                  name: E
-  Child,        // h[left], h[right], h[k]   name: h
+  Child,        // h[left], h[right], h[k], h[pred0], h[pred1], h[prev]   name: h
   SumChildren,  // sum(k in children) body   name: k; operands: body
 };
 
 enum class BinaryOp { Add, Sub, Mul, Div, MatMul };
 enum class Function { Sigmoid, Tanh, Exp, Relu };
-enum class ChildSlot { Left, Right, Var };
+// left/right: a binary tree's children; Var: h[k] in sum(k in children); pred0/pred1: a DAG node's
+// predecessor slots; prev: a sequence token's predecessor.
+enum class ChildSlot { Left, Right, Var, Pred0, Pred1, Prev };
+
+inline const char *to_string(ChildSlot slot) {
+  switch (slot) {
+    case ChildSlot::Left:
+      return "left";
+    case ChildSlot::Right:
+      return "right";
+    case ChildSlot::Var:
+      return "k";
+    case ChildSlot::Pred0:
+      return "pred0";
+    case ChildSlot::Pred1:
+      return "pred1";
+    case ChildSlot::Prev:
+      return "prev";
+  }
+  return "?";
+}
 
 inline const char *to_string(BinaryOp op) {
   switch (op) {
@@ -109,9 +129,10 @@ struct StatementAst {
 };
 
 struct CaseAst {
-  ilir::CaseKind kind;
+  ilir::CaseKind kind;  // Leaf for the `node` case of a dag or sequence model
   Loc loc;
   std::vector<StatementAst> body;
+  bool node = false;  // the single `node` case of a dag or sequence model
 };
 
 struct TensorDeclAst {
@@ -129,6 +150,7 @@ struct ModelAst {
   Loc structure_loc;
   std::vector<TensorDeclAst> tensors;  // params and states, in file order
   std::optional<CaseAst> leaf, internal;
+  std::optional<CaseAst> node;  // dag and sequence models: the one case, instead of leaf and internal
   std::optional<std::string> output;
   Loc output_loc;
   Loc end_loc;                         // where a missing declaration is reported

@@ -9,7 +9,25 @@
 namespace grove::dsl {
 namespace {
 
-const char *case_name(ilir::CaseKind kind) { return kind == ilir::CaseKind::Leaf ? "leaf" : "internal"; }
+const char *case_name(const CaseAst &kase) {
+  if (kase.node) return "node";
+  return kase.kind == ilir::CaseKind::Leaf ? "leaf" : "internal";
+}
+
+// How a model of `structure` reads the states its node depends on, for messages.
+std::string how_to_read(ilir::StructureKind structure, const std::string &state) {
+  switch (structure) {
+    case ilir::StructureKind::BinaryTree:
+      return fmt::format("{0}[left] and {0}[right]", state);
+    case ilir::StructureKind::Tree:
+      return fmt::format("sum(k in children) {}[k]", state);
+    case ilir::StructureKind::Dag:
+      return fmt::format("its predecessors' states as {0}[pred0] and {0}[pred1]", state);
+    case ilir::StructureKind::Sequence:
+      return fmt::format("the previous token's state as {}[prev]", state);
+  }
+  return "?";
+}
 
 const char *kind_name(NameKind kind) {
   switch (kind) {
@@ -48,8 +66,12 @@ class Checker {
     check_sections();
     check_declarations();
     check_output();
-    check_case(*model_.leaf);
-    check_case(*model_.internal);
+    if (model_.node) {
+      check_case(*model_.node);
+    } else {
+      check_case(*model_.leaf);
+      check_case(*model_.internal);
+    }
   }
 
  private:
@@ -69,11 +91,26 @@ class Checker {
   void check_sections() {
     if (!model_.structure)
       source_.error(model_.end_loc, msg::kMissing, "structure",
-                    "'structure binary_tree' or 'structure tree'");
-    if (!model_.leaf) source_.error(model_.end_loc, msg::kMissing, "leaf", "'leaf { ... }'");
-    if (!model_.internal) source_.error(model_.end_loc, msg::kMissing, "internal", "'internal { ... }'");
+                    "'structure binary_tree', 'structure tree', 'structure dag' or 'structure sequence'");
+    ilir::StructureKind structure = *model_.structure;
+    const char *structure_name = ilir::to_string(structure);
+    if (ilir::has_predecessor_slots(structure)) {
+      // A DAG or sequence node is not a leaf or an internal node: it has one case.
+      for (const std::optional<CaseAst> *kase : {&model_.leaf, &model_.internal}) {
+        if (*kase) {
+          source_.error((*kase)->loc, msg::kTreeCaseInDag, structure_name, case_name(**kase),
+                        structure_name, how_to_read(structure, "h"));
+        }
+      }
+      if (!model_.node) source_.error(model_.end_loc, msg::kMissing, "node", "'node { ... }'");
+    } else if (model_.node) {
+      source_.error(model_.node->loc, msg::kNodeCaseInTree, structure_name);
+    }
     if (!model_.output)
       source_.error(model_.end_loc, msg::kMissing, "output", "'output NAME' naming a state");
+    if (model_.node) return;
+    if (!model_.leaf) source_.error(model_.end_loc, msg::kMissing, "leaf", "'leaf { ... }'");
+    if (!model_.internal) source_.error(model_.end_loc, msg::kMissing, "internal", "'internal { ... }'");
   }
 
   void check_declarations() {
@@ -144,7 +181,7 @@ class Checker {
     }
     for (const TensorDeclAst &decl : model_.tensors) {
       if (decl.kind == ilir::TensorKind::State && !scope.assigned.count(decl.name)) {
-        source_.error(kase.loc, msg::kStateNotAssigned, case_name(kase.kind), decl.name);
+        source_.error(kase.loc, msg::kStateNotAssigned, case_name(kase), decl.name);
       }
     }
   }
@@ -154,7 +191,7 @@ class Checker {
     const Shape &shape = statement.value->shape;
     auto previous = scope.assigned.find(name);
     if (previous != scope.assigned.end()) {
-      source_.error(statement.loc, msg::kAssignedTwice, name, case_name(scope.kase->kind),
+      source_.error(statement.loc, msg::kAssignedTwice, name, case_name(*scope.kase),
                     previous->second.line);
     }
     const TensorDeclAst *decl = find_tensor(name);
@@ -214,9 +251,12 @@ class Checker {
       e.shape = temp->second.shape;
       return;
     }
-    const char *kase = case_name(scope.kase->kind);
+    const char *kase = case_name(*scope.kase);
     if (const TensorDeclAst *decl = find_tensor(e.name)) {
       if (decl->kind == ilir::TensorKind::State && !scope.assigned.count(e.name)) {
+        if (scope.kase->node) {
+          source_.error(e.loc, msg::kStateBeforeDefSlots, e.name, how_to_read(*model_.structure, e.name));
+        }
         if (scope.kase->kind == ilir::CaseKind::Leaf) source_.error(e.loc, msg::kUseBeforeDef, e.name, kase);
         if (model_.structure == ilir::StructureKind::Tree) {
           source_.error(e.loc, msg::kStateBeforeDefTree, e.name, kase, e.name);
@@ -341,7 +381,7 @@ class Checker {
   }
 
   void check_token(ExprAst &e, Scope &scope) {
-    if (scope.kase->kind != ilir::CaseKind::Leaf) source_.error(e.loc, msg::kTokenInInternal);
+    if (scope.kase->kind != ilir::CaseKind::Leaf && !scope.kase->node) source_.error(e.loc, msg::kTokenInInternal);
     const TensorDeclAst *decl = resolve_tensor(e, scope);
     if (e.resolved != NameKind::Param)
       source_.error(e.loc, msg::kTokenNotParam, e.name, e.name, kind_name(e.resolved));
@@ -350,10 +390,21 @@ class Checker {
   }
 
   void check_child(ExprAst &e, Scope &scope) {
+    ilir::StructureKind structure = *model_.structure;
+    bool dag_slot = e.slot == ChildSlot::Pred0 || e.slot == ChildSlot::Pred1;
+    bool sequence_slot = e.slot == ChildSlot::Prev;
+    bool tree_slot = e.slot == ChildSlot::Left || e.slot == ChildSlot::Right || e.slot == ChildSlot::Var;
+    if ((dag_slot && structure != ilir::StructureKind::Dag) ||
+        (sequence_slot && structure != ilir::StructureKind::Sequence) ||
+        (tree_slot && ilir::has_predecessor_slots(structure))) {
+      std::string slot = e.slot == ChildSlot::Var ? e.child_var : to_string(e.slot);
+      source_.error(e.loc, msg::kSlotWrongStructure, e.name, slot, ilir::to_string(structure),
+                    how_to_read(structure, e.name));
+    }
     if (e.slot == ChildSlot::Var) {
       if (!scope.sum || scope.sum->name != e.child_var)
         source_.error(e.loc, msg::kChildVarOutsideSum, e.child_var, e.name);
-    } else {
+    } else if (e.slot == ChildSlot::Left || e.slot == ChildSlot::Right) {
       const char *slot = e.slot == ChildSlot::Left ? "left" : "right";
       if (model_.structure == ilir::StructureKind::Tree)
         source_.error(e.loc, msg::kChildInTree, slot, e.name);
@@ -361,15 +412,17 @@ class Checker {
     }
     const TensorDeclAst *decl = resolve_tensor(e, scope);
     if (e.resolved != NameKind::State) {
-      std::string slot = e.slot == ChildSlot::Var    ? e.child_var
-                         : e.slot == ChildSlot::Left ? "left"
-                                                     : "right";
+      std::string slot = e.slot == ChildSlot::Var ? e.child_var : to_string(e.slot);
       source_.error(e.loc, msg::kChildNotState, e.name, slot, e.name, kind_name(e.resolved));
     }
     e.shape = decl->shape;
   }
 
   void check_sum(ExprAst &e, Scope &scope) {
+    if (ilir::has_predecessor_slots(*model_.structure)) {
+      source_.error(e.loc, msg::kSumInSlots, ilir::to_string(*model_.structure),
+                    how_to_read(*model_.structure, "h"));
+    }
     if (model_.structure != ilir::StructureKind::Tree) source_.error(e.loc, msg::kSumInBinary);
     if (scope.kase->kind == ilir::CaseKind::Leaf) source_.error(e.loc, msg::kSumInLeaf);
     if (scope.sum) source_.error(e.loc, msg::kSumNested, scope.sum->name);

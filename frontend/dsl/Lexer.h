@@ -24,7 +24,11 @@ namespace grove::dsl {
   X(Children, "children")     \
   X(Token, "token")           \
   X(Left, "left")             \
-  X(Right, "right")
+  X(Right, "right")           \
+  X(Node, "node")             \
+  X(Pred0, "pred0")           \
+  X(Pred1, "pred1")           \
+  X(Prev, "prev")
 
 enum class Tok {
   Ident,

@@ -16,7 +16,7 @@ inline constexpr char kNumberTooLarge[] = "number '{}' is too large";
 // Parser: syntax
 inline constexpr char kExpected[] = "expected {} {}, found {}";
 inline constexpr char kExpectedDeclaration[] =
-    "expected a declaration (param, state, leaf, internal or output), found {}";
+    "expected a declaration (param, state, leaf, internal, node or output), found {}";
 inline constexpr char kModelFirst[] = "expected 'model NAME' at the start of the file, found {}";
 inline constexpr char kExpectedExpression[] = "expected an expression {}, found {}";
 inline constexpr char kExpectedSize[] = "expected a size such as H, 3H, 2 or H+1 {}, found {}";
@@ -25,10 +25,12 @@ inline constexpr char kSizeNotLinear[] =
     "size expression is not linear: '{}' times '{}'; expected sums of terms like 3H";
 inline constexpr char kNestedTooDeep[] = "expression nested too deeply (more than {} levels)";
 inline constexpr char kBadIndex[] =
-    "expected 'lo:hi', 'token', 'left', 'right' or a children variable inside '[ ]', found {}";
+    "expected 'lo:hi', 'token', 'left', 'right', 'pred0', 'pred1', 'prev' or a children variable inside '[ ]', "
+    "found {}";
 inline constexpr char kIndexNeedsName[] = "'[{}]' must follow a tensor name, as in h[{}]";
 inline constexpr char kUnknownFunction[] = "unknown function '{}': expected sigmoid, tanh, exp or relu";
-inline constexpr char kUnknownStructure[] = "unknown structure '{}': expected binary_tree or tree";
+inline constexpr char kUnknownStructure[] =
+    "unknown structure '{}': expected binary_tree, tree, dag or sequence";
 
 // Declarations
 inline constexpr char kDuplicate[] = "'{}' is declared twice (first at line {})";
@@ -47,6 +49,13 @@ inline constexpr char kDimNotPositive[] =
     "1, such as H, 2H or H+1";
 inline constexpr char kStateRank[] = "state '{}' has {} dimensions; expected a vector [H] or a matrix [H, H]";
 
+inline constexpr char kNodeCaseInTree[] =
+    "a 'structure {}' model has 'leaf' and 'internal' cases, not 'node'; 'node {{ ... }}' is the single case "
+    "of a dag or sequence model";
+inline constexpr char kTreeCaseInDag[] =
+    "a 'structure {}' model has a single 'node {{ ... }}' case, not '{}'; every node of a {} has a token and "
+    "reads {}";
+
 // Statements and names
 inline constexpr char kUnknownName[] =
     "unknown name '{}': expected a param, a state or a name assigned earlier in this case";
@@ -61,6 +70,8 @@ inline constexpr char kStateBeforeDef[] =
 inline constexpr char kStateBeforeDefTree[] =
     "state '{}' of this node is used before it is assigned in the {} case; a child's state is {}[k] inside "
     "sum(k in children)";
+inline constexpr char kStateBeforeDefSlots[] =
+    "state '{}' of this node is used before it is assigned in the node case; {}";
 inline constexpr char kSizeAsValue[] =
     "size variable '{}' cannot be used as a value; expected a tensor or a number";
 inline constexpr char kAssignParam[] =
@@ -79,6 +90,10 @@ inline constexpr char kTokenRank[] =
 inline constexpr char kChildNotState[] = "'{}[{}]' reads a child's state, but '{}' is a {}; expected a state";
 inline constexpr char kChildInTree[] =
     "'{}' is not available in a 'structure tree' model; read children with sum(k in children) {}[k]";
+inline constexpr char kSlotWrongStructure[] =
+    "'{}[{}]' is not available in a 'structure {}' model; read {}";
+inline constexpr char kSumInSlots[] =
+    "sum(k in children) needs 'structure tree'; in a '{}' model read {}";
 inline constexpr char kChildInLeaf[] = "'{}' is not available in the leaf case; a leaf has no children";
 inline constexpr char kSumInBinary[] =
     "sum(k in children) needs 'structure tree'; in a binary_tree model use h[left] and h[right]";

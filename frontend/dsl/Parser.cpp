@@ -11,8 +11,8 @@ constexpr int kMaxDepth = 100;
 
 // A recursive-descent parser, one method per grammar rule of docs/DSL.md:
 //   file      := 'model' NAME decl* END
-//   decl      := 'structure' NAME | ('param' | 'state') NAME dims | ('leaf' | 'internal') block
-//              | 'output' NAME
+//   decl      := 'structure' NAME | ('param' | 'state') NAME dims
+//              | ('leaf' | 'internal' | 'node') block | 'output' NAME
 //   dims      := '[' size (',' size)* ']'
 //   size      := term (('+' | '-') term)*        term := factor ('*' factor)*, `3H` = 3 * H
 //   block     := '{' (NAME '=' expr)* '}'
@@ -20,7 +20,7 @@ constexpr int kMaxDepth = 100;
 //   mul       := unary (('*' | '/' | '@') unary)*
 //   unary     := '-' unary | postfix
 //   postfix   := primary ('[' index ']')*
-//   index     := size ':' size | 'token' | 'left' | 'right' | NAME
+//   index     := size ':' size | 'token' | 'left' | 'right' | 'pred0' | 'pred1' | 'prev' | NAME
 //   primary   := NUMBER | NAME | NAME '(' expr ')' | '(' expr ')' | '[' expr (';' expr)* ']'
 //              | 'sum' '(' NAME 'in' 'children' ')' expr
 class Parser {
@@ -74,6 +74,10 @@ class Parser {
           model.structure = ilir::StructureKind::BinaryTree;
         } else if (kind.text == "tree") {
           model.structure = ilir::StructureKind::Tree;
+        } else if (kind.text == "dag") {
+          model.structure = ilir::StructureKind::Dag;
+        } else if (kind.text == "sequence") {
+          model.structure = ilir::StructureKind::Sequence;
         } else {
           source_.error(kind.loc, msg::kUnknownStructure, kind.text);
         }
@@ -101,6 +105,12 @@ class Parser {
         std::optional<CaseAst> &slot = leaf ? model.leaf : model.internal;
         if (slot) source_.error(keyword.loc, msg::kDuplicateSection, keyword.text, slot->loc.line);
         slot = parse_case(leaf ? ilir::CaseKind::Leaf : ilir::CaseKind::Internal, keyword);
+        return;
+      }
+      case Tok::Node: {
+        if (model.node) source_.error(keyword.loc, msg::kDuplicateSection, "node", model.node->loc.line);
+        model.node = parse_case(ilir::CaseKind::Leaf, keyword);
+        model.node->node = true;
         return;
       }
       case Tok::Output: {
@@ -243,7 +253,8 @@ class Parser {
 
   ExprPtr parse_index(ExprPtr base, Loc bracket) {
     Tok kind = peek().kind;
-    bool named_slot = kind == Tok::Token || kind == Tok::Left || kind == Tok::Right ||
+    bool named_slot = kind == Tok::Token || kind == Tok::Left || kind == Tok::Right || kind == Tok::Pred0 ||
+                      kind == Tok::Pred1 || kind == Tok::Prev ||
                       (kind == Tok::Ident && peek(1).kind == Tok::RBracket);
     if (named_slot) {
       // `E[token]`, `h[left]`, `h[k]` index a tensor by the structure, so they need a tensor name.
@@ -253,7 +264,12 @@ class Parser {
       }
       ExprPtr e = make(kind == Tok::Token ? ExprAstKind::Token : ExprAstKind::Child, base->loc);
       e->name = base->name;
-      e->slot = kind == Tok::Left ? ChildSlot::Left : kind == Tok::Right ? ChildSlot::Right : ChildSlot::Var;
+      e->slot = kind == Tok::Left    ? ChildSlot::Left
+                : kind == Tok::Right ? ChildSlot::Right
+                : kind == Tok::Pred0 ? ChildSlot::Pred0
+                : kind == Tok::Pred1 ? ChildSlot::Pred1
+                : kind == Tok::Prev  ? ChildSlot::Prev
+                                     : ChildSlot::Var;
       if (kind == Tok::Ident) e->child_var = slot.text;
       return e;
     }

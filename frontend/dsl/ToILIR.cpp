@@ -49,6 +49,7 @@ Expr offset_index(const Expr &index, const Size &offset) {
 
 // Lowers the model, in these steps:
 //   1. program header: name, structure, size variables, output; params then states as declared;
+//      a dag or sequence model's one `node` case becomes both the leaf and the internal case;
 //   2. temp names: leaf temps keep their names; an internal temp reuses a leaf temp's declaration
 //      when name and shape agree, and is renamed `name_internal` when only the name does; compiler
 //      temps are `_t0`, `_t1`, ... avoiding every user name;
@@ -70,6 +71,14 @@ class Lowering {
       for (const TensorDeclAst &decl : model_.tensors) {
         if (decl.kind == kind) add_tensor(decl.name, kind, decl.shape);
       }
+    }
+    if (model_.node) {
+      // A DAG or sequence node has one case; both of the Program's cases are that case, so that
+      // every level of the batch, the sources' included, runs the same code.
+      for (const StatementAst &statement : model_.node->body) used_names_.insert(statement.target);
+      lower_case(*model_.node, program_.leaf);
+      program_.internal.body = program_.leaf.body;
+      return std::move(program_);
     }
     for (const CaseAst *kase : {&*model_.leaf, &*model_.internal}) {
       for (const StatementAst &statement : kase->body) used_names_.insert(statement.target);
@@ -231,9 +240,12 @@ class Lowering {
     Expr slot;
     switch (e.slot) {
       case ChildSlot::Left:
+      case ChildSlot::Pred0:
+      case ChildSlot::Prev:
         slot = ilir::IntImm::make(0);
         break;
       case ChildSlot::Right:
+      case ChildSlot::Pred1:
         slot = ilir::IntImm::make(1);
         break;
       case ChildSlot::Var:

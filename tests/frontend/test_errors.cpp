@@ -87,8 +87,8 @@ TEST(Errors, MissingSections) {
   EXPECT_THAT(
       error_of("model M\nleaf { }\ninternal { }\noutput h\n"),
       HasSubstr(
-          "e.grove:5:1: error: the model has no 'structure' declaration; expected 'structure binary_tree' or "
-          "'structure tree'"));
+          "e.grove:5:1: error: the model has no 'structure' declaration; expected 'structure binary_tree', "
+          "'structure tree', 'structure dag' or 'structure sequence'"));
   EXPECT_THAT(error_of("model M\nstructure tree\ninternal { }\noutput h\n"),
               HasSubstr("e.grove:5:1: error: the model has no 'leaf' declaration; expected 'leaf { ... }'"));
   EXPECT_THAT(error_of("model M\nstructure tree\nleaf { }\noutput h\n"),

@@ -158,13 +158,14 @@ TEST(Parser, ModelMustComeFirst) {
 
 TEST(Parser, UnknownDeclarationKeyword) {
   EXPECT_THAT(parse_error("model M\nweight W [H]\n"),
-              HasSubstr("p.grove:2:1: error: expected a declaration (param, state, leaf, internal or "
-                        "output), found 'weight'"));
+              HasSubstr("p.grove:2:1: error: expected a declaration (param, state, leaf, internal, node "
+                        "or output), found 'weight'"));
 }
 
 TEST(Parser, UnknownStructure) {
-  EXPECT_THAT(parse_error("model M\nstructure dag\n"),
-              HasSubstr("p.grove:2:11: error: unknown structure 'dag': expected binary_tree or tree"));
+  EXPECT_THAT(parse_error("model M\nstructure graph\n"),
+              HasSubstr("p.grove:2:11: error: unknown structure 'graph': expected binary_tree, tree, dag or "
+                        "sequence"));
 }
 
 TEST(Parser, SectionsAppearOnce) {
@@ -192,8 +193,8 @@ TEST(Parser, SizeErrors) {
 
 TEST(Parser, IndexErrors) {
   EXPECT_THAT(parse_error("model M\nleaf { x = a[+] }"),
-              HasSubstr("p.grove:2:14: error: expected 'lo:hi', 'token', 'left', 'right' or a children "
-                        "variable inside '[ ]', found '+'"));
+              HasSubstr("p.grove:2:14: error: expected 'lo:hi', 'token', 'left', 'right', 'pred0', 'pred1', "
+                        "'prev' or a children variable inside '[ ]', found '+'"));
   EXPECT_THAT(parse_error("model M\nleaf { x = (a + b)[left] }"),
               HasSubstr("p.grove:2:19: error: '[left]' must follow a tensor name, as in h[left]"));
 }
