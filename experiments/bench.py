@@ -1,0 +1,377 @@
+#!/usr/bin/python3
+"""grove against its peers, in one run on this machine (`make bench`; `make bench BENCH_ARGS=--quick`).
+
+1. Measures the OpenBLAS SGEMM ceiling (experiments/peers/sgemm_peak, 1 and 2 threads).
+2. For each tree model × H × batch × input set, runs `grove bench --json` and the peers
+   (libtorch and PyTorch level-batched, PyTorch eager) on the same trees with the same weights, and
+   prints each result as it comes.
+3. Runs the ablation: TreeLSTM, H=256, batch 10, SST, with each of grove's scheduling primitives
+   turned off in turn.
+4. Writes experiments/results/bench.md, bench.csv, bench.png, ablation.md and ablation.csv.
+
+Inputs. SST: the first --trees-limit trees of the SST test split, their words renumbered 0..U-1 in
+order of first appearance (so that MV-RNN's per-word H×H matrices stay small and every tool reads
+the same integer ids); perfect: 64 perfect binary trees of height 7 (255 nodes each), leaf tokens
+cycling through 100 ids. Weights: `grove init-weights --seed 1`, one safetensors file per model, H
+and input set, read by grove and by the peers (same names and shapes: MODELS.md).
+
+Protocol (experiments/README.md): one warm-up pass, --repeat timed passes of all trees in calls of
+`batch` trees; the figure is the median of (pass time ÷ calls) in ms per batch. Every tool runs with
+PERF-NOTES' environment and 2 threads. FLOP limit = FLOPs per batch (grove's count from the ILIR,
+which is flops.py's) ÷ this run's 2-thread SGEMM peak.
+"""
+
+import argparse
+import csv
+import datetime
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PEERS = os.path.join(ROOT, "experiments", "peers")
+PYTHON = "/usr/bin/python3"
+
+# (name in the peers and in the tables, model file stem in models/)
+MODELS = [("treefc", "treefc"), ("treegru", "treegru"), ("treelstm", "treelstm"),
+          ("childsumtreelstm", "childsum_treelstm"), ("mvrnn", "mvrnn")]
+TOOLS = ["grove", "libtorch-level-batched", "pytorch-level-batched", "pytorch-eager"]
+PRIMITIVES = ["batch", "specialize", "fuse", "gemm", "hoist", "persist", "parallel"]
+PERFECT_HEIGHT, PERFECT_TREES, PERFECT_VOCAB = 7, 64, 100
+
+# PERF-NOTES, "Measuring the peers fairly": for every tool, grove included.
+ENV = dict(os.environ, OPENBLAS_CORETYPE="SkylakeX", OMP_WAIT_POLICY="PASSIVE",
+           MALLOC_MMAP_THRESHOLD_="33554432", MALLOC_TRIM_THRESHOLD_="1073741824",
+           MALLOC_TOP_PAD_="268435456")
+
+
+def log(text):
+    print(text, flush=True)
+
+
+# --- Inputs --------------------------------------------------------------------------------------
+
+LEAF = re.compile(r"\(([^ ()]+) ([^ ()]+)\)")  # atoms split on ASCII space and parentheses only
+
+
+def write_sst(limit, work):
+    """The first `limit` SST test trees with words renumbered 0..U-1; returns (trees, vocab, U)."""
+    with open(os.path.join(ROOT, "datasets", "sst", "test.txt"), encoding="utf-8") as f:
+        lines = [line.rstrip("\n") for line in f if line.strip()][:limit]
+    ids = {}
+
+    def renumber(m):
+        return "(%s %d)" % (m.group(1), ids.setdefault(m.group(2), len(ids)))
+
+    lines = [LEAF.sub(renumber, line) for line in lines]
+    return write_inputs(work, "sst", lines, len(ids))
+
+
+def perfect_tree_line(height, first_token):
+    """One perfect binary tree in PTB format, built bottom-up (no recursion)."""
+    level = ["(0 %d)" % ((first_token + i) % PERFECT_VOCAB) for i in range(2 ** height)]
+    while len(level) > 1:
+        level = ["(0 %s %s)" % (a, b) for a, b in zip(level[0::2], level[1::2])]
+    return level[0]
+
+
+def write_perfect(work):
+    leaves = 2 ** PERFECT_HEIGHT
+    lines = [perfect_tree_line(PERFECT_HEIGHT, t * leaves) for t in range(PERFECT_TREES)]
+    return write_inputs(work, "perfect", lines, PERFECT_VOCAB)
+
+
+def write_inputs(work, name, lines, vocab_size):
+    trees, vocab = os.path.join(work, name + ".txt"), os.path.join(work, name + "-vocab.txt")
+    with open(trees, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+    with open(vocab, "w") as f:  # id i is the word "i", so the peers keep grove's ids
+        f.write("".join("%d\n" % i for i in range(vocab_size)))
+    return {"name": name, "trees": trees, "vocab": vocab, "vocab_size": vocab_size, "count": len(lines)}
+
+
+def size_vars(stem):
+    """The size variables in the param shapes of models/<stem>.grove."""
+    with open(os.path.join(ROOT, "models", stem + ".grove")) as f:
+        shapes = re.findall(r"^\s*param\s+\w+\s*\[([^\]]*)\]", f.read(), re.M)
+    return sorted({v for shape in shapes for v in re.findall(r"[A-Za-z_]\w*", shape)})
+
+
+def weights_file(args, stem, hidden, inputs):
+    path = os.path.join(args.work, "w-%s-h%d-%s.safetensors" % (stem, hidden, inputs["name"]))
+    if not os.path.exists(path):
+        values = {"H": hidden, "D": hidden, "V": inputs["vocab_size"]}
+        sizes = ",".join("%s=%d" % (v, values[v]) for v in size_vars(stem))
+        run([args.grove, "init-weights", os.path.join(ROOT, "models", stem + ".grove"), "--sizes", sizes,
+             "--seed", "1", "--out", path])
+    return path
+
+
+# --- Running the tools ---------------------------------------------------------------------------
+
+def run(command, timeout=None):
+    result = subprocess.run(command, env=ENV, capture_output=True, text=True, timeout=timeout)
+    if result.returncode != 0:
+        raise RuntimeError("%s failed (exit %d):\n%s" % (" ".join(command), result.returncode,
+                                                          result.stderr.strip()[-2000:]))
+    return result.stdout
+
+
+def last_json(stdout):
+    return json.loads([line for line in stdout.splitlines() if line.startswith("{")][-1])
+
+
+def run_grove(args, stem, inputs, weights, batch, schedule=""):
+    command = [args.grove, "bench", os.path.join(ROOT, "models", stem + ".grove"), "--trees", inputs["trees"],
+               "--weights", weights, "--batch", str(batch), "--repeat", str(args.repeat), "--threads", "2",
+               "--json"]
+    if schedule:
+        command += ["--schedule", schedule]
+    return last_json(run(command, timeout=args.timeout))
+
+
+def run_peer(args, tool, model, hidden, inputs, weights, batch):
+    common = ["--model", model, "--hidden", str(hidden), "--batch", str(batch), "--repeat", str(args.repeat),
+              "--threads", "2", "--trees", inputs["trees"], "--vocab", inputs["vocab"], "--weights", weights]
+    if tool == "libtorch-level-batched":
+        command = [os.path.join(args.peers_build, "libtorch_tree")] + common
+    else:
+        mode = "batched" if tool == "pytorch-level-batched" else "eager"
+        command = [PYTHON, os.path.join(PEERS, "pytorch_tree.py"), "--mode", mode] + common
+    return last_json(run(command, timeout=args.timeout))
+
+
+def skip_reason(args, tool, model, hidden, batch):
+    """Why a configuration is not run (None: it is). Said in the table, never dropped silently."""
+    if model == "mvrnn" and hidden >= 512:
+        return "skipped: MV-RNN at H=512 is ~4H³ = 0.5 GFLOP per node (~1 TFLOP per SST pass)"
+    if tool == "pytorch-eager" and (hidden >= 512 or model == "mvrnn") and not args.all_eager:
+        return "skipped: eager, one node per call, takes minutes here (--all-eager runs it)"
+    return None
+
+
+def sgemm_peak(args):
+    peaks = {}
+    for line in run([os.path.join(args.peers_build, "sgemm_peak"), "--runs", "5"]).splitlines():
+        record = json.loads(line)
+        peaks[record["threads"]] = record["gflops"]
+    return peaks
+
+
+# --- Reports -------------------------------------------------------------------------------------
+
+def fmt_ms(value):
+    return "%.3g" % value if value < 100 else "%.0f" % value
+
+
+def write_bench_tables(args, rows, peaks, header):
+    fields = ["model", "hidden", "batch", "input", "tool", "median_ms_per_batch", "p10_ms", "p90_ms",
+              "flops_per_batch", "flop_limit_ms", "x_over_limit", "gflops", "compile_ms", "inspector_ms", "note"]
+    with open(os.path.join(args.out, "bench.csv"), "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+
+    configs = []
+    for r in rows:
+        key = (r["model"], r["hidden"], r["batch"], r["input"])
+        if key not in configs:
+            configs.append(key)
+    by = {(r["model"], r["hidden"], r["batch"], r["input"], r["tool"]): r for r in rows}
+    lines = [header, "",
+             "ms per batch, median of %d passes; in parentheses: × over the FLOP limit. FLOP limit = FLOPs per "
+             "batch ÷ this run's 2-thread SGEMM peak (%.1f GFLOP/s; 1 thread: %.1f)." % (
+                 args.repeat, peaks.get(2, 0), peaks.get(1, 0)), "",
+             "| model | H | batch | trees | grove | libtorch level-batched | PyTorch level-batched | "
+             "PyTorch eager | FLOP limit | grove ÷ libtorch | grove ÷ FLOP limit |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    notes = []
+    for model, hidden, batch, inputs in configs:
+        cells, limit = [], None
+        for tool in TOOLS:
+            r = by.get((model, hidden, batch, inputs, tool))
+            if r is None:
+                cells.append("—")
+            elif r.get("note"):
+                if r["note"] not in notes:
+                    notes.append(r["note"])
+                cells.append("n/a [%d]" % (notes.index(r["note"]) + 1))
+            else:
+                cells.append("%s (%.1f×)" % (fmt_ms(r["median_ms_per_batch"]), r["x_over_limit"])
+                             if r.get("x_over_limit") else fmt_ms(r["median_ms_per_batch"]))
+            if r is not None and r.get("flop_limit_ms"):
+                limit = r["flop_limit_ms"]
+        g = by.get((model, hidden, batch, inputs, "grove"))
+        lt = by.get((model, hidden, batch, inputs, "libtorch-level-batched"))
+        ratio = ("%.2f" % (g["median_ms_per_batch"] / lt["median_ms_per_batch"])
+                 if g and lt and not g.get("note") and not lt.get("note") else "—")
+        over = "%.1f" % g["x_over_limit"] if g and g.get("x_over_limit") else "—"
+        lines.append("| %s | %d | %d | %s | %s | %s | %s | %s |" % (
+            model, hidden, batch, inputs, " | ".join(cells), fmt_ms(limit) if limit else "—", ratio, over))
+    lines += [""] + ["[%d] %s" % (i + 1, n) for i, n in enumerate(notes)]
+    with open(os.path.join(args.out, "bench.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return "\n".join(lines)
+
+
+def write_ablation_tables(args, rows, header):
+    fields = ["turned_off", "schedule", "median_ms_per_batch", "p10_ms", "p90_ms", "x_default", "gflops",
+              "compile_ms"]
+    with open(os.path.join(args.out, "ablation.csv"), "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    lines = [header, "",
+             "TreeLSTM, H=256, batch 10, SST: grove with one scheduling primitive turned off at a time "
+             "(`grove bench --schedule PRIMITIVE=off`); × = time ÷ the default schedule's time.", "",
+             "| turned off | ms per batch (median) | p10 – p90 | × default | GFLOP/s |", "|---|---|---|---|---|"]
+    for r in rows:
+        lines.append("| %s | %s | %s – %s | %.2f | %.1f |" % (
+            r["turned_off"], fmt_ms(r["median_ms_per_batch"]), fmt_ms(r["p10_ms"]), fmt_ms(r["p90_ms"]),
+            r["x_default"], r["gflops"]))
+    with open(os.path.join(args.out, "ablation.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return "\n".join(lines)
+
+
+def write_plot(args, rows):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    measured = [r for r in rows if not r.get("note") and r.get("x_over_limit")]
+    configs = []
+    for r in measured:
+        key = (r["model"], r["hidden"], r["batch"], r["input"])
+        if key not in configs:
+            configs.append(key)
+    fig, ax = plt.subplots(figsize=(max(8, 0.45 * len(configs) * len(TOOLS) / 2), 5))
+    width = 0.8 / len(TOOLS)
+    for t, tool in enumerate(TOOLS):
+        xs, ys = [], []
+        for c, key in enumerate(configs):
+            for r in measured:
+                if (r["model"], r["hidden"], r["batch"], r["input"]) == key and r["tool"] == tool:
+                    xs.append(c + (t - (len(TOOLS) - 1) / 2) * width)
+                    ys.append(r["x_over_limit"])
+        ax.bar(xs, ys, width, label=tool)
+    ax.set_yscale("log")
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_ylabel("time ÷ FLOP limit (log; 1 = SGEMM peak)")
+    ax.set_xticks(range(len(configs)))
+    ax.set_xticklabels(["%s\nH%d B%d %s" % k for k in configs], rotation=90, fontsize=7)
+    ax.legend(fontsize=8)
+    ax.set_title("grove vs peers: ms per batch over the FLOP limit (lower is better)")
+    fig.tight_layout()
+    fig.savefig(os.path.join(args.out, "bench.png"), dpi=110)
+
+
+# --- Main ----------------------------------------------------------------------------------------
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true",
+                        help="TreeFC and TreeLSTM, H=256, batch 1 and 10, 20 SST trees and the perfect trees, "
+                             "repeat 3, ablation included")
+    parser.add_argument("--trees-limit", type=int, default=100, help="first N SST test trees (default 100)")
+    parser.add_argument("--repeat", type=int, help="timed passes per measurement (default 5; --quick 3)")
+    parser.add_argument("--models", help="comma-separated subset of " + ",".join(m for m, _ in MODELS))
+    parser.add_argument("--grove", default=os.path.join(ROOT, "build", "tools", "grove"))
+    parser.add_argument("--peers-build", default=os.path.join(ROOT, "build-peers"))
+    parser.add_argument("--work", default=os.path.join(ROOT, "build", "bench-data"),
+                        help="where trees and weights are written")
+    parser.add_argument("--out", default=os.path.join(ROOT, "experiments", "results"))
+    parser.add_argument("--all-eager", action="store_true", help="also run the eager peer at H=512 and on MV-RNN")
+    parser.add_argument("--no-ablation", action="store_true")
+    parser.add_argument("--timeout", type=int, default=600, help="seconds per tool invocation")
+    args = parser.parse_args()
+    if args.repeat is None:
+        args.repeat = 3 if args.quick else 5
+    if args.quick:
+        args.trees_limit = min(args.trees_limit, 20)
+    models = MODELS if not args.models else [m for m in MODELS if m[0] in args.models.split(",")]
+    if args.quick and not args.models:
+        models = [m for m in MODELS if m[0] in ("treefc", "treelstm")]
+    hiddens = [256] if args.quick else [256, 512]
+    batches = [1, 10]
+    os.makedirs(args.work, exist_ok=True)
+    os.makedirs(args.out, exist_ok=True)
+    if not os.access(args.grove, os.X_OK):
+        sys.exit("bench.py: no grove program at %s (build it: make build)" % args.grove)
+
+    started = time.time()
+    load = os.getloadavg()
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    log("bench: %s, load average %.1f %.1f %.1f" % (stamp, *load))
+    subprocess.run([os.path.join(ROOT, "scripts", "install-peer-deps")], check=True)
+    run(["cmake", "-S", PEERS, "-B", args.peers_build, "-DCMAKE_BUILD_TYPE=Release"])
+    run(["cmake", "--build", args.peers_build, "-j1"])
+    peaks = sgemm_peak(args)
+    log("bench: OpenBLAS SGEMM 2048³: %.1f GFLOP/s on 1 thread, %.1f on 2" % (peaks.get(1, 0), peaks.get(2, 0)))
+
+    input_sets = [write_sst(args.trees_limit, args.work), write_perfect(args.work)]
+    rows = []
+    for model, stem in models:
+        for hidden in hiddens:
+            for inputs in input_sets:
+                weights = None
+                for batch in batches:
+                    limit_ms = None
+                    for tool in TOOLS:
+                        row = {"model": model, "hidden": hidden, "batch": batch, "input": inputs["name"], "tool": tool}
+                        reason = skip_reason(args, tool, model, hidden, batch)
+                        if reason is None:
+                            weights = weights or weights_file(args, stem, hidden, inputs)
+                            try:
+                                if tool == "grove":
+                                    result = run_grove(args, stem, inputs, weights, batch)
+                                    limit_ms = result["flops_per_batch"] / (peaks[2] * 1e9) * 1e3
+                                    row.update(flops_per_batch=int(result["flops_per_batch"]),
+                                               gflops=result["gflops"], compile_ms=result["compile_ms"],
+                                               inspector_ms=result["inspector_ms"])
+                                else:
+                                    result = run_peer(args, tool, model, hidden, inputs, weights, batch)
+                                row.update({k: result[k] for k in ("median_ms_per_batch", "p10_ms", "p90_ms")})
+                            except (RuntimeError, subprocess.TimeoutExpired) as e:
+                                reason = "failed: %s" % str(e).splitlines()[0][:200]
+                        if reason is not None:
+                            row["note"] = reason
+                        elif limit_ms:
+                            row["flop_limit_ms"] = round(limit_ms, 4)
+                            row["x_over_limit"] = round(row["median_ms_per_batch"] / limit_ms, 2)
+                        rows.append(row)
+                        log("  %-16s H=%-3d B=%-2d %-7s %-24s %s" % (
+                            model, hidden, batch, inputs["name"], tool,
+                            row.get("note") or "%.4f ms per batch (p10 %.4f, p90 %.4f)" % (
+                                row["median_ms_per_batch"], row["p10_ms"], row["p90_ms"])))
+
+    header = ("Measured %s by `experiments/bench.py%s` (%d SST test trees, %d perfect trees of height %d; "
+              "load average at the start %.1f%s)." % (
+                  stamp, " --quick" if args.quick else "", input_sets[0]["count"], PERFECT_TREES, PERFECT_HEIGHT,
+                  load[0], ": **the 2 vCPUs were shared with other work, so only ratios within this run "
+                  "mean anything**" if load[0] > 1.5 else ""))
+    table = write_bench_tables(args, rows, peaks, header)
+    write_plot(args, rows)
+    log("\n" + table)
+
+    if not args.no_ablation:
+        log("bench: ablation (TreeLSTM, H=256, batch 10, SST)")
+        weights = weights_file(args, "treelstm", 256, input_sets[0])
+        ablation = []
+        for off in [None] + PRIMITIVES:
+            result = run_grove(args, "treelstm", input_sets[0], weights, 10, "" if off is None else off + "=off")
+            ablation.append({"turned_off": off or "(none: default)", "schedule": result["schedule"],
+                             **{k: result[k] for k in ("median_ms_per_batch", "p10_ms", "p90_ms", "gflops",
+                                                       "compile_ms")}})
+            ablation[-1]["x_default"] = result["median_ms_per_batch"] / ablation[0]["median_ms_per_batch"]
+            log("  %-16s %.4f ms per batch" % (ablation[-1]["turned_off"], result["median_ms_per_batch"]))
+        log("\n" + write_ablation_tables(args, ablation, header))
+    log("bench: done in %.0f s; wrote %s/bench.md, bench.csv, bench.png%s" % (
+        time.time() - started, args.out, "" if args.no_ablation else ", ablation.md, ablation.csv"))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,159 @@
+// `grove bench` (tools/Bench.h) and the random weights it shares with `grove init-weights`
+// (tools/RandomWeights.h): the protocol's arithmetic, the JSON report, and the user errors.
+
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "frontend/dsl/Frontend.h"
+#include "ilir/Error.h"
+#include "tools/Bench.h"
+#include "tools/RandomWeights.h"
+
+namespace grove::tool {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string model_path(const std::string &stem) {
+  return std::string(GROVE_SOURCE_DIR) + "/models/" + stem + ".grove";
+}
+
+std::string user_error_of(const std::function<void()> &f) {
+  try {
+    f();
+  } catch (const UserError &e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(Percentile, InterpolatesLikeNumpy) {
+  std::vector<double> v{4, 1, 3, 2};
+  EXPECT_DOUBLE_EQ(percentile(v, 50), 2.5);
+  EXPECT_DOUBLE_EQ(percentile(v, 10), 1.3);
+  EXPECT_DOUBLE_EQ(percentile(v, 90), 3.7);
+  EXPECT_DOUBLE_EQ(percentile({5}, 90), 5);
+}
+
+TEST(RandomWeights, AreSeededShapedAndBoundedByFanIn) {
+  ilir::Program p = dsl::parse_model_file(model_path("treelstm"));
+  std::map<std::string, int64_t> sizes{{"H", 8}, {"D", 4}, {"V", 5}};
+  Weights a = random_weights(p, sizes, 3), b = random_weights(p, sizes, 3), c = random_weights(p, sizes, 4);
+  EXPECT_EQ(a.at("U_iou").shape, (std::vector<int64_t>{24, 16}));
+  EXPECT_EQ(a.at("emb").shape, (std::vector<int64_t>{5, 4}));
+  EXPECT_EQ(a.at("U_iou").data, b.at("U_iou").data);
+  EXPECT_NE(a.at("U_iou").data, c.at("U_iou").data);
+  for (float x : a.at("U_iou").data) EXPECT_LE(std::abs(x), 1.0f / std::sqrt(16.0f));
+  for (float x : a.at("b_iou").data) EXPECT_LE(std::abs(x), 0.1f);
+}
+
+TEST(RandomWeightsErrors, NameTheMissingOrUnknownSize) {
+  ilir::Program p = dsl::parse_model_file(model_path("treefc"));
+  EXPECT_THAT(user_error_of([&] {
+                random_weights(p, {{"H", 8}}, 1);
+              }),
+              HasSubstr("model TreeFC needs a value for size variable 'V'"));
+  EXPECT_THAT(user_error_of([&] {
+                random_weights(p, {{"H", 8}, {"V", 3}, {"D", 8}}, 1);
+              }),
+              HasSubstr("model TreeFC has no size variable 'D'"));
+  EXPECT_THAT(user_error_of([] { parse_sizes("H=256,D"); }), HasSubstr("expected NAME=VALUE pairs"));
+}
+
+class BenchCommandTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / fmt::format("grove-bench-test-{}", ::getpid());
+    std::filesystem::create_directories(dir_);
+    trees_ = (dir_ / "trees.txt").string();
+    std::ofstream(trees_) << "(0 (0 1) (0 (0 2) (0 3)))\n(0 4)\n(0 (0 0) (0 1))\n(0 (0 2) (0 3))\n(0 1)\n";
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  BenchCommand command() const {
+    BenchCommand c;
+    c.model = model_path("treefc");
+    c.trees = trees_;
+    c.random_weights = true;
+    c.sizes = "H=16,V=5";
+    c.batch = 2;
+    c.repeat = 3;
+    c.json = true;
+    return c;
+  }
+
+  std::filesystem::path dir_;
+  std::string trees_;
+};
+
+TEST_F(BenchCommandTest, JsonReportsTheProtocolsFigures) {
+  std::ostringstream out;
+  ASSERT_EQ(bench(command(), out), 0);
+  nlohmann::json j = nlohmann::json::parse(out.str());
+  EXPECT_EQ(j["model"], "TreeFC");
+  EXPECT_EQ(j["trees"], 5);
+  EXPECT_EQ(j["calls"], 3);  // 2 + 2 + 1 trees
+  EXPECT_EQ(j["batch"], 2);
+  EXPECT_EQ(j["sizes"]["H"], 16);
+  // 4 internal nodes of 2·16·32 FLOPs, over 3 calls.
+  EXPECT_NEAR(j["flops_per_batch"].get<double>(), 4 * 2.0 * 16 * 32 / 3, 1e-6);
+  EXPECT_GT(j["median_ms_per_batch"].get<double>(), 0);
+  EXPECT_LE(j["p10_ms"].get<double>(), j["median_ms_per_batch"].get<double>());
+  EXPECT_GE(j["p90_ms"].get<double>(), j["median_ms_per_batch"].get<double>());
+  EXPECT_GT(j["compile_ms"].get<double>(), 0);
+  EXPECT_GE(j["inspector_ms"].get<double>(), 0);
+  EXPECT_THAT(j["schedule"].get<std::string>(), HasSubstr("batch=on"));
+}
+
+TEST_F(BenchCommandTest, ThreadsAndLimitReachTheScheduleAndTheTrees) {
+  BenchCommand c = command();
+  c.threads = 1;
+  c.schedule = "fuse=off";
+  c.limit = 3;
+  std::ostringstream out;
+  ASSERT_EQ(bench(c, out), 0);
+  nlohmann::json j = nlohmann::json::parse(out.str());
+  EXPECT_THAT(j["schedule"].get<std::string>(), HasSubstr("fuse=off"));
+  EXPECT_THAT(j["schedule"].get<std::string>(), HasSubstr("threads=1"));
+  EXPECT_EQ(j["trees"], 3);
+  EXPECT_EQ(j["calls"], 2);
+}
+
+TEST_F(BenchCommandTest, TextReportNamesEveryFigure) {
+  BenchCommand c = command();
+  c.json = false;
+  std::ostringstream out;
+  ASSERT_EQ(bench(c, out), 0);
+  EXPECT_THAT(out.str(), HasSubstr("ms per batch (median of 3 passes after 1 warm-up"));
+  EXPECT_THAT(out.str(), HasSubstr("GFLOP/s"));
+  EXPECT_THAT(out.str(), HasSubstr("3 call(s) of up to 2 trees"));
+}
+
+TEST_F(BenchCommandTest, ErrorsSayWhatIsMissing) {
+  std::ostringstream out;
+  BenchCommand neither = command();
+  neither.random_weights = false;
+  EXPECT_THAT(user_error_of([&] { bench(neither, out); }),
+              HasSubstr("give exactly one of --weights FILE and --random-weights"));
+  BenchCommand both = command();
+  both.weights = trees_;
+  EXPECT_THAT(user_error_of([&] { bench(both, out); }),
+              HasSubstr("give exactly one of --weights FILE and --random-weights"));
+  BenchCommand zero = command();
+  zero.batch = 0;
+  EXPECT_THAT(user_error_of([&] { bench(zero, out); }), HasSubstr("--batch must be positive, got 0"));
+  BenchCommand missing = command();
+  missing.sizes = "H=16";
+  EXPECT_THAT(user_error_of([&] { bench(missing, out); }), HasSubstr("needs a value for size variable 'V'"));
+}
+
+}  // namespace
+}  // namespace grove::tool
