@@ -135,6 +135,19 @@ struct CaseAst {
   bool node = false;  // the single `node` case of a dag or sequence model
 };
 
+// One `key = value` of the schedule block. The value is kept as written (`on`, `16`, `-1`); the
+// scheduling layer checks keys and values (scheduling/Schedule.h).
+struct ScheduleItemAst {
+  std::string key;
+  Loc loc;  // the key
+  std::string value;
+};
+
+struct ScheduleAst {
+  Loc loc;
+  std::vector<ScheduleItemAst> items;  // in file order, each key once
+};
+
 struct TensorDeclAst {
   std::string name;
   Loc loc;
@@ -153,6 +166,7 @@ struct ModelAst {
   std::optional<CaseAst> node;  // dag and sequence models: the one case, instead of leaf and internal
   std::optional<std::string> output;
   Loc output_loc;
+  std::optional<ScheduleAst> schedule;
   Loc end_loc;                         // where a missing declaration is reported
   std::vector<std::string> size_vars;  // filled in by the checker, in order of first appearance
 };

@@ -19,6 +19,7 @@ namespace grove::dsl {
   X(Leaf, "leaf")             \
   X(Internal, "internal")     \
   X(Output, "output")         \
+  X(Schedule, "schedule")     \
   X(Sum, "sum")               \
   X(In, "in")                 \
   X(Children, "children")     \

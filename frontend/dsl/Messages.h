@@ -27,6 +27,9 @@ inline constexpr char kNestedTooDeep[] = "expression nested too deeply (more tha
 inline constexpr char kBadIndex[] =
     "expected 'lo:hi', 'token', 'left', 'right', 'pred0', 'pred1', 'prev' or a children variable inside '[ ]', "
     "found {}";
+inline constexpr char kScheduleValue[] =
+    "schedule key '{}' needs a value such as on, off or a whole number, found {}";
+inline constexpr char kScheduleKeyTwice[] = "schedule key '{}' is set twice (first at line {})";
 inline constexpr char kIndexNeedsName[] = "'[{}]' must follow a tensor name, as in h[{}]";
 inline constexpr char kUnknownFunction[] = "unknown function '{}': expected sigmoid, tanh, exp or relu";
 inline constexpr char kUnknownStructure[] =

@@ -13,6 +13,7 @@ constexpr int kMaxDepth = 100;
 //   file      := 'model' NAME decl* END
 //   decl      := 'structure' NAME | ('param' | 'state') NAME dims
 //              | ('leaf' | 'internal' | 'node') block | 'output' NAME
+//              | 'schedule' '{' (NAME '=' value)* '}'          value := NAME | ['-'] INTEGER
 //   dims      := '[' size (',' size)* ']'
 //   size      := term (('+' | '-') term)*        term := factor ('*' factor)*, `3H` = 3 * H
 //   block     := '{' (NAME '=' expr)* '}'
@@ -120,6 +121,13 @@ class Parser {
         model.output_loc = name.loc;
         return;
       }
+      case Tok::Schedule: {
+        if (model.schedule) {
+          source_.error(keyword.loc, msg::kDuplicateSection, "schedule", model.schedule->loc.line);
+        }
+        model.schedule = parse_schedule(keyword);
+        return;
+      }
       case Tok::Model:
         source_.error(keyword.loc, msg::kDuplicateSection, "model", model.loc.line);
       default:
@@ -140,6 +148,40 @@ class Parser {
       result.body.push_back(StatementAst{target.text, target.loc, parse_expr()});
     }
     return result;
+  }
+
+  // The values are passed on as written; only the scheduling layer knows which key takes what.
+  ScheduleAst parse_schedule(const Token &keyword) {
+    ScheduleAst result{keyword.loc, {}};
+    expect(Tok::LBrace, "after 'schedule'");
+    while (!accept(Tok::RBrace)) {
+      if (peek().kind != Tok::Ident) {
+        source_.error(peek().loc, msg::kExpected, "a setting 'key = value' or '}'", "in the schedule block",
+                      found(peek()));
+      }
+      const Token &key = next();
+      for (const ScheduleItemAst &item : result.items) {
+        if (item.key == key.text) source_.error(key.loc, msg::kScheduleKeyTwice, key.text, item.loc.line);
+      }
+      expect(Tok::Assign, fmt::format("after schedule key '{}'", key.text));
+      result.items.push_back(ScheduleItemAst{key.text, key.loc, parse_schedule_value(key.text)});
+    }
+    return result;
+  }
+
+  std::string parse_schedule_value(const std::string &key) {
+    const Token &first = peek();
+    bool negative = accept(Tok::Minus);
+    const Token &value = next();
+    bool name = value.kind == Tok::Ident && !negative;
+    bool integer = value.kind == Tok::Number && value.is_integer && (!negative || value.glued);
+    // `32H` lexes as 32 and a glued H: as a value it is neither a number nor a name.
+    if (!(name || integer) || (peek().kind == Tok::Ident && peek().glued)) {
+      std::string shown = negative ? fmt::format("'-' then {}", found(value)) : found(value);
+      if (integer || name) shown = fmt::format("'{}{}{}'", negative ? "-" : "", value.text, peek().text);
+      source_.error(first.loc, msg::kScheduleValue, key, shown);
+    }
+    return negative ? "-" + value.text : value.text;
   }
 
   // A size is linear: each term is a product of numbers and at most one variable.

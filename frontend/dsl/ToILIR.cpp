@@ -48,7 +48,8 @@ Expr offset_index(const Expr &index, const Size &offset) {
 }
 
 // Lowers the model, in these steps:
-//   1. program header: name, structure, size variables, output; params then states as declared;
+//   1. program header: name, structure, size variables, output, the schedule block's settings in
+//      file order; params then states as declared;
 //      a dag or sequence model's one `node` case becomes both the leaf and the internal case;
 //   2. temp names: leaf temps keep their names; an internal temp reuses a leaf temp's declaration
 //      when name and shape agree, and is renamed `name_internal` when only the name does; compiler
@@ -67,6 +68,11 @@ class Lowering {
     program_.structure = *model_.structure;
     program_.size_vars = model_.size_vars;
     program_.output = *model_.output;
+    if (model_.schedule) {
+      for (const ScheduleItemAst &item : model_.schedule->items) {
+        program_.schedule.emplace_back(item.key, item.value);
+      }
+    }
     for (ilir::TensorKind kind : {ilir::TensorKind::Param, ilir::TensorKind::State}) {
       for (const TensorDeclAst &decl : model_.tensors) {
         if (decl.kind == kind) add_tensor(decl.name, kind, decl.shape);
