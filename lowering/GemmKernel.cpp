@@ -112,78 +112,95 @@ std::optional<GemmMatch> match_gemm(const TensorAccess &access, const ilir::Comp
   return std::nullopt;
 }
 
-Stmt lower_gemm(const TensorAccess &access, const ilir::Compute &op, const GemmMatch &match,
-                const scheduling::Schedule &schedule, std::vector<PackedWeight> &packed) {
-  const ilir::TensorDecl &t = access.program().get(op.tensor);
-  const int nb = schedule.node_block, pr = int(match.panel);
-  const std::string &j = op.indices[0];
-  HExpr base = var("level_base"), size = var("level_size");
-  HExpr p = var("panel"), b = var("block");
-  auto node = [&](int i) { return var(fmt::format("node{}", i)); };
-  auto lane = var("lane");
+namespace {
 
-  // 1. Zero the accumulators: one register block of nb × pr per term.
+// One register block: the `nb` consecutive nodes from `first` on, every term accumulated over its
+// k loop with the packed weight vector shared by the block's nodes, then the epilogue (the rest of
+// the expression: biases, activations) applied to the accumulators and stored.
+Stmt block_kernel(const TensorAccess &access, const ilir::Compute &op, const GemmMatch &match,
+                  const std::vector<PackedWeight> &packs, int nb, const HExpr &first) {
+  const ilir::TensorDecl &t = access.program().get(op.tensor);
+  const int pr = int(match.panel);
+  const std::string &j = op.indices[0];
+  HExpr p = var("panel"), lane = var("lane");
+  auto node = [&](int i) { return var(fmt::format("node{}", i)); };
+
   std::vector<Stmt> body;
   std::vector<std::string> accs;
-  for (size_t m = 0; m < match.terms.size(); m++) {
-    accs.push_back(fmt::format("gacc{}", m));
-    for (int i = 0; i < nb; i++)
-      body.push_back(HI::For::make("lane", 0, pr, HI::ForType::Vectorized, Halide::DeviceAPI::None,
-                                   store(accs[m], 0.0f, i * pr + lane, false)));
-  }
-  // 2. For each term: accumulate over k, the packed weight vector shared by the block's nodes.
   std::map<const ilir::ExprNode *, HExpr> results;
   for (size_t m = 0; m < match.terms.size(); m++) {
     const GemmTerm &term = match.terms[m];
-    PackedWeight pack{
-        fmt::format("pk{}", packed.size()), term.param, term.row_offset, match.rows, term.cols, pr};
-    packed.push_back(pack);
-    const std::string &k = term.sum->var;
+    accs.push_back(fmt::format("gacc{}_{}", m, nb));
+    for (int i = 0; i < nb; i++)
+      body.push_back(HI::For::make("lane", 0, pr, HI::ForType::Vectorized, Halide::DeviceAPI::None,
+                                   store(accs[m], 0.0f, i * pr + lane, false)));
     HExpr x = ExprLowering(access, nullptr, nullptr).lower(term.x);
-    HExpr w = var("w");
     std::vector<Stmt> fmas;
     for (int i = 0; i < nb; i++) {
-      HExpr xi = HI::substitute("n", node(i), x);
       HExpr acc = load(Halide::Float(32), accs[m], i * pr + lane, false);
-      fmas.push_back(store(accs[m], acc + w * xi, i * pr + lane, false));
+      fmas.push_back(store(accs[m], acc + var("w") * HI::substitute("n", node(i), x), i * pr + lane, false));
     }
-    HExpr wload = load(Halide::Float(32), pack.buffer, (p * int(term.cols) + var(k)) * pr + lane, true);
+    const std::string &k = term.sum->var;
+    HExpr w = load(Halide::Float(32), packs[m].buffer, (p * int(term.cols) + var(k)) * pr + lane, true);
     Stmt lanes = HI::For::make("lane", 0, pr, HI::ForType::Vectorized, Halide::DeviceAPI::None,
-                               HI::LetStmt::make("w", wload, HI::Block::make(fmas)));
+                               HI::LetStmt::make("w", w, HI::Block::make(fmas)));
     body.push_back(partitioned_for(k, 0, int(term.cols), lanes, HI::ForType::Serial));
     results[term.sum] = load(Halide::Float(32), accs[m], var("row") * pr + lane, false);
   }
-  // 3. Epilogue: the rest of the expression (bias, activations) on the accumulators, then store.
   std::vector<Stmt> epilogue;
   for (int i = 0; i < nb; i++) {
     std::map<const ilir::ExprNode *, HExpr> replace;
     for (auto &[sum, value] : results) replace[sum] = HI::substitute("row", i, value);
-    HExpr value = ExprLowering(access, nullptr, nullptr, replace).lower(op.value);
-    value = HI::substitute("n", node(i), value);
-    Stmt s = access.store(t, node(i), {var(j)}, value);
-    s = HI::LetStmt::make(j, p * pr + lane, s);
-    s = HI::For::make("lane", 0, pr, HI::ForType::Vectorized, Halide::DeviceAPI::None, s);
-    epilogue.push_back(HI::IfThenElse::make(b * nb + i < size, s));
+    HExpr value = HI::substitute("n", node(i), ExprLowering(access, nullptr, nullptr, replace).lower(op.value));
+    Stmt s = HI::LetStmt::make(j, p * pr + lane, access.store(t, node(i), {var(j)}, value));
+    epilogue.push_back(HI::For::make("lane", 0, pr, HI::ForType::Vectorized, Halide::DeviceAPI::None, s));
   }
   body.push_back(specialize_panels(HI::Block::make(epilogue), j, pr, int(match.rows / pr)));
   Stmt s = HI::Block::make(body);
   for (const std::string &acc : accs)
     s = HI::Allocate::make(acc, Halide::Float(32), Halide::MemoryType::Stack, {nb * pr}, HI::const_true(), s);
-  // The block's nodes; the last block repeats the level's last node where it runs out (its results
-  // are computed but not stored), so the micro-kernel has no per-node branch.
-  for (int i = nb; i-- > 0;)
-    s = HI::LetStmt::make(fmt::format("node{}", i), Halide::min(base + b * nb + i, base + size - 1), s);
+  for (int i = nb; i-- > 0;) s = HI::LetStmt::make(fmt::format("node{}", i), first + i, s);
+  return s;
+}
 
-  // 4. Loop order: with persistence each thread sweeps all node blocks for a fixed set of panels.
+}  // namespace
+
+Stmt lower_gemm(const TensorAccess &access, const ilir::Compute &op, const GemmMatch &match,
+                const scheduling::Schedule &schedule, std::vector<PackedWeight> &packed) {
+  const int nb = schedule.node_block;
+  std::vector<PackedWeight> packs;
+  for (const GemmTerm &term : match.terms) {
+    packs.push_back({fmt::format("pk{}", packed.size()), term.param, term.row_offset, match.rows, term.cols,
+                     match.panel});
+    packed.push_back(packs.back());
+  }
+  HExpr base = var("level_base"), size = var("level_size");
   HI::ForType par = schedule.parallel ? HI::ForType::Parallel : HI::ForType::Serial;
-  HExpr blocks = (size + (nb - 1)) / nb;
-  int panels = int(match.rows / pr);
+  const int panels = int(match.rows / match.panel);
+
+  // Full blocks of nb nodes, then the level's remaining r < nb nodes as blocks of the powers of
+  // two in r (largest first), so no block computes a node twice and none branches per node.
+  HExpr full = size / nb * nb;
+  Stmt full_blocks = HI::For::make("block", 0, size / nb, HI::ForType::Serial, Halide::DeviceAPI::None,
+                                   block_kernel(access, op, match, packs, nb, base + var("block") * nb));
+  std::vector<Stmt> tail;
+  for (int s = 1; s < nb; s *= 2) {
+    HExpr rest = size - full;
+    HExpr first = base + full + (rest & ~(2 * s - 1));
+    tail.insert(tail.begin(), HI::IfThenElse::make((rest & s) != 0, block_kernel(access, op, match, packs, s, first)));
+  }
+  Stmt tail_blocks = tail.empty() ? Stmt() : HI::Block::make(tail);
+
+  // With persistence each thread sweeps every node block of a fixed set of panels.
   if (schedule.persist) {
-    s = HI::For::make("block", 0, blocks, HI::ForType::Serial, Halide::DeviceAPI::None, s);
+    Stmt s = tail_blocks.defined() ? HI::Block::make(full_blocks, tail_blocks) : full_blocks;
     return HI::For::make("panel", 0, panels, par, Halide::DeviceAPI::None, s);
   }
-  s = HI::For::make("panel", 0, panels, HI::ForType::Serial, Halide::DeviceAPI::None, s);
-  return HI::For::make("block", 0, blocks, par, Halide::DeviceAPI::None, s);
+  Stmt s = HI::For::make("panel", 0, panels, HI::ForType::Serial, Halide::DeviceAPI::None,
+                         block_kernel(access, op, match, packs, nb, base + var("block") * nb));
+  s = HI::For::make("block", 0, size / nb, par, Halide::DeviceAPI::None, s);
+  if (tail_blocks.defined()) s = HI::Block::make(s, HI::For::make("panel", 0, panels, par, Halide::DeviceAPI::None, tail_blocks));
+  return s;
 }
 
 }  // namespace grove::lowering::internal
