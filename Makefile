@@ -24,6 +24,13 @@ test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS)
 	$(MAKE) format-check
 
+# grove against its peers, one run (experiments/bench.py; about 20 minutes): writes experiments/results/.
+# `make bench BENCH_ARGS=--quick` runs a small subset; any other bench.py option goes in BENCH_ARGS too.
+.PHONY: bench
+BENCH_ARGS :=
+bench: build
+	/usr/bin/python3 experiments/bench.py --grove $(BUILD_DIR)/tools/grove --work $(BUILD_DIR)/bench-data $(BENCH_ARGS)
+
 format:
 	$(TRACKED_SOURCES) $(CLANG_FORMAT) -i
 
