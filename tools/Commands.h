@@ -11,6 +11,10 @@ namespace grove::tool {
 
 struct RunCommand {
   std::string model, weights, trees, vocab, out, target = "host", schedule;
+  // Exactly one input file: trees (above), DAGs (JSON), grids or sequences.
+  std::string dags, grids, sequences;
+  std::string sweep = "se";  // grids: the DAG-RNN sweep direction, se|sw|ne|nw
+  bool all_nodes = false;    // DAGs and grids: every node's output, not only the sinks'
   int64_t batch = 0;
   bool stats = false;
 };

@@ -11,6 +11,13 @@ inline constexpr char kUnknownSize[] =
 inline constexpr char kMissingSize[] = "--sizes: model {} needs a value for size variable '{}'";
 inline constexpr char kOutIsInput[] = "--out {} is also the {} file: grove never overwrites its own inputs";
 inline constexpr char kNoTrees[] = "{}: no trees to run";
+inline constexpr char kInputCount[] =
+    "run needs exactly one input: --trees, --dags, --grids or --sequences; {}";
+inline constexpr char kBadSweep[] = "--sweep must be se, sw, ne or nw, got '{}'";
+inline constexpr char kSweepWithoutGrids[] = "--sweep applies only to --grids";
+inline constexpr char kAllNodesWithoutDags[] = "--all-nodes applies only to --dags and --grids";
+inline constexpr char kVocabWithoutText[] =
+    "--vocab applies only to --trees and --sequences; DAG and grid tokens are integer ids";
 inline constexpr char kBenchWeights[] =
     "bench: give exactly one of --weights FILE and --random-weights (with --sizes H=...,V=...)";
 inline constexpr char kBenchSizesWithWeights[] =

@@ -14,7 +14,8 @@ int main(int argc, char **argv) {
   app.require_subcommand(1);
 
   grove::tool::RunCommand run;
-  CLI::App *r = app.add_subcommand("run", "Compile MODEL and write the root state of every tree to OUT.npy");
+  CLI::App *r = app.add_subcommand(
+      "run", "Compile MODEL and write the output state of every tree, DAG, grid or sequence to OUT.npy");
   r->add_option("model", run.model, "Model file, e.g. models/treelstm.grove")
       ->required()
       ->check(CLI::ExistingFile);
@@ -22,13 +23,31 @@ int main(int argc, char **argv) {
                 "Weights in safetensors format (names and shapes of the model's params)")
       ->required()
       ->check(CLI::ExistingFile);
+  // Exactly one of --trees, --dags, --grids, --sequences (checked by the run command).
   r->add_option("--trees", run.trees, "Trees, one per line, in PTB bracket format: (3 (2 It) (4 good))")
-      ->required()
       ->check(CLI::ExistingFile);
+  r->add_option("--dags", run.dags,
+                "DAGs (dag models) as JSON: {\"nodes\": [{\"token\": 3, \"preds\": [0, null]}, ...]} or a "
+                "list of such objects")
+      ->check(CLI::ExistingFile);
+  r->add_option("--grids", run.grids,
+                "Image grids (dag models), one per line: R C and then R*C token ids, row-major")
+      ->check(CLI::ExistingFile);
+  r->add_option("--sequences", run.sequences,
+                "Sequences (sequence models), one per line, tokens separated by spaces")
+      ->check(CLI::ExistingFile);
+  r->add_option("--sweep", run.sweep,
+                "Grids: the sweep direction se (default: p0 above, p1 left), sw, ne or nw");
+  r->add_flag("--all-nodes", run.all_nodes,
+              "DAGs and grids: write every node's output in node order, not only the sinks'");
   r->add_option("--vocab", run.vocab,
-                "Vocabulary: one token per line, id = line number; without it tokens are ids")
+                "Vocabulary for trees and sequences: one token per line, id = line number; without it "
+                "tokens are ids")
       ->check(CLI::ExistingFile);
-  r->add_option("--out", run.out, "Output .npy file: float32 [trees, H], trees in input order")->required();
+  r->add_option("--out", run.out,
+                "Output .npy file, float32: [trees, H] (roots), [sinks, H] (DAGs, grids), [sequences, H] "
+                "(last states), in input order")
+      ->required();
   r->add_option("--batch", run.batch,
                 "Trees per call of the compiled code (0 = all); results do not depend on it")
       ->check(CLI::NonNegativeNumber);
