@@ -74,7 +74,7 @@ inline constexpr char kStateBeforeDefTree[] =
     "state '{}' of this node is used before it is assigned in the {} case; a child's state is {}[k] inside "
     "sum(k in children)";
 inline constexpr char kStateBeforeDefSlots[] =
-    "state '{}' of this node is used before it is assigned in the node case; {}";
+    "state '{}' of this node is used before it is assigned in the node case; read {}";
 inline constexpr char kSizeAsValue[] =
     "size variable '{}' cannot be used as a value; expected a tensor or a number";
 inline constexpr char kAssignParam[] =
