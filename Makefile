@@ -1,4 +1,5 @@
-# grove's entry points: `make build`, `make run` (the SST TreeLSTM demo), `make test`, `make format`.
+# grove's entry points: `make build`, `make run` (the SST TreeLSTM demo), `make test`, `make format`;
+# `make test-sanitize` (the suite under ASan + UBSan) and `make fuzz FUZZ_SECONDS=N` (every fuzz target).
 BUILD_DIR := build
 JOBS := 2
 CLANG_FORMAT := $(shell command -v clang-format-14 || command -v clang-format)
@@ -7,7 +8,7 @@ TRACKED_SOURCES := git ls-files -z '*.h' '*.cpp' | xargs -0 -r
 SST := datasets/sst
 WEIGHTS := $(BUILD_DIR)/treelstm-h256.safetensors
 
-.PHONY: build run test format format-check clean
+.PHONY: build run test test-sanitize fuzz format format-check clean
 
 build:
 	scripts/install-deps
@@ -23,6 +24,37 @@ run: build
 test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS)
 	$(MAKE) format-check
+
+# The whole suite built with AddressSanitizer and UndefinedBehaviorSanitizer. Halide's JIT-compiled code
+# is not instrumented; the suppressions in tests/sanitizers/ name what is libHalide's own.
+ASAN_BUILD_DIR := build-asan
+SANITIZER_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1 \
+  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizers/lsan.supp:print_suppressions=0 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+test-sanitize:
+	scripts/install-deps
+	cmake -S . -B $(ASAN_BUILD_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGROVE_SANITIZE=ON
+	cmake --build $(ASAN_BUILD_DIR) -j$(JOBS)
+	$(SANITIZER_ENV) ctest --test-dir $(ASAN_BUILD_DIR) --output-on-failure -j$(JOBS)
+
+# libFuzzer targets (fuzz/), built with clang++-14, each run FUZZ_SECONDS on its seed corpus
+# fuzz/corpus/<reader>/; new inputs go to $(FUZZ_BUILD_DIR)/corpus/, crashes to $(FUZZ_BUILD_DIR)/findings/.
+FUZZ_BUILD_DIR := build-fuzz
+FUZZ_SECONDS := 60
+FUZZERS := fuzz_model fuzz_ptb fuzz_ptb_vocab fuzz_vocab fuzz_safetensors fuzz_npy fuzz_structures
+fuzz:
+	cmake -S . -B $(FUZZ_BUILD_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGROVE_FUZZ=ON -DGROVE_BUILD_TESTS=OFF \
+	  -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14
+	cmake --build $(FUZZ_BUILD_DIR) -j$(JOBS) --target $(FUZZERS)
+	mkdir -p $(FUZZ_BUILD_DIR)/findings
+	set -e; for f in $(FUZZERS); do \
+	  reader=$${f#fuzz_}; reader=$${reader%_vocab}; \
+	  dict=; if [ -f fuzz/$$reader.dict ]; then dict=-dict=fuzz/$$reader.dict; fi; \
+	  mkdir -p $(FUZZ_BUILD_DIR)/corpus/$$f; \
+	  ./$(FUZZ_BUILD_DIR)/fuzz/$$f -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -rss_limit_mb=2048 \
+	    -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD_DIR)/findings/$$f- $$dict \
+	    $(FUZZ_BUILD_DIR)/corpus/$$f fuzz/corpus/$$reader; \
+	done
 
 # grove against its peers, one run (experiments/bench.py; about 20 minutes): writes experiments/results/.
 # `make bench BENCH_ARGS=--quick` runs a small subset; any other bench.py option goes in BENCH_ARGS too.

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -33,9 +34,16 @@ struct Entry {
   uint64_t end = 0;
 };
 
-// Reads exactly `size` bytes at `offset`, or throws.
+// Where read_safetensors takes its bytes from: a file, or bytes already in memory. `read` fills
+// `out` with exactly `size` bytes at `offset` (offset + size <= size_in_bytes) or throws.
+struct Source {
+  const std::string &path;  // names the file in messages
+  uint64_t size_in_bytes;
+  std::function<void(uint64_t offset, char *out, uint64_t size)> read;
+};
+
+// Reads exactly `size` bytes at `offset` of `in`, or throws.
 void read_exact(std::ifstream &in, const std::string &path, uint64_t offset, char *out, uint64_t size) {
-  if (size == 0) return;  // `out` may be the null data() of an empty tensor
   in.seekg(static_cast<std::streamoff>(offset));
   in.read(out, static_cast<std::streamsize>(size));
   if (!in || static_cast<uint64_t>(in.gcount()) != size) user_error(msg::kCannotRead, path);
@@ -53,7 +61,8 @@ json parse_header(const std::string &path, const std::string &text) {
   };
   try {
     return json::parse(text, reject_duplicates);
-  } catch (const json::parse_error &e) {
+  } catch (const json::exception &e) {
+    // Not only parse_error: a number too large for a double (1E400) is an out_of_range error.
     user_error(msg::kSafetensorsBadJson, path, e.what());
   }
 }
@@ -93,7 +102,9 @@ Entry parse_entry(const std::string &path, const std::string &name, const json &
       user_error(msg::kSafetensorsFieldType, path, name, "shape", "an array of integers", shape.dump());
     }
     uint64_t d = dim.get<uint64_t>();
-    if (d != 0 && bytes > kMaxBytes / d) user_error(msg::kSafetensorsShapeOverflow, path, name, shape.dump());
+    // A dimension beyond kMaxBytes is refused even after a 0, which would hide it from the product.
+    if (d > kMaxBytes || (d != 0 && bytes > kMaxBytes / d))
+      user_error(msg::kSafetensorsShapeOverflow, path, name, shape.dump());
     bytes *= d;
     result.shape.push_back(static_cast<int64_t>(d));
   }
@@ -116,20 +127,19 @@ Entry parse_entry(const std::string &path, const std::string &name, const json &
   return result;
 }
 
-}  // namespace
-
-Weights read_safetensors(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) user_error(msg::kCannotOpen, path, std::strerror(errno));
-  in.seekg(0, std::ios::end);
-  const std::streamoff end = in.tellg();
-  if (end < 0) user_error(msg::kCannotOpen, path, "cannot determine its size");
-  const uint64_t file_size = static_cast<uint64_t>(end);
+// Reads and validates every tensor of `source`; nothing is allocated beyond what it holds.
+Weights read_source(const Source &source) {
+  const std::string &path = source.path;
+  const uint64_t file_size = source.size_in_bytes;
+  auto read = [&](uint64_t offset, char *out, uint64_t size) {
+    if (size == 0) return;  // `out` may be the null data() of an empty tensor
+    source.read(offset, out, size);
+  };
 
   // 1. The header length, checked against the real file size before anything is allocated.
   if (file_size < 8) user_error(msg::kSafetensorsTooShort, path, file_size);
   unsigned char length_bytes[8];
-  read_exact(in, path, 0, reinterpret_cast<char *>(length_bytes), 8);
+  read(0, reinterpret_cast<char *>(length_bytes), 8);
   uint64_t header_size = 0;
   for (int i = 7; i >= 0; --i) header_size = (header_size << 8) | length_bytes[i];
   if (header_size > file_size - 8)
@@ -140,7 +150,7 @@ Weights read_safetensors(const std::string &path) {
 
   // 2. The header: every entry is validated before any tensor data is read.
   std::string text(header_size, '\0');
-  read_exact(in, path, 8, text.data(), header_size);
+  read(8, text.data(), header_size);
   const json header = parse_header(path, text);
   if (!header.is_object()) user_error(msg::kSafetensorsHeaderNotObject, path, header.type_name());
   const uint64_t data_begin = 8 + header_size;
@@ -155,11 +165,29 @@ Weights read_safetensors(const std::string &path) {
   Weights weights;
   for (const Entry &entry : entries) {
     Tensor tensor(entry.shape);
-    read_exact(in, path, data_begin + entry.begin, reinterpret_cast<char *>(tensor.data.data()),
-               entry.end - entry.begin);
+    read(data_begin + entry.begin, reinterpret_cast<char *>(tensor.data.data()), entry.end - entry.begin);
     weights.emplace(entry.name, std::move(tensor));
   }
   return weights;
+}
+
+}  // namespace
+
+Weights read_safetensors(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) user_error(msg::kCannotOpen, path, std::strerror(errno));
+  in.seekg(0, std::ios::end);
+  const std::streamoff end = in.tellg();
+  if (end < 0) user_error(msg::kCannotOpen, path, "cannot determine its size");
+  return read_source({path, static_cast<uint64_t>(end), [&](uint64_t offset, char *out, uint64_t size) {
+                        read_exact(in, path, offset, out, size);
+                      }});
+}
+
+Weights read_safetensors_bytes(std::string_view bytes, const std::string &name) {
+  return read_source({name, bytes.size(), [&](uint64_t offset, char *out, uint64_t size) {
+                        std::memcpy(out, bytes.data() + offset, size);
+                      }});
 }
 
 void write_safetensors(const std::string &path, const Weights &weights) {

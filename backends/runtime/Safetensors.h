@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "backends/runtime/Tensor.h"
 
@@ -17,6 +18,9 @@ inline constexpr uint64_t kMaxSafetensorsHeader = 100'000'000;
 // Reads every tensor of a safetensors file. Hostile files are rejected with a UserError naming the
 // file and the tensor; nothing is allocated beyond what the file actually holds.
 Weights read_safetensors(const std::string &path);
+
+// The same on the bytes of a whole safetensors file; `name` names it in messages.
+Weights read_safetensors_bytes(std::string_view bytes, const std::string &name);
 
 // Writes `weights` (tensors in name order, "__metadata__" {"producer": "grove"}) to a temporary
 // file that is then renamed over `path`, so a failure never leaves a truncated file.

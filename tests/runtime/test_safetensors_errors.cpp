@@ -129,6 +129,42 @@ TEST(SafetensorsErrors, InvalidJson) {
               AllOf(HasSubstr("bad.safetensors"), HasSubstr("header is not valid JSON")));
 }
 
+// Found by fuzz_safetensors: nlohmann reports a number out of a double's range as out_of_range,
+// not parse_error; it is still invalid JSON to grove, not a crash.
+TEST(SafetensorsErrors, NumberOutOfRangeInTheHeader) {
+  TempDir dir;
+  EXPECT_THAT(header_error(dir, R"({"w": 11E111111111111111111})"),
+              AllOf(HasSubstr("bad.safetensors: the safetensors header is not valid JSON: "),
+                    HasSubstr("number overflow parsing '11E111111111111111111'")));
+}
+
+// An empty tensor may not carry a dimension that is negative as int64 ([0, 2^64 - 1] holds 0 floats).
+TEST(SafetensorsErrors, HugeDimensionOfAnEmptyTensor) {
+  TempDir dir;
+  EXPECT_THAT(
+      header_error(dir, R"({"w": {"dtype": "F32", "shape": [0, 18446744073709551615], )"
+                        R"("data_offsets": [0, 0]}})"),
+      HasSubstr("tensor 'w': shape [0,18446744073709551615] has more elements than any file can hold"));
+}
+
+// The in-memory reader gives the same results and the same messages, naming what it was told to.
+TEST(SafetensorsErrors, BytesInMemory) {
+  const std::string good = safetensors_bytes(
+      R"({"w": {"dtype": "F32", "shape": [2, 2], "data_offsets": [0, 16]}})", float_bytes({1, 2, 3, 4}));
+  Weights w = read_safetensors_bytes(good, "memory.safetensors");
+  ASSERT_EQ(w.count("w"), 1u);
+  EXPECT_EQ(w.at("w").shape, (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(w.at("w").data, (std::vector<float>{1, 2, 3, 4}));
+  try {
+    read_safetensors_bytes(good.substr(0, good.size() - 1), "memory.safetensors");
+    ADD_FAILURE() << "read_safetensors_bytes accepted a truncated file";
+  } catch (const UserError &e) {
+    EXPECT_THAT(e.what(),
+                HasSubstr("memory.safetensors: tensor 'w': data_offsets [0, 16] lie outside the data "
+                          "section, which is 15 bytes long"));
+  }
+}
+
 TEST(SafetensorsErrors, HeaderNotAnObject) {
   TempDir dir;
   EXPECT_THAT(header_error(dir, "[1, 2]"), HasSubstr("header must be a JSON object, found array"));
