@@ -6,6 +6,7 @@
 // Tolerance, per element: |grove - reference| <= 1e-4 * |reference| + 1e-5 (float32 against double).
 
 #include <fmt/format.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -18,6 +19,7 @@
 #include "backends/cpu/CompiledModel.h"
 #include "datasets/DagReader.h"
 #include "frontend/dsl/Frontend.h"
+#include "ilir/Error.h"
 #include "tests/dag/DagTestInputs.h"
 #include "tests/reference/Reference.h"
 
@@ -196,6 +198,29 @@ TEST(SequenceModel, DagModelOverSequencesReadsZerosInItsSecondSlot) {
   std::vector<Dag> chains;
   for (const auto &s : sequences) chains.push_back(chain_dag(s));
   expect_close(got, reference_sinks(chains), "DAG-RNN over chains");
+}
+
+TEST(WrongInputKind, TreesForADagModelAndDagsForATreeModel) {
+  auto error_of = [](const auto &f) -> std::string {
+    try {
+      f();
+    } catch (const UserError &e) {
+      return e.what();
+    }
+    return "(no error)";
+  };
+  EXPECT_THAT(error_of([] { compiled(ModelKind::LSTM, "").run(std::vector<Tree>{}, {}); }),
+              ::testing::HasSubstr("model LSTM has 'structure sequence': it runs over DAGs, grids or sequences "
+                                   "(--dags, --grids, --sequences), not trees"));
+  ilir::Program treefc = dsl::parse_model_file(std::string(GROVE_SOURCE_DIR) + "/models/treefc.grove");
+  cpu::CompiledModel tree_model = cpu::CompiledModel::compile(
+      treefc, reference::random_model_weights(ModelKind::TreeFC, 8, 8, kVocab, 1), {});
+  Dag dag = testing::random_dag(1, 3, kVocab);
+  EXPECT_THAT(error_of([&] { tree_model.run_dags(std::span(&dag, 1), {.noun = "grid"}); }),
+              ::testing::HasSubstr("model TreeFC has 'structure binary_tree': it runs over trees (--trees), not "
+                                   "grids"));
+  EXPECT_THAT(error_of([&] { tree_model.run_sequences(std::vector<std::vector<int32_t>>{{1}}, {}); }),
+              ::testing::HasSubstr("not sequences"));
 }
 
 }  // namespace
