@@ -151,7 +151,8 @@ Stmt block_kernel(const TensorAccess &access, const ilir::Compute &op, const Gem
   for (int i = 0; i < nb; i++) {
     std::map<const ilir::ExprNode *, HExpr> replace;
     for (auto &[sum, value] : results) replace[sum] = HI::substitute("row", i, value);
-    HExpr value = HI::substitute("n", node(i), ExprLowering(access, nullptr, nullptr, replace).lower(op.value));
+    HExpr value =
+        HI::substitute("n", node(i), ExprLowering(access, nullptr, nullptr, replace).lower(op.value));
     Stmt s = HI::LetStmt::make(j, p * pr + lane, access.store(t, node(i), {var(j)}, value));
     epilogue.push_back(HI::For::make("lane", 0, pr, HI::ForType::Vectorized, Halide::DeviceAPI::None, s));
   }
@@ -165,42 +166,66 @@ Stmt block_kernel(const TensorAccess &access, const ilir::Compute &op, const Gem
 
 }  // namespace
 
-Stmt lower_gemm(const TensorAccess &access, const ilir::Compute &op, const GemmMatch &match,
-                const scheduling::Schedule &schedule, std::vector<PackedWeight> &packed) {
+Stmt lower_gemms(const TensorAccess &access, const std::vector<const ilir::Compute *> &ops,
+                 const std::vector<GemmMatch> &matches, const scheduling::Schedule &schedule,
+                 std::vector<PackedWeight> &packed) {
   const int nb = schedule.node_block;
-  std::vector<PackedWeight> packs;
-  for (const GemmTerm &term : match.terms) {
-    packs.push_back({fmt::format("pk{}", packed.size()), term.param, term.row_offset, match.rows, term.cols,
-                     match.panel});
-    packed.push_back(packs.back());
-  }
   HExpr base = var("level_base"), size = var("level_size");
   HI::ForType par = schedule.parallel ? HI::ForType::Parallel : HI::ForType::Serial;
-  const int panels = int(match.rows / match.panel);
-
-  // Full blocks of nb nodes, then the level's remaining r < nb nodes as blocks of the powers of
-  // two in r (largest first), so no block computes a node twice and none branches per node.
   HExpr full = size / nb * nb;
-  Stmt full_blocks = HI::For::make("block", 0, size / nb, HI::ForType::Serial, Halide::DeviceAPI::None,
-                                   block_kernel(access, op, match, packs, nb, base + var("block") * nb));
-  std::vector<Stmt> tail;
-  for (int s = 1; s < nb; s *= 2) {
-    HExpr rest = size - full;
-    HExpr first = base + full + (rest & ~(2 * s - 1));
-    tail.insert(tail.begin(), HI::IfThenElse::make((rest & s) != 0, block_kernel(access, op, match, packs, s, first)));
-  }
-  Stmt tail_blocks = tail.empty() ? Stmt() : HI::Block::make(tail);
 
+  // Per GEMM: its full blocks of nb nodes, then the level's remaining r < nb nodes as blocks of the
+  // powers of two in r (largest first), so no block computes a node twice or branches per node.
+  std::vector<Stmt> full_blocks, tail_blocks;
+  std::vector<int> panels;
+  for (size_t g = 0; g < ops.size(); g++) {
+    std::vector<PackedWeight> packs;
+    for (const GemmTerm &term : matches[g].terms) {
+      packs.push_back({fmt::format("pk{}", packed.size()), term.param, term.row_offset, matches[g].rows,
+                       term.cols, matches[g].panel});
+      packed.push_back(packs.back());
+    }
+    panels.push_back(int(matches[g].rows / matches[g].panel));
+    full_blocks.push_back(block_kernel(access, *ops[g], matches[g], packs, nb, base + var("block") * nb));
+    std::vector<Stmt> tail;
+    for (int s = 1; s < nb; s *= 2) {
+      HExpr rest = size - full;
+      HExpr first = base + full + (rest & ~(2 * s - 1));
+      tail.insert(
+          tail.begin(),
+          HI::IfThenElse::make((rest & s) != 0, block_kernel(access, *ops[g], matches[g], packs, s, first)));
+    }
+    tail_blocks.push_back(tail.empty() ? HI::Evaluate::make(0) : HI::Block::make(tail));
+  }
+
+  // The GEMMs of the group share one loop over their panels, one after another: panel p belongs
+  // to the first GEMM whose panels reach past p.
+  auto by_panel = [&](const std::vector<Stmt> &bodies) {
+    Stmt s;
+    int end = 0;
+    std::vector<int> begins;
+    for (int n : panels) begins.push_back(end), end += n;
+    for (size_t g = bodies.size(); g-- > 0;) {
+      Stmt b = HI::LetStmt::make("panel", var("group_panel") - begins[g], bodies[g]);
+      s = s.defined() ? HI::IfThenElse::make(var("group_panel") < begins[g] + panels[g], b, s) : b;
+    }
+    return std::pair{s, end};
+  };
   // With persistence each thread sweeps every node block of a fixed set of panels.
   if (schedule.persist) {
-    Stmt s = tail_blocks.defined() ? HI::Block::make(full_blocks, tail_blocks) : full_blocks;
-    return HI::For::make("panel", 0, panels, par, Halide::DeviceAPI::None, s);
+    std::vector<Stmt> bodies;
+    for (size_t g = 0; g < ops.size(); g++)
+      bodies.push_back(HI::Block::make(
+          HI::For::make("block", 0, size / nb, HI::ForType::Serial, Halide::DeviceAPI::None, full_blocks[g]),
+          tail_blocks[g]));
+    auto [s, total] = by_panel(bodies);
+    return HI::For::make("group_panel", 0, total, par, Halide::DeviceAPI::None, s);
   }
-  Stmt s = HI::For::make("panel", 0, panels, HI::ForType::Serial, Halide::DeviceAPI::None,
-                         block_kernel(access, op, match, packs, nb, base + var("block") * nb));
+  auto [full_s, total] = by_panel(full_blocks);
+  Stmt s = HI::For::make("group_panel", 0, total, HI::ForType::Serial, Halide::DeviceAPI::None, full_s);
   s = HI::For::make("block", 0, size / nb, par, Halide::DeviceAPI::None, s);
-  if (tail_blocks.defined()) s = HI::Block::make(s, HI::For::make("panel", 0, panels, par, Halide::DeviceAPI::None, tail_blocks));
-  return s;
+  auto [tail_s, unused] = by_panel(tail_blocks);
+  return HI::Block::make(s, HI::For::make("group_panel", 0, total, par, Halide::DeviceAPI::None, tail_s));
 }
 
 }  // namespace grove::lowering::internal

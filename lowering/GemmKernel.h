@@ -28,9 +28,11 @@ struct GemmMatch {
 std::optional<GemmMatch> match_gemm(const TensorAccess &access, const ilir::Compute &op,
                                     const scheduling::Schedule &schedule);
 
-// The micro-kernel for the nodes [level_base, level_base + level_size); appends the packed weights
-// it reads to `packed`.
-Stmt lower_gemm(const TensorAccess &access, const ilir::Compute &op, const GemmMatch &match,
-                const scheduling::Schedule &schedule, std::vector<PackedWeight> &packed);
+// The micro-kernels of independent GEMMs (none reads another's result) for the nodes
+// [level_base, level_base + level_size), in one loop over all their panels; appends the packed
+// weights they read to `packed`.
+Stmt lower_gemms(const TensorAccess &access, const std::vector<const ilir::Compute *> &ops,
+                 const std::vector<GemmMatch> &matches, const scheduling::Schedule &schedule,
+                 std::vector<PackedWeight> &packed);
 
 }  // namespace grove::lowering::internal

@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "ilir/Error.h"
+#include "ilir/IRVisitor.h"
 #include "lowering/GemmKernel.h"
 #include "lowering/LoweringInternal.h"
 
@@ -13,6 +16,14 @@ using namespace internal;
 namespace {
 
 HExpr level_begin(HExpr l) { return int_load(names::kLevelBegin, std::move(l)); }
+
+// Whether `op` loads `tensor`.
+bool reads(const ilir::Compute &op, const std::string &tensor) {
+  return ilir::contains(op.value, [&](const ilir::Expr &e) {
+    const auto *l = e.as<ilir::Load>();
+    return l && l->tensor == tensor;
+  });
+}
 
 // Wraps `s` in the allocations of the temps that case `c` computes.
 Stmt allocate_temps(const TensorAccess &access, const ilir::Case &c, Stmt s, TempStorage storage) {
@@ -88,26 +99,40 @@ class Lowerer {
   }
 
   // A level's work: each Compute in order, as a level GEMM where it is one, else in a parallel loop
-  // over the level's nodes that runs the consecutive non-GEMM Computes node by node.
+  // over the level's nodes that runs the consecutive non-GEMM Computes node by node. Consecutive
+  // GEMMs that do not read each other's results share one loop over their panels.
   Stmt level_body(const ilir::Case &c) {
     TensorAccess access(p_, sizes_, TempStorage::PerLevel);
-    std::vector<Stmt> stages;
-    std::vector<Stmt> per_node;
-    auto flush = [&] {
+    std::vector<Stmt> stages, per_node;
+    std::vector<const ilir::Compute *> gemms;
+    std::vector<GemmMatch> matches;
+    auto flush_nodes = [&] {
       if (per_node.empty()) return;
       stages.push_back(HI::For::make("n", var("level_base"), var("level_size"), parallel(),
                                      Halide::DeviceAPI::None, HI::Block::make(per_node)));
       per_node.clear();
     };
+    auto flush_gemms = [&] {
+      if (gemms.empty()) return;
+      stages.push_back(lower_gemms(access, gemms, matches, schedule_, packed_));
+      gemms.clear();
+      matches.clear();
+    };
     for (const ilir::Compute &op : c.body) {
       if (std::optional<GemmMatch> gemm = match_gemm(access, op, schedule_)) {
-        flush();
-        stages.push_back(lower_gemm(access, op, *gemm, schedule_, packed_));
+        flush_nodes();
+        if (std::any_of(gemms.begin(), gemms.end(),
+                        [&](const ilir::Compute *g) { return reads(op, g->tensor); }))
+          flush_gemms();
+        gemms.push_back(&op);
+        matches.push_back(*gemm);
       } else {
+        flush_gemms();
         per_node.push_back(lower_compute(access, op, schedule_.vector));
       }
     }
-    flush();
+    flush_gemms();
+    flush_nodes();
     Stmt s = allocate_temps(access, c, HI::Block::make(stages), TempStorage::PerLevel);
     s = HI::LetStmt::make("level_size", level_begin(var("level") + 1) - var("level_base"), s);
     return HI::LetStmt::make("level_base", level_begin(var("level")), s);
