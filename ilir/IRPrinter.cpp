@@ -119,6 +119,11 @@ std::string to_string(const Program &p) {
   for (const TensorDecl &t : p.tensors)
     s += fmt::format("  {} {}{}\n", to_string(t.kind), t.name, shape_string(t.shape));
   s += fmt::format("  output {}\n", p.output);
+  if (!p.schedule.empty()) {
+    std::vector<std::string> items;
+    for (const auto &[key, value] : p.schedule) items.push_back(key + "=" + value);
+    s += fmt::format("  schedule {}\n", fmt::join(items, ","));
+  }
   return s + case_string(p, p.leaf) + case_string(p, p.internal);
 }
 

@@ -16,7 +16,7 @@ inline constexpr char kNumberTooLarge[] = "number '{}' is too large";
 // Parser: syntax
 inline constexpr char kExpected[] = "expected {} {}, found {}";
 inline constexpr char kExpectedDeclaration[] =
-    "expected a declaration (param, state, leaf, internal, node or output), found {}";
+    "expected a declaration (structure, param, state, leaf, internal, node, output or schedule), found {}";
 inline constexpr char kModelFirst[] = "expected 'model NAME' at the start of the file, found {}";
 inline constexpr char kExpectedExpression[] = "expected an expression {}, found {}";
 inline constexpr char kExpectedSize[] = "expected a size such as H, 3H, 2 or H+1 {}, found {}";
@@ -25,7 +25,8 @@ inline constexpr char kSizeNotLinear[] =
     "size expression is not linear: '{}' times '{}'; expected sums of terms like 3H";
 inline constexpr char kNestedTooDeep[] = "expression nested too deeply (more than {} levels)";
 inline constexpr char kBadIndex[] =
-    "expected 'lo:hi', 'token', 'left', 'right', 'pred0', 'pred1', 'prev' or a children variable inside '[ ]', "
+    "expected 'lo:hi', 'token', 'left', 'right', 'pred0', 'pred1', 'prev' or a children variable inside '[ "
+    "]', "
     "found {}";
 inline constexpr char kScheduleValue[] =
     "schedule key '{}' needs a value such as on, off or a whole number, found {}";
@@ -93,10 +94,8 @@ inline constexpr char kTokenRank[] =
 inline constexpr char kChildNotState[] = "'{}[{}]' reads a child's state, but '{}' is a {}; expected a state";
 inline constexpr char kChildInTree[] =
     "'{}' is not available in a 'structure tree' model; read children with sum(k in children) {}[k]";
-inline constexpr char kSlotWrongStructure[] =
-    "'{}[{}]' is not available in a 'structure {}' model; read {}";
-inline constexpr char kSumInSlots[] =
-    "sum(k in children) needs 'structure tree'; in a '{}' model read {}";
+inline constexpr char kSlotWrongStructure[] = "'{}[{}]' is not available in a 'structure {}' model; read {}";
+inline constexpr char kSumInSlots[] = "sum(k in children) needs 'structure tree'; in a '{}' model read {}";
 inline constexpr char kChildInLeaf[] = "'{}' is not available in the leaf case; a leaf has no children";
 inline constexpr char kSumInBinary[] =
     "sum(k in children) needs 'structure tree'; in a binary_tree model use h[left] and h[right]";

@@ -157,9 +157,10 @@ TEST(Parser, ModelMustComeFirst) {
 }
 
 TEST(Parser, UnknownDeclarationKeyword) {
-  EXPECT_THAT(parse_error("model M\nweight W [H]\n"),
-              HasSubstr("p.grove:2:1: error: expected a declaration (param, state, leaf, internal, node "
-                        "or output), found 'weight'"));
+  EXPECT_THAT(
+      parse_error("model M\nweight W [H]\n"),
+      HasSubstr("p.grove:2:1: error: expected a declaration (structure, param, state, leaf, internal, "
+                "node, output or schedule), found 'weight'"));
 }
 
 TEST(Parser, UnknownStructure) {
