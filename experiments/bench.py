@@ -4,7 +4,8 @@
 1. Measures the OpenBLAS SGEMM ceiling (experiments/peers/sgemm_peak, 1 and 2 threads).
 2. For each tree model × H × batch × input set, runs `grove bench --json` and the peers
    (libtorch and PyTorch level-batched, PyTorch eager) on the same trees with the same weights, and
-   prints each result as it comes.
+   prints each result as it comes. For each model, H and input set it also checks that grove's root
+   states are libtorch's (batch 10; --no-check skips it).
 3. Runs the ablation: TreeLSTM, H=256, batch 10, SST, with each of grove's scheduling primitives
    turned off in turn.
 4. Writes experiments/results/bench.md, bench.csv, bench.png, ablation.md and ablation.csv.
@@ -41,6 +42,9 @@ MODELS = [("treefc", "treefc"), ("treegru", "treegru"), ("treelstm", "treelstm")
 TOOLS = ["grove", "libtorch-level-batched", "pytorch-level-batched", "pytorch-eager"]
 PRIMITIVES = ["batch", "specialize", "fuse", "gemm", "hoist", "persist", "parallel"]
 PERFECT_HEIGHT, PERFECT_TREES, PERFECT_VOCAB = 7, 64, 100
+# MV-RNN's 4H³ per node (67 MFLOP at H=256) makes a pass over all trees take minutes: it runs on the
+# first trees of each set only (the table's trees column says how many).
+MVRNN_TREES = {"sst": 20, "perfect": 8}
 
 # PERF-NOTES, "Measuring the peers fairly": for every tool, grove included.
 ENV = dict(os.environ, OPENBLAS_CORETYPE="SkylakeX", OMP_WAIT_POLICY="PASSIVE",
@@ -91,6 +95,18 @@ def write_inputs(work, name, lines, vocab_size):
     with open(vocab, "w") as f:  # id i is the word "i", so the peers keep grove's ids
         f.write("".join("%d\n" % i for i in range(vocab_size)))
     return {"name": name, "trees": trees, "vocab": vocab, "vocab_size": vocab_size, "count": len(lines)}
+
+
+def first_trees(inputs, count):
+    """The first `count` trees of an input set, with the same ids (and so the same weights)."""
+    if count >= inputs["count"]:
+        return inputs
+    with open(inputs["trees"], encoding="utf-8") as f:
+        lines = f.read().splitlines()[:count]
+    path = inputs["trees"][:-len(".txt")] + "-first%d.txt" % count
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+    return dict(inputs, trees=path, count=count)
 
 
 def size_vars(stem):
@@ -144,6 +160,21 @@ def run_peer(args, tool, model, hidden, inputs, weights, batch):
     return last_json(run(command, timeout=args.timeout))
 
 
+def agreement(args, model, stem, hidden, inputs, weights):
+    """Largest |grove − libtorch| over every root h (and the largest |h|), batch 10, same weights."""
+    import numpy as np
+    ours, theirs = os.path.join(args.work, "roots-grove.npy"), os.path.join(args.work, "roots-libtorch.npy")
+    run([args.grove, "run", os.path.join(ROOT, "models", stem + ".grove"), "--weights", weights, "--trees",
+         inputs["trees"], "--batch", "10", "--out", ours], timeout=args.timeout)
+    run([os.path.join(args.peers_build, "libtorch_tree"), "--model", model, "--hidden", str(hidden), "--batch", "10",
+         "--repeat", "1", "--threads", "2", "--trees", inputs["trees"], "--vocab", inputs["vocab"], "--weights",
+         weights, "--out", theirs], timeout=args.timeout)
+    a, b = np.load(ours), np.load(theirs)
+    if a.shape != b.shape:
+        return "shapes differ: grove %s, libtorch %s" % (a.shape, b.shape)
+    return "%.2g (largest |h| %.2g)" % (float(np.abs(a - b).max()), float(np.abs(b).max()))
+
+
 def skip_reason(args, tool, model, hidden, batch):
     """Why a configuration is not run (None: it is). Said in the table, never dropped silently."""
     if model == "mvrnn" and hidden >= 512:
@@ -167,17 +198,18 @@ def fmt_ms(value):
     return "%.3g" % value if value < 100 else "%.0f" % value
 
 
-def write_bench_tables(args, rows, peaks, header):
-    fields = ["model", "hidden", "batch", "input", "tool", "median_ms_per_batch", "p10_ms", "p90_ms",
+def write_bench_tables(args, rows, peaks, header, checks):
+    fields = ["model", "hidden", "batch", "input", "trees", "tool", "median_ms_per_batch", "p10_ms", "p90_ms",
               "flops_per_batch", "flop_limit_ms", "x_over_limit", "gflops", "compile_ms", "inspector_ms", "note"]
     with open(os.path.join(args.out, "bench.csv"), "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
         writer.writeheader()
         writer.writerows(rows)
 
-    configs = []
+    configs, counts = [], {}
     for r in rows:
         key = (r["model"], r["hidden"], r["batch"], r["input"])
+        counts[key] = r["trees"]
         if key not in configs:
             configs.append(key)
     by = {(r["model"], r["hidden"], r["batch"], r["input"], r["tool"]): r for r in rows}
@@ -209,9 +241,14 @@ def write_bench_tables(args, rows, peaks, header):
         ratio = ("%.2f" % (g["median_ms_per_batch"] / lt["median_ms_per_batch"])
                  if g and lt and not g.get("note") and not lt.get("note") else "—")
         over = "%.1f" % g["x_over_limit"] if g and g.get("x_over_limit") else "—"
-        lines.append("| %s | %d | %d | %s | %s | %s | %s | %s |" % (
-            model, hidden, batch, inputs, " | ".join(cells), fmt_ms(limit) if limit else "—", ratio, over))
+        lines.append("| %s | %d | %d | %d %s | %s | %s | %s | %s |" % (
+            model, hidden, batch, counts[(model, hidden, batch, inputs)], inputs, " | ".join(cells), fmt_ms(limit) if limit else "—", ratio, over))
     lines += [""] + ["[%d] %s" % (i + 1, n) for i, n in enumerate(notes)]
+    if checks:
+        lines += ["", "Same numbers: largest |grove − libtorch| over the root h of every tree (batch 10, the same "
+                  "weights file), and the largest |h|.", "", "| model | H | trees | max difference |",
+                  "|---|---|---|---|"]
+        lines += ["| %s | %d | %s | %s |" % (m, h, i, v) for (m, h, i), v in checks.items()]
     with open(os.path.join(args.out, "bench.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     return "\n".join(lines)
@@ -286,6 +323,8 @@ def main():
     parser.add_argument("--out", default=os.path.join(ROOT, "experiments", "results"))
     parser.add_argument("--all-eager", action="store_true", help="also run the eager peer at H=512 and on MV-RNN")
     parser.add_argument("--no-ablation", action="store_true")
+    parser.add_argument("--no-check", action="store_true",
+                        help="skip comparing grove's root states with libtorch's (batch 10, same weights)")
     parser.add_argument("--timeout", type=int, default=600, help="seconds per tool invocation")
     args = parser.parse_args()
     if args.repeat is None:
@@ -313,15 +352,17 @@ def main():
     log("bench: OpenBLAS SGEMM 2048³: %.1f GFLOP/s on 1 thread, %.1f on 2" % (peaks.get(1, 0), peaks.get(2, 0)))
 
     input_sets = [write_sst(args.trees_limit, args.work), write_perfect(args.work)]
-    rows = []
+    rows, checks = [], {}
     for model, stem in models:
         for hidden in hiddens:
-            for inputs in input_sets:
+            for all_inputs in input_sets:
+                inputs = first_trees(all_inputs, MVRNN_TREES[all_inputs["name"]]) if model == "mvrnn" else all_inputs
                 weights = None
                 for batch in batches:
                     limit_ms = None
                     for tool in TOOLS:
-                        row = {"model": model, "hidden": hidden, "batch": batch, "input": inputs["name"], "tool": tool}
+                        row = {"model": model, "hidden": hidden, "batch": batch, "input": inputs["name"], "tool": tool,
+                               "trees": inputs["count"]}
                         reason = skip_reason(args, tool, model, hidden, batch)
                         if reason is None:
                             weights = weights or weights_file(args, stem, hidden, inputs)
@@ -347,13 +388,20 @@ def main():
                             model, hidden, batch, inputs["name"], tool,
                             row.get("note") or "%.4f ms per batch (p10 %.4f, p90 %.4f)" % (
                                 row["median_ms_per_batch"], row["p10_ms"], row["p90_ms"])))
+                if weights and not args.no_check:
+                    try:
+                        checks[(model, hidden, inputs["name"])] = agreement(args, model, stem, hidden, inputs, weights)
+                    except (RuntimeError, subprocess.TimeoutExpired) as e:
+                        checks[(model, hidden, inputs["name"])] = "failed: %s" % str(e).splitlines()[0][:200]
+                    log("  %-16s H=%-3d %-7s grove vs libtorch roots: max |difference| %s" % (
+                        model, hidden, inputs["name"], checks[(model, hidden, inputs["name"])]))
 
     header = ("Measured %s by `experiments/bench.py%s` (%d SST test trees, %d perfect trees of height %d; "
               "load average at the start %.1f%s)." % (
                   stamp, " --quick" if args.quick else "", input_sets[0]["count"], PERFECT_TREES, PERFECT_HEIGHT,
                   load[0], ": **the 2 vCPUs were shared with other work, so only ratios within this run "
                   "mean anything**" if load[0] > 1.5 else ""))
-    table = write_bench_tables(args, rows, peaks, header)
+    table = write_bench_tables(args, rows, peaks, header, checks)
     write_plot(args, rows)
     log("\n" + table)
 
