@@ -100,6 +100,24 @@ TEST_F(CliErrors, MalformedModelFile) {
   EXPECT_THAT(r.output, HasSubstr("expected"));
 }
 
+TEST_F(CliErrors, EmptyModelFile) {
+  const std::string model = dir_.file("empty.grove");
+  write_bytes(model, "");
+  expect_user_error(run_grove("dump " + model),
+                    model + ":1:1: error: expected 'model NAME' at the start of the file, found end of file");
+}
+
+TEST_F(CliErrors, ModelFileNotUtf8) {
+  const std::string model = dir_.file("latin1.grove");
+  write_bytes(model, "model Caf\xe9\n");
+  expect_user_error(run_grove("dump " + model), model + ":1:10: error: unexpected character '\\xe9'");
+}
+
+TEST_F(CliErrors, EmptyWeightFile) {
+  write_bytes(weights(), "");
+  expect_user_error(run_treefc(), weights() + ": not a safetensors file: it is 0 bytes long");
+}
+
 TEST_F(CliErrors, NotASafetensorsFile) {
   write_bytes(weights(), std::string("\xff\xff\xff\xff\xff\xff\xff\x0f", 8) + "01234567");
   expect_user_error(run_treefc(), weights() + ": not a safetensors file: the header length field says " +

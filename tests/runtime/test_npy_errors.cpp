@@ -92,6 +92,18 @@ TEST(NpyErrors, MalformedHeader) {
               HasSubstr("unknown key 'order'"));
 }
 
+TEST(NpyErrors, EmptyFile) {
+  TempDir dir;
+  EXPECT_THAT(read_error(dir, ""), HasSubstr("bad.npy: not a .npy file: it does not start with \\x93NUMPY"));
+}
+
+TEST(NpyErrors, TrailingBytesAfterTheData) {
+  TempDir dir;
+  EXPECT_THAT(read_error(dir, npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }",
+                                        float_bytes({1, 2}) + "garbage")),
+              HasSubstr("bad.npy: shape [2] of float32 needs 8 data bytes but the file has 15"));
+}
+
 TEST(NpyErrors, DataOfTheWrongSize) {
   TempDir dir;
   EXPECT_THAT(read_error(dir, npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }",
