@@ -110,7 +110,8 @@ void for_each_line(std::string_view text, const std::string &file, const char *k
       user_error(msg::kInvalidUtf8, file, line_number, utf8_column(line, *bad),
                  static_cast<unsigned char>(line[*bad]), begin + *bad, "file");
     }
-    if (line.find_first_not_of(' ') == std::string_view::npos) user_error(msg::kLineEmpty, file, line_number, kind, example);
+    if (line.find_first_not_of(' ') == std::string_view::npos)
+      user_error(msg::kLineEmpty, file, line_number, kind, example);
     each_line(line, line_number);
     if (end == std::string_view::npos) break;
     begin = end + 1;
@@ -227,8 +228,7 @@ std::vector<Dag> read_grid_text(std::string_view text, Sweep sweep, const std::s
     for (int k = 0; k < 2; ++k) {
       const char *what = k == 0 ? "row" : "column";
       if (words.size() <= static_cast<size_t>(k)) {
-        user_error(msg::kGridBadSize, file, line_number, utf8_column(line, line.size()), what, "",
-                   kMaxCells);
+        user_error(msg::kGridBadSize, file, line_number, utf8_column(line, line.size()), what, "", kMaxCells);
       }
       std::optional<int32_t> v = parse_id(words[k].text);
       if (!v || *v < 1 || *v > kMaxCells) {
@@ -267,7 +267,8 @@ std::vector<std::vector<int32_t>> read_sequence_text(std::string_view text, cons
   const char *example = vocab ? "the movie was good" : "12 7 9 3";
   for_each_line(text, file, "sequence", example, [&](std::string_view line, int64_t line_number) {
     std::vector<Word> words = split_words(line, file, line_number, "sequence");
-    if (words.size() >= static_cast<size_t>(kMaxId)) user_error(msg::kSequenceTooLong, file, line_number, kMaxId);
+    if (words.size() >= static_cast<size_t>(kMaxId))
+      user_error(msg::kSequenceTooLong, file, line_number, kMaxId);
     std::vector<int32_t> ids;
     ids.reserve(words.size());
     for (const Word &word : words) {

@@ -7,8 +7,10 @@
 // arity, a DAG whose nodes have up to two ordered predecessor slots, or a sequence (a chain whose
 // nodes have one predecessor slot, the previous token). For DAGs and sequences `child(n, k)` is
 // predecessor slot k; an empty slot (a source, the first token) is the *zero node*, whose states are
-// all zero, so every node of such a structure has exactly 2 (DAG) or 1 (sequence) "children". Every node n of every input structure carries the same set of *node-indexed
-// tensors*: `h[n, j]` is element j of node n's tensor h. There are three kinds of tensor:
+// all zero, so every node of such a structure has exactly 2 (DAG) or 1 (sequence) "children".
+//
+// Every node n of every input structure carries the same set of *node-indexed tensors*: `h[n, j]` is
+// element j of node n's tensor h. There are three kinds of tensor:
 //
 //   * Param  — a weight, the same for every node: `W[j, k]`. It has no node index.
 //   * State  — a recursive tensor, defined for every node and read by the node's parent:

@@ -51,8 +51,9 @@ struct RunInput {
 // only with inputs they apply to.
 RunInput check_run_input(const RunCommand &c) {
   std::vector<RunInput> given;
-  for (RunInput input : {RunInput{c.trees, "trees", "--trees"}, RunInput{c.dags, "DAGs", "--dags"},
-                         RunInput{c.grids, "grids", "--grids"}, RunInput{c.sequences, "sequences", "--sequences"}})
+  for (RunInput input :
+       {RunInput{c.trees, "trees", "--trees"}, RunInput{c.dags, "DAGs", "--dags"},
+        RunInput{c.grids, "grids", "--grids"}, RunInput{c.sequences, "sequences", "--sequences"}})
     if (!input.path.empty()) given.push_back(input);
   if (given.empty()) user_error(msg::kInputCount, "none was given");
   if (given.size() > 1) {
@@ -79,8 +80,10 @@ Sweep parse_sweep(const std::string &text) {
 
 int run(const RunCommand &c) {
   RunInput input = check_run_input(c);
-  for (const auto &[path, what] : {std::pair{c.model, "model"}, {c.weights, "weights"},
-                                   {input.path, input.what}, {c.vocab, "vocabulary"}})
+  for (const auto &[path, what] : {std::pair{c.model, "model"},
+                                   {c.weights, "weights"},
+                                   {input.path, input.what},
+                                   {c.vocab, "vocabulary"}})
     if (!path.empty() && same_file(c.out, path)) user_error(msg::kOutIsInput, c.out, what);
 
   ilir::Program program = dsl::parse_model_file(c.model);
@@ -111,7 +114,7 @@ int run(const RunCommand &c) {
   cpu::RunOptions run_options{.batch = c.batch};
   run_options.outputs = c.all_nodes ? DagOutputs::AllNodes : DagOutputs::Sinks;
   run_options.noun = c.grids.empty() ? "DAG" : "grid";
-  Tensor roots = !c.trees.empty()     ? model.run(trees, run_options, &stats)
+  Tensor roots = !c.trees.empty()                      ? model.run(trees, run_options, &stats)
                  : !c.dags.empty() || !c.grids.empty() ? model.run_dags(dags, run_options, &stats)
                                                        : model.run_sequences(sequences, run_options, &stats);
   double run_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -120,8 +123,8 @@ int run(const RunCommand &c) {
   if (c.stats) {
     std::cout << fmt::format("model     {} ({}) from {}\n", program.name, ilir::to_string(program.structure),
                              c.model);
-    std::cout << fmt::format("{:<9} {} from {}: {} nodes, {} levels in {} call(s) of up to {} {}\n", input.what,
-                             stats.trees, input.path, stats.nodes, stats.levels, stats.calls,
+    std::cout << fmt::format("{:<9} {} from {}: {} nodes, {} levels in {} call(s) of up to {} {}\n",
+                             input.what, stats.trees, input.path, stats.nodes, stats.levels, stats.calls,
                              c.batch == 0 ? stats.trees : c.batch, input.what);
     std::cout << fmt::format("schedule  {}\n", model.schedule());
     std::cout << fmt::format("compile   {:.1f} ms (ILIR -> Halide loop nest -> LLVM -> x86 JIT)\n",

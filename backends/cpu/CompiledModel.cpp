@@ -293,8 +293,8 @@ Tensor CompiledModel::run_dags(std::span<const Dag> dags, const RunOptions &opti
   return result;
 }
 
-Tensor CompiledModel::run_sequences(std::span<const std::vector<int32_t>> sequences, const RunOptions &options,
-                                    RunStats *stats) const {
+Tensor CompiledModel::run_sequences(std::span<const std::vector<int32_t>> sequences,
+                                    const RunOptions &options, RunStats *stats) const {
   impl_->check_runs_dags("sequence");
   std::vector<Dag> chains;
   chains.reserve(sequences.size());

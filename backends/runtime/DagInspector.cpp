@@ -35,12 +35,13 @@ void check_shape(const Dag &dag, const DagInspectorOptions &options, int64_t num
                            dag.pred_begin.size(), n + 1, n));
   }
   if (dag.pred_begin[0] != 0)
-    user_error(msg::kDagMalformed, noun, number, fmt::format("pred_begin[0] is {}; expected 0", dag.pred_begin[0]));
+    user_error(msg::kDagMalformed, noun, number,
+               fmt::format("pred_begin[0] is {}; expected 0", dag.pred_begin[0]));
   for (int32_t v = 0; v < n; ++v) {
     if (dag.pred_begin[v + 1] < dag.pred_begin[v]) {
       user_error(msg::kDagMalformed, noun, number,
-                 fmt::format("pred_begin[{}] = {} is less than pred_begin[{}] = {}", v + 1, dag.pred_begin[v + 1],
-                             v, dag.pred_begin[v]));
+                 fmt::format("pred_begin[{}] = {} is less than pred_begin[{}] = {}", v + 1,
+                             dag.pred_begin[v + 1], v, dag.pred_begin[v]));
     }
   }
   if (static_cast<size_t>(dag.pred_begin[n]) != dag.preds.size()) {
@@ -173,8 +174,7 @@ LinearizedBatch linearize_dags(std::span<const Dag> dags, const DagInspectorOpti
     auto v = static_cast<int32_t>(i - offset[dag_of[i]]);
     for (int32_t k = 0; k < options.slots; ++k) {
       int32_t p = k < dag.num_preds(v) ? dag.pred(v, k) : Dag::kEmptySlot;
-      batch.children.push_back(p == Dag::kEmptySlot ? batch.zero_node
-                                                    : new_id[offset[dag_of[i]] + p]);
+      batch.children.push_back(p == Dag::kEmptySlot ? batch.zero_node : new_id[offset[dag_of[i]] + p]);
     }
     batch.token[id] = dag.token[v];
   }

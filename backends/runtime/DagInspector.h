@@ -31,10 +31,10 @@ enum class DagOutputs {
 };
 
 struct DagInspectorOptions {
-  int32_t slots = 2;              // predecessor slots of the model's nodes: 2 (dag), 1 (sequence)
-  int64_t vocab_size = -1;        // tokens must be < vocab_size; -1: unchecked
-  int64_t first_dag_number = 1;   // how errors number the DAGs (their place in the input file)
-  std::string noun = "DAG";       // how errors name one input: "DAG", "grid", "sequence"
+  int32_t slots = 2;             // predecessor slots of the model's nodes: 2 (dag), 1 (sequence)
+  int64_t vocab_size = -1;       // tokens must be < vocab_size; -1: unchecked
+  int64_t first_dag_number = 1;  // how errors number the DAGs (their place in the input file)
+  std::string noun = "DAG";      // how errors name one input: "DAG", "grid", "sequence"
   DagOutputs outputs = DagOutputs::Sinks;
 };
 

@@ -98,8 +98,8 @@ class Checker {
       // A DAG or sequence node is not a leaf or an internal node: it has one case.
       for (const std::optional<CaseAst> *kase : {&model_.leaf, &model_.internal}) {
         if (*kase) {
-          source_.error((*kase)->loc, msg::kTreeCaseInDag, structure_name, case_name(**kase),
-                        structure_name, how_to_read(structure, "h"));
+          source_.error((*kase)->loc, msg::kTreeCaseInDag, structure_name, case_name(**kase), structure_name,
+                        how_to_read(structure, "h"));
         }
       }
       if (!model_.node) source_.error(model_.end_loc, msg::kMissing, "node", "'node { ... }'");
@@ -191,8 +191,7 @@ class Checker {
     const Shape &shape = statement.value->shape;
     auto previous = scope.assigned.find(name);
     if (previous != scope.assigned.end()) {
-      source_.error(statement.loc, msg::kAssignedTwice, name, case_name(*scope.kase),
-                    previous->second.line);
+      source_.error(statement.loc, msg::kAssignedTwice, name, case_name(*scope.kase), previous->second.line);
     }
     const TensorDeclAst *decl = find_tensor(name);
     if (decl && decl->kind == ilir::TensorKind::Param) source_.error(statement.loc, msg::kAssignParam, name);
@@ -381,7 +380,8 @@ class Checker {
   }
 
   void check_token(ExprAst &e, Scope &scope) {
-    if (scope.kase->kind != ilir::CaseKind::Leaf && !scope.kase->node) source_.error(e.loc, msg::kTokenInInternal);
+    if (scope.kase->kind != ilir::CaseKind::Leaf && !scope.kase->node)
+      source_.error(e.loc, msg::kTokenInInternal);
     const TensorDeclAst *decl = resolve_tensor(e, scope);
     if (e.resolved != NameKind::Param)
       source_.error(e.loc, msg::kTokenNotParam, e.name, e.name, kind_name(e.resolved));

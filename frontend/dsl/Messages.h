@@ -25,9 +25,8 @@ inline constexpr char kSizeNotLinear[] =
     "size expression is not linear: '{}' times '{}'; expected sums of terms like 3H";
 inline constexpr char kNestedTooDeep[] = "expression nested too deeply (more than {} levels)";
 inline constexpr char kBadIndex[] =
-    "expected 'lo:hi', 'token', 'left', 'right', 'pred0', 'pred1', 'prev' or a children variable inside '[ "
-    "]', "
-    "found {}";
+    "expected 'lo:hi', 'token', 'left', 'right', 'pred0', 'pred1', 'prev' or a children variable "
+    "inside '[ ]', found {}";
 inline constexpr char kScheduleValue[] =
     "schedule key '{}' needs a value such as on, off or a whole number, found {}";
 inline constexpr char kScheduleKeyTwice[] = "schedule key '{}' is set twice (first at line {})";

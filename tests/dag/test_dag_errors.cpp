@@ -54,8 +54,9 @@ TEST(DagReaderErrors, TopLevel) {
 }
 
 TEST(DagReaderErrors, Nodes) {
-  EXPECT_THAT(dag_error("{\"nodes\": [{\"token\": 1}, [0]]}"),
-              HasSubstr("d.json: DAG 1, node 1: expected an object {\"token\": 3, \"preds\": [0, 1]}, found a list"));
+  EXPECT_THAT(
+      dag_error("{\"nodes\": [{\"token\": 1}, [0]]}"),
+      HasSubstr("d.json: DAG 1, node 1: expected an object {\"token\": 3, \"preds\": [0, 1]}, found a list"));
   EXPECT_THAT(dag_error("{\"nodes\": [{\"token\": 1, \"pred\": [0]}]}"),
               HasSubstr("d.json: DAG 1, node 0: unexpected key 'pred'; a node has 'token' and 'preds'"));
   EXPECT_THAT(dag_error("{\"nodes\": [{\"preds\": []}]}"),
@@ -68,9 +69,10 @@ TEST(DagReaderErrors, Nodes) {
   EXPECT_THAT(dag_error("{\"nodes\": [{\"token\": 1, \"preds\": 0}]}"),
               HasSubstr("d.json: DAG 1, node 0: 'preds' must be a list of node indices (null for an empty "
                         "slot), found 0"));
-  EXPECT_THAT(dag_error("{\"nodes\": [{\"token\": 1}, {\"token\": 1, \"preds\": [null, -2]}]}"),
-              HasSubstr("d.json: DAG 1, node 1: predecessor slot 1 must be a node index in [0, 2147483647] or "
-                        "null for an empty slot, found -2"));
+  EXPECT_THAT(
+      dag_error("{\"nodes\": [{\"token\": 1}, {\"token\": 1, \"preds\": [null, -2]}]}"),
+      HasSubstr("d.json: DAG 1, node 1: predecessor slot 1 must be a node index in [0, 2147483647] or "
+                "null for an empty slot, found -2"));
   EXPECT_THAT(dag_error("{\"nodes\": [{\"token\": 1, \"preds\": [true]}]}"), HasSubstr("found true"));
 }
 
@@ -89,7 +91,8 @@ TEST(DagReaderErrors, HostileJsonIsAnErrorNotACrash) {
 
 TEST(DagReader, ReadsSlotsAndEmptySlots) {
   std::vector<Dag> dags = read_dag_text(
-      "[{\"nodes\": [{\"token\": 4, \"preds\": [1, null]}, {\"token\": 2}, {\"token\": 0, \"preds\": [null, 0]}]},"
+      "[{\"nodes\": [{\"token\": 4, \"preds\": [1, null]}, {\"token\": 2}, {\"token\": 0, \"preds\": [null, "
+      "0]}]},"
       " {\"nodes\": [{\"token\": 9, \"preds\": []}]}]",
       "d.json");
   ASSERT_EQ(dags.size(), 2u);
@@ -118,11 +121,13 @@ TEST(GridReaderErrors, Lines) {
 TEST(GridReaderErrors, SizesAndTokens) {
   EXPECT_THAT(grid_error("0 2\n"),
               HasSubstr("g.txt:1:1: the grid's row count '0' must be an integer in [1, 1073741823]"));
-  EXPECT_THAT(grid_error("2 x 1 2\n"), HasSubstr("g.txt:1:3: the grid's column count 'x' must be an integer"));
+  EXPECT_THAT(grid_error("2 x 1 2\n"),
+              HasSubstr("g.txt:1:3: the grid's column count 'x' must be an integer"));
   EXPECT_THAT(grid_error("2\n"), HasSubstr("g.txt:1:2: the grid's column count '' must be an integer"));
   EXPECT_THAT(grid_error("100000 100000 1\n"),
               HasSubstr("g.txt:1: a 100000x100000 grid has more than 1073741823 cells"));
-  EXPECT_THAT(grid_error("2 2 1 2 3\n"), HasSubstr("g.txt:1: a 2x2 grid needs 4 tokens after 'R C', found 3"));
+  EXPECT_THAT(grid_error("2 2 1 2 3\n"),
+              HasSubstr("g.txt:1: a 2x2 grid needs 4 tokens after 'R C', found 3"));
   EXPECT_THAT(grid_error("1 2 1 2\n2 1 1 -2\n"),
               HasSubstr("g.txt:2:7: grid token '-2' is not an integer id; tokens must be integers in [0, "
                         "2147483647]"));
@@ -135,7 +140,8 @@ TEST(GridReader, SweepsNameTheNeighboursTheyComeFrom) {
   EXPECT_EQ(preds(Sweep::SouthWest), (std::vector<int32_t>{-1, 1, -1, -1, 0, 3, 1, -1}));
   EXPECT_EQ(preds(Sweep::NorthEast), (std::vector<int32_t>{2, -1, 3, 0, -1, -1, -1, 2}));
   EXPECT_EQ(preds(Sweep::NorthWest), (std::vector<int32_t>{2, 1, 3, -1, -1, 3, -1, -1}));
-  EXPECT_EQ(read_grid_text("2 2 5 6 7 8", Sweep::SouthEast, "g.txt")[0].token, (std::vector<int32_t>{5, 6, 7, 8}));
+  EXPECT_EQ(read_grid_text("2 2 5 6 7 8", Sweep::SouthEast, "g.txt")[0].token,
+            (std::vector<int32_t>{5, 6, 7, 8}));
 }
 
 TEST(SequenceReaderErrors, Lines) {
@@ -148,9 +154,11 @@ TEST(SequenceReaderErrors, Lines) {
   EXPECT_THAT(error("1 x2\n", nullptr),
               HasSubstr("s.txt:1:3: token 'x2' is not an integer id; without a vocabulary, tokens must be "
                         "integers in [0, 2147483647]"));
-  EXPECT_THAT(error("the dog\n", &vocab),
-              HasSubstr("s.txt:1:5: token 'dog' is not in the vocabulary 'v.txt', which has no '<unk>' line"));
-  EXPECT_THAT(error("the\rcat\n", &vocab), HasSubstr("s.txt:1:4: carriage return (CR) in the line; sequence files"));
+  EXPECT_THAT(
+      error("the dog\n", &vocab),
+      HasSubstr("s.txt:1:5: token 'dog' is not in the vocabulary 'v.txt', which has no '<unk>' line"));
+  EXPECT_THAT(error("the\rcat\n", &vocab),
+              HasSubstr("s.txt:1:4: carriage return (CR) in the line; sequence files"));
   auto sequences = read_sequence_text("  the cat   the\ncat\n", &vocab, "s.txt");
   EXPECT_EQ(sequences, (std::vector<std::vector<int32_t>>{{0, 1, 0}, {1}}));
 }
@@ -176,17 +184,20 @@ Dag dag_of(std::vector<std::vector<int32_t>> preds, std::vector<int32_t> tokens 
 
 TEST(DagInspectorErrors, EveryMalformedDag) {
   EXPECT_THAT(inspect_error(Dag{}), HasSubstr("DAG 4: it is empty (0 nodes); expected at least one node"));
-  EXPECT_THAT(inspect_error(dag_of({{}, {0, 2}})),
-              HasSubstr("DAG 4, node 1: predecessor slot 1 holds 2, which is out of range: there are 2 nodes (0 "
-                        "to 1)"));
+  EXPECT_THAT(
+      inspect_error(dag_of({{}, {0, 2}})),
+      HasSubstr("DAG 4, node 1: predecessor slot 1 holds 2, which is out of range: there are 2 nodes (0 "
+                "to 1)"));
   EXPECT_THAT(inspect_error(dag_of({{}, {-5}})), HasSubstr("DAG 4, node 1: predecessor slot 0 holds -5"));
   EXPECT_THAT(inspect_error(dag_of({{}, {-1, 1}})),
               HasSubstr("DAG 4, node 1: predecessor slot 1 names the node itself, a cycle"));
-  EXPECT_THAT(inspect_error(dag_of({{2}, {0}, {1}})),
-              HasSubstr("DAG 4: cycle: node 2 is a predecessor of node 0, which is itself an ancestor of node 2"));
-  EXPECT_THAT(inspect_error(dag_of({{}, {}, {0, 1, -1}})),
-              HasSubstr("DAG 4, node 2: 3 predecessor slots, but this model reads at most 2 (a dag model reads "
-                        "h[pred0] and h[pred1])"));
+  EXPECT_THAT(
+      inspect_error(dag_of({{2}, {0}, {1}})),
+      HasSubstr("DAG 4: cycle: node 2 is a predecessor of node 0, which is itself an ancestor of node 2"));
+  EXPECT_THAT(
+      inspect_error(dag_of({{}, {}, {0, 1, -1}})),
+      HasSubstr("DAG 4, node 2: 3 predecessor slots, but this model reads at most 2 (a dag model reads "
+                "h[pred0] and h[pred1])"));
   DagInspectorOptions sequence;
   sequence.slots = 1;
   sequence.noun = "sequence";
@@ -228,45 +239,52 @@ const char kDagHeader[] = "model M\nstructure dag\nparam E [V, H]\nparam W [H, H
 const char kSeqHeader[] = "model M\nstructure sequence\nparam E [V, H]\nparam W [H, H]\nstate h [H]\n";
 
 TEST(DslDagErrors, CasesFitTheStructure) {
-  EXPECT_THAT(model_error(std::string(kDagHeader) + "leaf { h = E[token] }\noutput h\n"),
-              HasSubstr("m.grove:6:1: error: a 'structure dag' model has a single 'node { ... }' case, not 'leaf'; "
-                        "every node of a dag has a token and reads its predecessors' states as h[pred0] and "
-                        "h[pred1]"));
+  EXPECT_THAT(
+      model_error(std::string(kDagHeader) + "leaf { h = E[token] }\noutput h\n"),
+      HasSubstr("m.grove:6:1: error: a 'structure dag' model has a single 'node { ... }' case, not 'leaf'; "
+                "every node of a dag has a token and reads its predecessors' states as h[pred0] and "
+                "h[pred1]"));
   EXPECT_THAT(model_error(std::string(kSeqHeader) + "output h\n"),
               HasSubstr("m.grove:7:1: error: the model has no 'node' declaration; expected 'node { ... }'"));
   EXPECT_THAT(
       model_error("model M\nstructure tree\nparam E [V, H]\nstate h [H]\nnode { h = E[token] }\noutput h\n"),
       HasSubstr("m.grove:5:1: error: a 'structure tree' model has 'leaf' and 'internal' cases, not 'node'"));
-  EXPECT_THAT(model_error(std::string(kDagHeader) + "node { h = E[token] }\nnode { h = E[token] }\noutput h\n"),
-              HasSubstr("m.grove:7:1: error: second 'node' section (the first is at line 6)"));
+  EXPECT_THAT(
+      model_error(std::string(kDagHeader) + "node { h = E[token] }\nnode { h = E[token] }\noutput h\n"),
+      HasSubstr("m.grove:7:1: error: second 'node' section (the first is at line 6)"));
 }
 
 TEST(DslDagErrors, SlotsFitTheStructure) {
-  EXPECT_THAT(model_error(std::string(kDagHeader) + "node { h = W @ h[prev] }\noutput h\n"),
-              HasSubstr("m.grove:6:16: error: 'h[prev]' is not available in a 'structure dag' model; read its "
-                        "predecessors' states as h[pred0] and h[pred1]"));
-  EXPECT_THAT(model_error(std::string(kSeqHeader) + "node { h = W @ h[pred1] }\noutput h\n"),
-              HasSubstr("'h[pred1]' is not available in a 'structure sequence' model; read the previous token's "
-                        "state as h[prev]"));
+  EXPECT_THAT(
+      model_error(std::string(kDagHeader) + "node { h = W @ h[prev] }\noutput h\n"),
+      HasSubstr("m.grove:6:16: error: 'h[prev]' is not available in a 'structure dag' model; read its "
+                "predecessors' states as h[pred0] and h[pred1]"));
+  EXPECT_THAT(
+      model_error(std::string(kSeqHeader) + "node { h = W @ h[pred1] }\noutput h\n"),
+      HasSubstr("'h[pred1]' is not available in a 'structure sequence' model; read the previous token's "
+                "state as h[prev]"));
   EXPECT_THAT(model_error(std::string(kSeqHeader) + "node { h = W @ h[left] }\noutput h\n"),
               HasSubstr("'h[left]' is not available in a 'structure sequence' model"));
-  EXPECT_THAT(model_error("model M\nstructure binary_tree\nparam E [V, H]\nstate h [H]\nleaf { h = E[token] }\n"
-                          "internal { h = h[pred0] }\noutput h\n"),
-              HasSubstr("'h[pred0]' is not available in a 'structure binary_tree' model; read h[left] and "
-                        "h[right]"));
-  EXPECT_THAT(model_error(std::string(kDagHeader) + "node { h = sum(k in children) h[k] }\noutput h\n"),
-              HasSubstr("m.grove:6:12: error: sum(k in children) needs 'structure tree'; in a 'dag' model read "
-                        "its predecessors' states as h[pred0] and h[pred1]"));
-  EXPECT_THAT(model_error(std::string(kSeqHeader) + "node { h = W @ h }\noutput h\n"),
-              HasSubstr("state 'h' of this node is used before it is assigned in the node case; read the previous "
-                        "token's state as h[prev]"));
+  EXPECT_THAT(
+      model_error("model M\nstructure binary_tree\nparam E [V, H]\nstate h [H]\nleaf { h = E[token] }\n"
+                  "internal { h = h[pred0] }\noutput h\n"),
+      HasSubstr("'h[pred0]' is not available in a 'structure binary_tree' model; read h[left] and "
+                "h[right]"));
+  EXPECT_THAT(
+      model_error(std::string(kDagHeader) + "node { h = sum(k in children) h[k] }\noutput h\n"),
+      HasSubstr("m.grove:6:12: error: sum(k in children) needs 'structure tree'; in a 'dag' model read "
+                "its predecessors' states as h[pred0] and h[pred1]"));
+  EXPECT_THAT(
+      model_error(std::string(kSeqHeader) + "node { h = W @ h }\noutput h\n"),
+      HasSubstr("state 'h' of this node is used before it is assigned in the node case; read the previous "
+                "token's state as h[prev]"));
   EXPECT_THAT(model_error(std::string(kDagHeader) + "node { h = E[pred0] }\noutput h\n"),
               HasSubstr("'E[pred0]' reads a child's state, but 'E' is a param; expected a state"));
 }
 
 TEST(DslDag, NodeCaseIsBothCasesAndReadsSlotsAndToken) {
-  ilir::Program p = dsl::parse_model(std::string(kDagHeader) + "node { h = E[token] + W @ h[pred1] }\noutput h\n",
-                                     "m.grove");
+  ilir::Program p = dsl::parse_model(
+      std::string(kDagHeader) + "node { h = E[token] + W @ h[pred1] }\noutput h\n", "m.grove");
   EXPECT_EQ(p.structure, ilir::StructureKind::Dag);
   ASSERT_EQ(p.leaf.body.size(), 1u);
   ASSERT_EQ(p.internal.body.size(), 1u);

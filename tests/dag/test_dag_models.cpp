@@ -50,8 +50,8 @@ const cpu::CompiledModel &compiled(ModelKind kind, const std::string &schedule) 
         fmt::format("{}/models/{}.grove", GROVE_SOURCE_DIR, reference::model_file_stem(kind)));
     cpu::CompileOptions options;
     options.schedule = schedule;
-    slot = std::make_unique<cpu::CompiledModel>(
-        cpu::CompiledModel::compile(program, reference::random_model_weights(kind, kH, kD, kVocab, 7), options));
+    slot = std::make_unique<cpu::CompiledModel>(cpu::CompiledModel::compile(
+        program, reference::random_model_weights(kind, kH, kD, kVocab, 7), options));
   }
   return *slot;
 }
@@ -59,7 +59,8 @@ const cpu::CompiledModel &compiled(ModelKind kind, const std::string &schedule) 
 const Weights &weights(ModelKind kind) {
   static std::map<ModelKind, Weights> cache;
   auto it = cache.find(kind);
-  if (it == cache.end()) it = cache.emplace(kind, reference::random_model_weights(kind, kH, kD, kVocab, 7)).first;
+  if (it == cache.end())
+    it = cache.emplace(kind, reference::random_model_weights(kind, kH, kD, kVocab, 7)).first;
   return it->second;
 }
 
@@ -122,13 +123,15 @@ INSTANTIATE_TEST_SUITE_P(SchedulesAndBatches, DagRnn,
                            std::string s = std::get<0>(info.param);
                            for (char &c : s)
                              if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           return fmt::format("{}_Batch{}", s.empty() ? "default" : s, std::get<1>(info.param));
+                           return fmt::format("{}_Batch{}", s.empty() ? "default" : s,
+                                              std::get<1>(info.param));
                          });
 
 TEST(DagRnnOutputs, AllNodesGivesEveryNodeInNodeOrder) {
   // A DAG's every node is the sink of the sub-DAG of its ancestors, which the reference computes.
   Dag dag = testing::random_dag(77, 30, kVocab);
-  Tensor all = compiled(ModelKind::DAGRNN, "").run_dags(std::span(&dag, 1), {.outputs = DagOutputs::AllNodes});
+  Tensor all =
+      compiled(ModelKind::DAGRNN, "").run_dags(std::span(&dag, 1), {.outputs = DagOutputs::AllNodes});
   ASSERT_EQ(all.shape, (std::vector<int64_t>{30, kH}));
   Tensor sinks = compiled(ModelKind::DAGRNN, "").run_dags(std::span(&dag, 1), {});
   Tensor expected = reference_sinks(std::span(&dag, 1));
@@ -150,7 +153,8 @@ TEST(DagRnnOutputs, AllNodesGivesEveryNodeInNodeOrder) {
 std::vector<std::vector<int32_t>> random_sequences() {
   std::vector<std::vector<int32_t>> sequences;
   int seed = 0;
-  for (int32_t length : {1, 7, 2, 33, 120, 5, 1, 64}) sequences.push_back(testing::random_sequence(++seed, length, kVocab));
+  for (int32_t length : {1, 7, 2, 33, 120, 5, 1, 64})
+    sequences.push_back(testing::random_sequence(++seed, length, kVocab));
   return sequences;
 }
 
@@ -209,16 +213,18 @@ TEST(WrongInputKind, TreesForADagModelAndDagsForATreeModel) {
     }
     return "(no error)";
   };
-  EXPECT_THAT(error_of([] { compiled(ModelKind::LSTM, "").run(std::vector<Tree>{}, {}); }),
-              ::testing::HasSubstr("model LSTM has 'structure sequence': it runs over DAGs, grids or sequences "
-                                   "(--dags, --grids, --sequences), not trees"));
+  EXPECT_THAT(
+      error_of([] { compiled(ModelKind::LSTM, "").run(std::vector<Tree>{}, {}); }),
+      ::testing::HasSubstr("model LSTM has 'structure sequence': it runs over DAGs, grids or sequences "
+                           "(--dags, --grids, --sequences), not trees"));
   ilir::Program treefc = dsl::parse_model_file(std::string(GROVE_SOURCE_DIR) + "/models/treefc.grove");
   cpu::CompiledModel tree_model = cpu::CompiledModel::compile(
       treefc, reference::random_model_weights(ModelKind::TreeFC, 8, 8, kVocab, 1), {});
   Dag dag = testing::random_dag(1, 3, kVocab);
-  EXPECT_THAT(error_of([&] { tree_model.run_dags(std::span(&dag, 1), {.noun = "grid"}); }),
-              ::testing::HasSubstr("model TreeFC has 'structure binary_tree': it runs over trees (--trees), not "
-                                   "grids"));
+  EXPECT_THAT(
+      error_of([&] { tree_model.run_dags(std::span(&dag, 1), {.noun = "grid"}); }),
+      ::testing::HasSubstr("model TreeFC has 'structure binary_tree': it runs over trees (--trees), not "
+                           "grids"));
   EXPECT_THAT(error_of([&] { tree_model.run_sequences(std::vector<std::vector<int32_t>>{{1}}, {}); }),
               ::testing::HasSubstr("not sequences"));
 }

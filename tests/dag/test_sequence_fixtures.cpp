@@ -19,7 +19,9 @@
 namespace grove {
 namespace {
 
-std::string fixture(const std::string &name) { return std::string(GROVE_SOURCE_DIR) + "/tests/fixtures/" + name; }
+std::string fixture(const std::string &name) {
+  return std::string(GROVE_SOURCE_DIR) + "/tests/fixtures/" + name;
+}
 
 void expect_matches_pytorch(const Tensor &got, const Tensor &torch, const std::string &what) {
   ASSERT_EQ(got.shape, torch.shape) << what;
