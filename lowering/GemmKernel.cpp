@@ -174,8 +174,8 @@ Stmt lower_gemms(const TensorAccess &access, const std::vector<const ilir::Compu
   HI::ForType par = schedule.parallel ? HI::ForType::Parallel : HI::ForType::Serial;
   HExpr full = size / nb * nb;
 
-  // Per GEMM: its full blocks of nb nodes, then the level's remaining r < nb nodes as blocks of the
-  // powers of two in r (largest first), so no block computes a node twice or branches per node.
+  // Per GEMM: its full blocks of nb nodes, then the level's remaining r < nb nodes as one block of
+  // exactly r nodes (a kernel per r), so no block computes a node twice or branches per node.
   std::vector<Stmt> full_blocks, tail_blocks;
   std::vector<int> panels;
   for (size_t g = 0; g < ops.size(); g++) {
@@ -187,15 +187,12 @@ Stmt lower_gemms(const TensorAccess &access, const std::vector<const ilir::Compu
     }
     panels.push_back(int(matches[g].rows / matches[g].panel));
     full_blocks.push_back(block_kernel(access, *ops[g], matches[g], packs, nb, base + var("block") * nb));
-    std::vector<Stmt> tail;
-    for (int s = 1; s < nb; s *= 2) {
-      HExpr rest = size - full;
-      HExpr first = base + full + (rest & ~(2 * s - 1));
-      tail.insert(
-          tail.begin(),
-          HI::IfThenElse::make((rest & s) != 0, block_kernel(access, *ops[g], matches[g], packs, s, first)));
-    }
-    tail_blocks.push_back(tail.empty() ? HI::Evaluate::make(0) : HI::Block::make(tail));
+    Stmt tail = HI::Evaluate::make(0);
+    for (int r = nb - 1; r >= 1; r--)
+      tail = HI::IfThenElse::make(size - full == r,
+                                  block_kernel(access, *ops[g], matches[g], packs, r, base + full),
+                                  r == nb - 1 ? Stmt() : tail);
+    tail_blocks.push_back(tail);
   }
 
   // The GEMMs of the group share one loop over their panels, one after another: panel p belongs
