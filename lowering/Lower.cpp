@@ -38,6 +38,10 @@ HI::Stmt run_pass(const char *name, HI::Stmt s, Pass &&pass) {
 }  // namespace
 
 LoweredModel lower(const ilir::Program &program, const LowerOptions &options) {
+  // grove vectorizes its loops itself. LLVM's SLP vectorizer would pack the micro-kernels'
+  // per-node gather addresses into vectors and extract them lane by lane on every k (2x the
+  // instructions of the FMAs); Halide reads this variable when it first initializes LLVM.
+  ::setenv("HL_LLVM_ARGS", "-vectorize-slp=false", /*overwrite=*/0);
   LoweredModel result;
   // ILIR passes.
   ilir::verify(program);
@@ -55,6 +59,9 @@ LoweredModel lower(const ilir::Program &program, const LowerOptions &options) {
   result.loops = s;
   s = run_pass("vectorize_loops", s, [](const HI::Stmt &s) { return HI::vectorize_loops(s, {}); });
   s = run_pass("simplify", s, [](const HI::Stmt &s) { return HI::simplify(s); });
+  // Row addresses of gathered operands (a child's state, a token's embedding) out of the k loops.
+  s = run_pass("hoist_loop_invariant_values", s,
+               [](const HI::Stmt &s) { return HI::hoist_loop_invariant_values(s); });
   s = run_pass("unpack_buffers", s, [](const HI::Stmt &s) { return HI::unpack_buffers(s); });
   std::vector<HI::LoweredFunc> closures;
   s = run_pass("lower_parallel_tasks", s, [&](const HI::Stmt &s) {
