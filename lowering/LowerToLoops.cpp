@@ -8,6 +8,7 @@
 #include "ilir/IRVisitor.h"
 #include "lowering/GemmKernel.h"
 #include "lowering/LoweringInternal.h"
+#include "lowering/MatmulKernel.h"
 
 namespace grove::lowering {
 
@@ -64,11 +65,18 @@ class Lowerer {
  private:
   HI::ForType parallel() const { return schedule_.parallel ? HI::ForType::Parallel : HI::ForType::Serial; }
 
+  // One Compute for the current node: a register-blocked matrix product where it is one.
+  Stmt node_compute(const TensorAccess &access, const ilir::Compute &op) const {
+    if (std::optional<MatmulMatch> matmul = match_matmul(access, op, schedule_))
+      return lower_matmul(access, op, *matmul);
+    return lower_compute(access, op, schedule_.vector);
+  }
+
   // One node's computation of case `c`, temps in per-node buffers.
   Stmt node_body(const ilir::Case &c) const {
     TensorAccess access(p_, sizes_, TempStorage::PerNode);
     std::vector<Stmt> computes;
-    for (const ilir::Compute &op : c.body) computes.push_back(lower_compute(access, op, schedule_.vector));
+    for (const ilir::Compute &op : c.body) computes.push_back(node_compute(access, op));
     return allocate_temps(access, c, HI::Block::make(computes), TempStorage::PerNode);
   }
 
@@ -128,7 +136,7 @@ class Lowerer {
         matches.push_back(*gemm);
       } else {
         flush_gemms();
-        per_node.push_back(lower_compute(access, op, schedule_.vector));
+        per_node.push_back(node_compute(access, op));
       }
     }
     flush_gemms();

@@ -1,0 +1,135 @@
+#include "lowering/MatmulKernel.h"
+
+#include <fmt/format.h>
+
+#include "ilir/IRVisitor.h"
+
+namespace grove::lowering::internal {
+
+namespace {
+
+bool mentions(const ilir::Expr &e, const std::string &name) {
+  return ilir::contains(e, [&](const ilir::Expr &x) {
+    const auto *v = x.as<ilir::Var>();
+    return v && v->name == name;
+  });
+}
+
+std::optional<int64_t> constant(const HExpr &e) {
+  HExpr s = HI::simplify(e);
+  if (const auto *i = s.as<HI::IntImm>()) return i->value;
+  return std::nullopt;
+}
+
+// `sum` as Σ_k A[i + c, k] · x with x free of i, or nothing.
+std::optional<MatmulTerm> match_term(const TensorAccess &access, const ilir::Sum *sum, const std::string &i) {
+  const auto *mul = sum->body.as<ilir::Binary>();
+  if (!mul || mul->op != ilir::BinOp::Mul) return std::nullopt;
+  for (auto [a, x] : {std::pair{mul->a, mul->b}, std::pair{mul->b, mul->a}}) {
+    const auto *load = a.as<ilir::Load>();
+    if (!load || load->node.defined() || load->indices.size() != 2) continue;
+    const auto *k = load->indices[1].as<ilir::Var>();
+    if (!k || k->name != sum->var || mentions(load->indices[0], sum->var)) continue;
+    std::optional<int64_t> c = constant(access.size(load->indices[0]) - var(i));
+    std::optional<int64_t> cols = constant(access.size(access.program().get(load->tensor).shape[1]));
+    std::optional<int64_t> extent = constant(access.size(sum->extent));
+    if (!c || !cols || !extent || *cols != *extent || mentions(x, i)) continue;
+    if (ilir::contains(x, [](const ilir::Expr &e) { return e.as<ilir::Sum>() != nullptr; })) continue;
+    return MatmulTerm{sum, load->tensor, *c, *cols, x};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<MatmulMatch> match_matmul(const TensorAccess &access, const ilir::Compute &op,
+                                        const scheduling::Schedule &schedule) {
+  if (!schedule.gemm || op.indices.size() != 2) return std::nullopt;
+  const ilir::TensorDecl &t = access.program().get(op.tensor);
+  std::optional<int64_t> m = constant(access.size(t.shape[0])), n = constant(access.size(t.shape[1]));
+  if (!m || !n) return std::nullopt;
+  MatmulMatch match;
+  for (int rows : {8, 4, 2, 1})
+    if (*m % rows == 0) {
+      match.rows = rows;
+      break;
+    }
+  for (int width : {2 * schedule.vector, schedule.vector})
+    if (*n % width == 0) {
+      match.width = width;
+      break;
+    }
+  if (match.width == 0) return std::nullopt;
+  // The value: Sums that are all terms, and otherwise no selects (the block is not split at
+  // concatenation boundaries of i or j).
+  bool ok = true;
+  std::vector<ilir::Expr> stack{op.value};
+  while (!stack.empty() && ok) {
+    ilir::Expr e = stack.back();
+    stack.pop_back();
+    if (const auto *s = e.as<ilir::Sum>()) {
+      std::optional<MatmulTerm> term = match_term(access, s, op.indices[0]);
+      ok = term.has_value();
+      if (ok) match.terms.push_back(*term);
+    } else if (const auto *b = e.as<ilir::Binary>()) {
+      stack.insert(stack.end(), {b->a, b->b});
+    } else if (const auto *u = e.as<ilir::Unary>()) {
+      stack.push_back(u->a);
+    } else if (e.as<ilir::Select>()) {
+      ok = false;
+    }
+  }
+  if (!ok || match.terms.empty()) return std::nullopt;
+  return match;
+}
+
+Stmt lower_matmul(const TensorAccess &access, const ilir::Compute &op, const MatmulMatch &match) {
+  const ilir::TensorDecl &t = access.program().get(op.tensor);
+  const std::string &i = op.indices[0], &j = op.indices[1];
+  const int rows = match.rows, width = match.width;
+  HExpr lane = var("lane"), io = var("row_block"), jo = var("col_block");
+  HExpr jv = jo * width + lane;
+
+  std::vector<Stmt> body;
+  std::map<const ilir::ExprNode *, HExpr> results;
+  std::vector<std::string> accs;
+  for (size_t m = 0; m < match.terms.size(); m++) {
+    const MatmulTerm &term = match.terms[m];
+    accs.push_back(fmt::format("macc{}", m));
+    for (int r = 0; r < rows; r++)
+      body.push_back(HI::For::make("lane", 0, width, HI::ForType::Vectorized, Halide::DeviceAPI::None,
+                                   store(accs[m], 0.0f, r * width + lane, false)));
+    // x is loaded once per k and lane block and feeds `rows` FMAs.
+    HExpr x = HI::substitute(j, jv, ExprLowering(access, nullptr, nullptr).lower(term.x));
+    const ilir::TensorDecl &a = access.program().get(term.param);
+    std::vector<Stmt> fmas;
+    for (int r = 0; r < rows; r++) {
+      HExpr row = io * rows + (r + int(term.row_offset));
+      HExpr w = access.load(a, HExpr(), {row, var(term.sum->var)});
+      HExpr acc = load(Halide::Float(32), accs[m], r * width + lane, false);
+      fmas.push_back(store(accs[m], acc + w * var("x"), r * width + lane, false));
+    }
+    Stmt lanes = HI::For::make("lane", 0, width, HI::ForType::Vectorized, Halide::DeviceAPI::None,
+                               HI::LetStmt::make("x", x, HI::Block::make(fmas)));
+    body.push_back(partitioned_for(term.sum->var, 0, int(term.cols), lanes, HI::ForType::Serial));
+    results[term.sum] = load(Halide::Float(32), accs[m], var("row") * width + lane, false);
+  }
+  for (int r = 0; r < rows; r++) {
+    std::map<const ilir::ExprNode *, HExpr> replace;
+    for (auto &[sum, value] : results) replace[sum] = HI::substitute("row", r, value);
+    HExpr value = ExprLowering(access, nullptr, nullptr, replace).lower(op.value);
+    Stmt s = access.store(t, var("n"), {var(i), var(j)}, value);
+    s = HI::LetStmt::make(j, jv, HI::LetStmt::make(i, io * rows + r, s));
+    body.push_back(HI::For::make("lane", 0, width, HI::ForType::Vectorized, Halide::DeviceAPI::None, s));
+  }
+  Stmt s = HI::Block::make(body);
+  for (const std::string &acc : accs)
+    s = HI::Allocate::make(acc, Halide::Float(32), Halide::MemoryType::Stack, {rows * width},
+                           HI::const_true(), s);
+  HExpr m = access.size(t.shape[0]), n = access.size(t.shape[1]);
+  s = HI::For::make("col_block", 0, HI::simplify(n / width), HI::ForType::Serial, Halide::DeviceAPI::None, s);
+  return HI::For::make("row_block", 0, HI::simplify(m / rows), HI::ForType::Serial, Halide::DeviceAPI::None,
+                       s);
+}
+
+}  // namespace grove::lowering::internal

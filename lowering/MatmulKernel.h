@@ -1,0 +1,32 @@
+#pragma once
+// Per-node matrix products: a rank-2 Compute `t[n, i, j] = E(Σ_k A[i + c, k] · X(n, k, j))` with A a
+// param and X independent of i (MV-RNN's `P = W_M @ [A; B]`) becomes a register-blocked kernel:
+// `rows` values of i unrolled and a block of j in vector registers, so that each vector of X loaded
+// feeds `rows` FMAs, and E (the rest of the expression) is applied before the block is stored.
+
+#include <optional>
+#include <vector>
+
+#include "lowering/LoweringInternal.h"
+
+namespace grove::lowering::internal {
+
+struct MatmulTerm {
+  const ilir::Sum *sum;  // Σ_k param[i + row_offset, k] · x
+  std::string param;
+  int64_t row_offset = 0, cols = 0;
+  ilir::Expr x;  // in n, sum->var and j
+};
+
+struct MatmulMatch {
+  int rows = 0, width = 0;  // the register block: `rows` values of i × `width` values of j
+  std::vector<MatmulTerm> terms;
+};
+
+std::optional<MatmulMatch> match_matmul(const TensorAccess &access, const ilir::Compute &op,
+                                        const scheduling::Schedule &schedule);
+
+// The kernel for the current node `n`.
+Stmt lower_matmul(const TensorAccess &access, const ilir::Compute &op, const MatmulMatch &match);
+
+}  // namespace grove::lowering::internal
