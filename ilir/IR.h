@@ -221,7 +221,10 @@ struct Compute {
   Expr value;
 };
 
-enum class CaseKind { Leaf, Internal };
+// Leaf and Internal run per node in the recursion. Hoisted runs first, for every node of the batch at
+// once: it reads only params and token(n), and the states it defines are read at n by the other cases
+// (computation hoisting: e.g. an LSTM's W_ih x_t for all steps as one GEMM).
+enum class CaseKind { Leaf, Internal, Hoisted };
 
 struct Case {
   CaseKind kind;
@@ -248,7 +251,8 @@ struct Program {
   std::vector<TensorDecl> tensors;     // params, then states, then temps
   Case leaf{CaseKind::Leaf, {}};
   Case internal{CaseKind::Internal, {}};
-  std::string output;  // a State: the model's result at each root
+  Case hoisted{CaseKind::Hoisted, {}};  // empty unless a pass hoists work out of the recursion
+  std::string output;                   // a State: the model's result at each root
   // Scheduling directives from the model file's `schedule { key = value ... }` block, in order;
   // scheduling/Schedule.h interprets them. They never change what the program computes.
   std::vector<std::pair<std::string, std::string>> schedule;

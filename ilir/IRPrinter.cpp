@@ -100,7 +100,9 @@ std::string shape_string(const std::vector<Expr> &shape) {
 }
 
 std::string case_string(const Program &p, const Case &c) {
-  std::string s = c.kind == CaseKind::Leaf ? "leaf:\n" : "internal:\n";
+  std::string s = c.kind == CaseKind::Leaf       ? "leaf:\n"
+                  : c.kind == CaseKind::Internal ? "internal:\n"
+                                                 : "hoisted:\n";
   for (const Compute &op : c.body) {
     std::string lhs = op.tensor + "[n";
     for (const std::string &i : op.indices) lhs += ", " + i;
@@ -124,6 +126,7 @@ std::string to_string(const Program &p) {
     for (const auto &[key, value] : p.schedule) items.push_back(key + "=" + value);
     s += fmt::format("  schedule {}\n", fmt::join(items, ","));
   }
+  if (!p.hoisted.body.empty()) s += case_string(p, p.hoisted);
   return s + case_string(p, p.leaf) + case_string(p, p.internal);
 }
 

@@ -9,6 +9,10 @@
 namespace grove::ilir {
 namespace {
 
+const char *case_name(CaseKind kind) {
+  return kind == CaseKind::Leaf ? "leaf" : kind == CaseKind::Internal ? "internal" : "hoisted";
+}
+
 bool is_size_expr(const Expr &e, const std::vector<std::string> &size_vars) {
   return !contains(e, [&](const Expr &x) {
     if (x.as<IntImm>()) return false;
@@ -30,8 +34,8 @@ class ComputeChecker : public IRMutator {
 
  protected:
   [[noreturn]] void fail(const std::string &what, const Expr &e) {
-    GROVE_CHECK(false, "{} case, compute of {}: {}: {}", case_.kind == CaseKind::Leaf ? "leaf" : "internal",
-                op_.tensor, what, to_string(e));
+    GROVE_CHECK(false, "{} case, compute of {}: {}: {}", case_name(case_.kind), op_.tensor, what,
+                to_string(e));
   }
 
   Expr visit_Var(const Var *op, const Expr &e) override {
@@ -55,9 +59,10 @@ class ComputeChecker : public IRMutator {
   Expr visit_StructCall(const StructCall *op, const Expr &e) override {
     // A DAG or sequence node has a token and its predecessor slots in both (identical) cases.
     bool slots = has_predecessor_slots(p_.structure);
-    if (op->fn == StructFn::Token && case_.kind != CaseKind::Leaf && !slots)
+    if (op->fn == StructFn::Token && case_.kind == CaseKind::Internal && !slots)
       fail("token() outside the leaf case", e);
-    if (op->fn == StructFn::Child && case_.kind != CaseKind::Internal && !slots)
+    if (op->fn == StructFn::Child &&
+        (case_.kind == CaseKind::Hoisted || (case_.kind == CaseKind::Leaf && !slots)))
       fail("child() outside the internal case", e);
     if (op->fn == StructFn::Child && p_.structure == StructureKind::BinaryTree) {
       const IntImm *k = op->arg.as<IntImm>();
@@ -98,8 +103,8 @@ class ComputeChecker : public IRMutator {
   std::set<std::string> defined_, scope_;
 };
 
-void verify_case(const Program &p, const Case &c) {
-  std::set<std::string> defined;
+// `defined`: the tensors the case may read at n before computing them (the hoisted case's).
+void verify_case(const Program &p, const Case &c, std::set<std::string> defined) {
   for (const Compute &op : c.body) {
     const TensorDecl *t = p.find(op.tensor);
     GROVE_CHECK(t != nullptr, "compute of undeclared tensor {}", op.tensor);
@@ -112,9 +117,10 @@ void verify_case(const Program &p, const Case &c) {
     ComputeChecker(p, c, op, defined).mutate(op.value);
     defined.insert(op.tensor);
   }
+  if (c.kind == CaseKind::Hoisted) return;
   for (const TensorDecl &t : p.tensors)
     GROVE_CHECK(t.kind != TensorKind::State || defined.count(t.name), "state {} not defined by the {} case",
-                t.name, c.kind == CaseKind::Leaf ? "leaf" : "internal");
+                t.name, case_name(c.kind));
 }
 
 }  // namespace
@@ -128,8 +134,15 @@ void verify(const Program &p) {
   }
   const TensorDecl *out = p.find(p.output);
   GROVE_CHECK(out && out->kind == TensorKind::State, "output {} is not a state", p.output);
-  verify_case(p, p.leaf);
-  verify_case(p, p.internal);
+  std::set<std::string> hoisted;
+  for (const Compute &op : p.hoisted.body) {
+    GROVE_CHECK(p.find(op.tensor) && p.find(op.tensor)->kind == TensorKind::State,
+                "hoisted compute of {} is not a state", op.tensor);
+    hoisted.insert(op.tensor);
+  }
+  verify_case(p, p.hoisted, {});
+  verify_case(p, p.leaf, hoisted);
+  verify_case(p, p.internal, hoisted);
 }
 
 }  // namespace grove::ilir

@@ -10,6 +10,7 @@
 #include "ilir/IRPrinter.h"
 #include "ilir/Verifier.h"
 #include "lowering/FuseElementwise.h"
+#include "lowering/HoistInputs.h"
 #include "lowering/LowerToLoops.h"
 
 namespace grove::lowering {
@@ -46,6 +47,7 @@ LoweredModel lower(const ilir::Program &program, const LowerOptions &options) {
   // ILIR passes.
   ilir::verify(program);
   result.program = options.schedule.fuse ? fuse_elementwise(program) : program;
+  if (options.schedule.hoist) result.program = hoist_inputs(result.program);
   ilir::verify(result.program);
   if (debug_level() >= 2)
     std::cerr << "[grove] ILIR after the ILIR passes:\n" << ilir::to_string(result.program);

@@ -54,9 +54,9 @@ class Lowerer {
     if (schedule_.batch && schedule_.specialize)
       nest.body = batched();
     else if (schedule_.batch)
-      nest.body = batched_unspecialized();
+      nest.body = with_hoisted_nodes(batched_unspecialized(), parallel());
     else
-      nest.body = node_at_a_time();
+      nest.body = with_hoisted_nodes(node_at_a_time(), HI::ForType::Serial);
     nest.packed = packed_;
     nest.args = arguments();
     return nest;
@@ -109,7 +109,7 @@ class Lowerer {
   // A level's work: each Compute in order, as a level GEMM where it is one, else in a parallel loop
   // over the level's nodes that runs the consecutive non-GEMM Computes node by node. Consecutive
   // GEMMs that do not read each other's results share one loop over their panels.
-  Stmt level_body(const ilir::Case &c) {
+  Stmt level_body(const ilir::Case &c, HExpr base, HExpr size) {
     TensorAccess access(p_, sizes_, TempStorage::PerLevel);
     std::vector<Stmt> stages, per_node;
     std::vector<const ilir::Compute *> gemms;
@@ -142,16 +142,30 @@ class Lowerer {
     flush_gemms();
     flush_nodes();
     Stmt s = allocate_temps(access, c, HI::Block::make(stages), TempStorage::PerLevel);
-    s = HI::LetStmt::make("level_size", level_begin(var("level") + 1) - var("level_base"), s);
-    return HI::LetStmt::make("level_base", level_begin(var("level")), s);
+    s = HI::LetStmt::make("level_size", size, s);
+    return HI::LetStmt::make("level_base", base, s);
   }
 
-  // batch=on, specialize=on: the leaf level (one batch of all leaves), then each internal level.
+  // batch=on, specialize=on: the hoisted work over all nodes at once, then the leaf level (one batch
+  // of all leaves), then each internal level.
   Stmt batched() {
-    Stmt leaves = HI::LetStmt::make("level", 0, level_body(p_.leaf));
-    Stmt internal = HI::For::make("level", 1, var(names::kNumLevels) - 1, HI::ForType::Serial,
-                                  Halide::DeviceAPI::None, level_body(p_.internal));
-    return HI::Block::make(leaves, internal);
+    HExpr level = var("level");
+    Stmt leaves = HI::LetStmt::make(
+        "level", 0, level_body(p_.leaf, level_begin(level), level_begin(level + 1) - level_begin(level)));
+    Stmt internal = HI::For::make(
+        "level", 1, var(names::kNumLevels) - 1, HI::ForType::Serial, Halide::DeviceAPI::None,
+        level_body(p_.internal, level_begin(level), level_begin(level + 1) - level_begin(level)));
+    Stmt s = HI::Block::make(leaves, internal);
+    if (p_.hoisted.body.empty()) return s;
+    return HI::Block::make(level_body(p_.hoisted, 0, level_begin(var(names::kNumLevels))), s);
+  }
+
+  // The hoisted work one node at a time (no batching), before everything else.
+  Stmt with_hoisted_nodes(Stmt s, HI::ForType type) const {
+    if (p_.hoisted.body.empty()) return s;
+    Stmt nodes = HI::For::make("n", 0, level_begin(var(names::kNumLevels)), type, Halide::DeviceAPI::None,
+                               node_body(p_.hoisted));
+    return HI::Block::make(nodes, s);
   }
 
   std::vector<HI::LoweredArgument> arguments() const {

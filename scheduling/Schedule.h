@@ -30,8 +30,9 @@ struct Schedule {
   // Register-blocked micro-kernels for level GEMMs: weights packed into panels of `panel` rows,
   // `node_block` nodes per block, the panel's rows in vector registers.
   bool gemm = true;
-  // Computation hoisting: weight packing (and any other work independent of the input) is done
-  // once at compile time rather than on every call.
+  // Computation hoisting: work independent of the recursion moves out of it — products of a node's
+  // own input (an LSTM's W_ih x_t, a DAG-RNN's U x) run as one GEMM over all nodes before the
+  // levels, and weight packing happens once at compile time rather than on every call.
   bool hoist = true;
   // Model persistence: each thread owns a fixed slice of every GEMM's weight panels for all levels,
   // so its slice stays in its core's cache across levels. Off: threads split a level's nodes.

@@ -175,7 +175,8 @@ void CompiledModel::Impl::execute(const LinearizedBatch &batch, size_t inputs, d
   // Buffers in the order of the entry function's arguments.
   std::map<std::string, Halide::Runtime::Buffer<float>> floats;
   std::map<std::string, Halide::Runtime::Buffer<int32_t>> ints;
-  for (const ilir::TensorDecl &t : program.tensors) {
+  // The lowered program's tensors: its passes may add states (hoisted products).
+  for (const ilir::TensorDecl &t : lowered.program.tensors) {
     if (t.kind == ilir::TensorKind::Param) {
       const Tensor &w = weights.at(t.name);
       floats.emplace(lowering::names::param(t.name),
