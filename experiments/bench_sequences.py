@@ -99,6 +99,11 @@ def time_peer(args, model, weights, inputs, batch, out, grove_out):
     return json.loads(line.strip().splitlines()[-1])
 
 
+def git_head():
+    result = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    return result.stdout.strip() or "?"
+
+
 def load_average():
     with open("/proc/loadavg") as f:
         return " ".join(f.read().split()[:3])
@@ -119,7 +124,8 @@ def write_results(args, rows, started, loads):
              f"(word ids) for LSTM/GRU; {args.grids} random 16×16 grids for the DAG-RNN (south-east sweep). "
              "ms per batch = median of (pass time ÷ calls); grove: median over separate `grove run "
              "--stats` processes of one pass each (\"total run\", inspector included; compute alone "
-             "in the CSV); PyTorch: `experiments/peers/pytorch_seq.py`, 1 warm-up + repeat passes.", "",
+             "in the CSV); PyTorch: `experiments/peers/pytorch_seq.py`, 1 warm-up + repeat passes. "
+             f"grove program: {args.grove} (repository at {git_head()}).", "",
              "| model | H | batch | grove ms | PyTorch ms (p10–p90) | grove ÷ PyTorch | max abs diff | max abs h |",
              "|---|---|---|---|---|---|---|---|"]
     for r in rows:
