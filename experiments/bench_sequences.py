@@ -100,7 +100,8 @@ def time_peer(args, model, weights, inputs, batch, out, grove_out):
 
 
 def git_head():
-    result = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    result = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True)
     return result.stdout.strip() or "?"
 
 
@@ -112,13 +113,14 @@ def load_average():
 def write_results(args, rows, started, loads):
     os.makedirs(args.results, exist_ok=True)
     fields = ["model", "hidden", "batch", "inputs", "grove_ms", "grove_compute_ms", "pytorch_ms",
-              "pytorch_p10_ms", "pytorch_p90_ms", "ratio_grove_over_pytorch", "max_abs_diff", "max_abs_output"]
+              "pytorch_p10_ms", "pytorch_p90_ms", "ratio_grove_over_pytorch", "max_abs_diff",
+              "max_abs_output"]
     with open(os.path.join(args.results, "sequences.csv"), "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=fields)
         writer.writeheader()
         for row in rows:
             writer.writerow({k: row[k] for k in fields})
-    lines = [f"# Sequences and DAG-RNN: grove vs PyTorch (CPU, fp32, 2 threads)", "",
+    lines = ["# Sequences and DAG-RNN: grove vs PyTorch (CPU, fp32, 2 threads)", "",
              f"Run {started} UTC, repeat {args.repeat}; load average (1/5/15 min) before: {loads[0]}, "
              f"after: {loads[1]}. Inputs: the first {args.sequences} SST test sentences "
              f"(word ids) for LSTM/GRU; {args.grids} random 16×16 grids for the DAG-RNN (south-east sweep). "
@@ -126,19 +128,22 @@ def write_results(args, rows, started, loads):
              "--stats` processes of one pass each (\"total run\", inspector included; compute alone "
              "in the CSV); PyTorch: `experiments/peers/pytorch_seq.py`, 1 warm-up + repeat passes. "
              f"grove program: {args.grove} (repository at {git_head()}).", "",
-             "| model | H | batch | grove ms | PyTorch ms (p10–p90) | grove ÷ PyTorch | max abs diff | max abs h |",
+             "| model | H | batch | grove ms | PyTorch ms (p10–p90) | grove ÷ PyTorch | max abs diff "
+             "| max abs h |",
              "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {NAMES[r['model']]} | {r['hidden']} | {r['batch']} | {r['grove_ms']:.3f} | "
                      f"{r['pytorch_ms']:.3f} ({r['pytorch_p10_ms']:.3f}–{r['pytorch_p90_ms']:.3f}) | "
-                     f"{r['ratio_grove_over_pytorch']:.2f} | {r['max_abs_diff']:.2g} | {r['max_abs_output']:.2f} |")
+                     f"{r['ratio_grove_over_pytorch']:.2f} | {r['max_abs_diff']:.2g} | "
+                     f"{r['max_abs_output']:.2f} |")
     with open(os.path.join(args.results, "sequences.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--grove", default=os.path.join(ROOT, "build", "tools", "grove"))
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--configs", default="256:1 256:10 512:1 512:10", help="H:batch pairs")

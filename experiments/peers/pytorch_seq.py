@@ -92,7 +92,8 @@ def load_weights(path, model, tokens_max):
         if name not in weights:
             raise pc.InputError(f"{path}: missing tensor '{name}', expected shape {shape}")
         if list(weights[name].shape) != shape:
-            raise pc.InputError(f"{path}: tensor '{name}' has shape {list(weights[name].shape)}, expected {shape}")
+            raise pc.InputError(f"{path}: tensor '{name}' has shape {list(weights[name].shape)}, "
+                                f"expected {shape}")
     if tokens_max >= V:
         raise pc.InputError(f"{path}: 'emb' has {V} rows but the inputs use token id {tokens_max}")
     return {k: torch.from_numpy(np.array(weights[k])) for k in expected}, H
@@ -186,7 +187,8 @@ def run_pass(runner, batch, outputs=None):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", required=True, choices=("lstm", "gru", "dagrnn"))
     parser.add_argument("--weights", required=True, help="grove's safetensors weights (grove init-weights)")
     parser.add_argument("--sequences", help="token ids, one sequence per line (lstm, gru)")
@@ -241,7 +243,8 @@ def main():
     if args.compare:
         other = np.load(args.compare)
         if other.shape != result.shape:
-            sys.exit(f"pytorch_seq.py: {args.compare} has shape {list(other.shape)}, expected {list(result.shape)}")
+            sys.exit(f"pytorch_seq.py: {args.compare} has shape {list(other.shape)}, "
+                     f"expected {list(result.shape)}")
         line["max_abs_diff"] = float(np.abs(other - result).max())
         print(f"max |difference| from {args.compare}: {line['max_abs_diff']:.3g}", file=sys.stderr)
     print(json.dumps(line))
