@@ -94,6 +94,21 @@ const TensorDecl &Program::get(const std::string &tensor) const {
   return *t;
 }
 
+int64_t eval_size(const Expr &size, const std::map<std::string, int64_t> &sizes) {
+  // Size expressions are a few nodes deep (3H, 2H + 1): recursion is bounded by the model file.
+  if (const auto *i = size.as<IntImm>()) return i->value;
+  if (const auto *v = size.as<Var>()) {
+    auto it = sizes.find(v->name);
+    GROVE_CHECK(it != sizes.end(), "size variable {} is not bound", v->name);
+    return it->second;
+  }
+  const auto *b = size.as<Binary>();
+  GROVE_CHECK(b != nullptr && (b->op == BinOp::Add || b->op == BinOp::Sub || b->op == BinOp::Mul),
+              "not a size expression");
+  int64_t x = eval_size(b->a, sizes), y = eval_size(b->b, sizes);
+  return b->op == BinOp::Add ? x + y : b->op == BinOp::Sub ? x - y : x * y;
+}
+
 const char *to_string(BinOp op) {
   switch (op) {
     case BinOp::Add:

@@ -44,6 +44,7 @@
 // check their invariants; compare handles with `same_as`; downcast with `as<T>()`.
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -260,6 +261,10 @@ struct Program {
   const TensorDecl *find(const std::string &tensor) const;
   const TensorDecl &get(const std::string &tensor) const;  // internal error if absent
 };
+
+// The value of a size expression (IntImm, size Vars, +, -, *) under `sizes`; an internal error if a
+// variable is unbound or the expression is not a size.
+int64_t eval_size(const Expr &size, const std::map<std::string, int64_t> &sizes);
 
 const char *to_string(BinOp op);
 const char *to_string(UnaryOp op);

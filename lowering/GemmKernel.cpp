@@ -11,19 +11,6 @@ namespace grove::lowering::internal {
 
 namespace {
 
-bool mentions(const ilir::Expr &e, const std::string &name) {
-  return ilir::contains(e, [&](const ilir::Expr &x) {
-    const auto *v = x.as<ilir::Var>();
-    return v && v->name == name;
-  });
-}
-
-std::optional<int64_t> constant(const HExpr &e) {
-  HExpr s = HI::simplify(e);
-  if (const auto *i = s.as<HI::IntImm>()) return i->value;
-  return std::nullopt;
-}
-
 // `body` as `param[j + c, k] * x` (either operand order), or nothing.
 std::optional<GemmTerm> match_term(const TensorAccess &access, const ilir::Sum *sum, const std::string &j) {
   const auto *mul = sum->body.as<ilir::Binary>();

@@ -17,6 +17,19 @@ namespace internal {
 
 HExpr var(const std::string &name) { return HI::Variable::make(Halide::Int(32), name); }
 
+bool mentions(const ilir::Expr &e, const std::string &name) {
+  return ilir::contains(e, [&](const ilir::Expr &x) {
+    const auto *v = x.as<ilir::Var>();
+    return v && v->name == name;
+  });
+}
+
+std::optional<int64_t> constant(const HExpr &e) {
+  HExpr s = HI::simplify(e);
+  if (const auto *i = s.as<HI::IntImm>()) return i->value;
+  return std::nullopt;
+}
+
 // A buffer argument is known to Halide through a Parameter; a local allocation is not.
 HExpr load(Halide::Type t, const std::string &buffer, HExpr index, bool is_argument) {
   HI::Parameter param = is_argument ? HI::Parameter(t.element_of(), true, 1, buffer) : HI::Parameter();

@@ -2,6 +2,7 @@
 // Shared by the lowering's loop builders (LowerToLoops.cpp, GemmKernel.cpp); not a public header.
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,10 @@ using HExpr = Halide::Expr;
 using HI::Stmt;
 
 HExpr var(const std::string &name);
+// Whether `e` mentions a variable named `name`.
+bool mentions(const ilir::Expr &e, const std::string &name);
+// `e`'s value if it simplifies to a constant.
+std::optional<int64_t> constant(const HExpr &e);
 HExpr load(Halide::Type t, const std::string &buffer, HExpr index, bool is_argument);
 Stmt store(const std::string &buffer, HExpr value, HExpr index, bool is_argument);
 HExpr int_load(const char *array, HExpr index);

@@ -8,19 +8,6 @@ namespace grove::lowering::internal {
 
 namespace {
 
-bool mentions(const ilir::Expr &e, const std::string &name) {
-  return ilir::contains(e, [&](const ilir::Expr &x) {
-    const auto *v = x.as<ilir::Var>();
-    return v && v->name == name;
-  });
-}
-
-std::optional<int64_t> constant(const HExpr &e) {
-  HExpr s = HI::simplify(e);
-  if (const auto *i = s.as<HI::IntImm>()) return i->value;
-  return std::nullopt;
-}
-
 // `sum` as Σ_k A[i + c, k] · x with x free of i, or nothing.
 std::optional<MatmulTerm> match_term(const TensorAccess &access, const ilir::Sum *sum, const std::string &i) {
   const auto *mul = sum->body.as<ilir::Binary>();

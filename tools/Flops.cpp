@@ -65,7 +65,7 @@ Cost expr_cost(const ilir::Expr &root, const std::map<std::string, int64_t> &siz
           stack.push_back({s->body, item.times, true});
           break;
         }
-        double extent = double(eval_size(s->extent, sizes));
+        double extent = double(ilir::eval_size(s->extent, sizes));
         (item.ragged ? cost.per_child : cost.fixed) += 2.0 * extent * item.times;
         stack.push_back({s->body, item.times * extent, item.ragged});
         break;
@@ -80,7 +80,8 @@ Cost case_cost(const ilir::Program &program, const ilir::Case &c,
   Cost total;
   for (const ilir::Compute &compute : c.body) {
     double elements = 1;
-    for (const ilir::Expr &d : program.get(compute.tensor).shape) elements *= double(eval_size(d, sizes));
+    for (const ilir::Expr &d : program.get(compute.tensor).shape)
+      elements *= double(ilir::eval_size(d, sizes));
     Cost one = expr_cost(compute.value, sizes);
     total.fixed += elements * one.fixed;
     total.per_child += elements * one.per_child;

@@ -46,20 +46,6 @@ void check_sizes(const ilir::Program &p, const std::map<std::string, int64_t> &s
       if (!sizes.count(v)) user_error(msg::kMissingSize, p.name, v);
 }
 
-int64_t eval_size(const ilir::Expr &e, const std::map<std::string, int64_t> &sizes) {
-  // Size expressions are a few nodes deep (3H, 2H + 1): recursion is bounded by the model file.
-  if (const auto *i = e.as<ilir::IntImm>()) return i->value;
-  if (const auto *v = e.as<ilir::Var>()) {
-    auto it = sizes.find(v->name);
-    GROVE_CHECK(it != sizes.end(), "size variable {} is not bound", v->name);
-    return it->second;
-  }
-  const auto *b = e.as<ilir::Binary>();
-  GROVE_CHECK(b != nullptr, "not a size expression");
-  int64_t x = eval_size(b->a, sizes), y = eval_size(b->b, sizes);
-  return b->op == ilir::BinOp::Add ? x + y : b->op == ilir::BinOp::Sub ? x - y : x * y;
-}
-
 Weights random_weights(const ilir::Program &program, const std::map<std::string, int64_t> &sizes,
                        uint64_t seed) {
   check_sizes(program, sizes, true);
@@ -68,7 +54,7 @@ Weights random_weights(const ilir::Program &program, const std::map<std::string,
   for (const ilir::TensorDecl &t : program.tensors) {
     if (t.kind != ilir::TensorKind::Param) continue;
     Tensor w;
-    for (const ilir::Expr &d : t.shape) w.shape.push_back(eval_size(d, sizes));
+    for (const ilir::Expr &d : t.shape) w.shape.push_back(ilir::eval_size(d, sizes));
     w.data.resize(Tensor::num_elements(w.shape));
     float a = w.shape.size() >= 2 ? 1.0f / std::sqrt(float(w.shape.back())) : 0.1f;
     for (float &x : w.data) x = a * float(2.0 * double(rng() >> 11) * 0x1.0p-53 - 1.0);

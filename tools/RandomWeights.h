@@ -18,9 +18,6 @@ std::map<std::string, int64_t> parse_sizes(const std::string &text);
 // them. A UserError names the model and the variable.
 void check_sizes(const ilir::Program &program, const std::map<std::string, int64_t> &sizes, bool complete);
 
-// The value of a size expression (IntImm, size Vars, +, - and *) under `sizes`.
-int64_t eval_size(const ilir::Expr &e, const std::map<std::string, int64_t> &sizes);
-
 // Every param of `program` (which `sizes` must bind completely), uniform in ±1/sqrt(fan-in) (the
 // last dimension) for matrices and ±0.1 for vectors, from a std::mt19937_64 seeded with `seed`.
 // Its raw output is mapped by hand, so the weights are the same with every standard library.

@@ -25,24 +25,6 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-int64_t eval_size(const ilir::Expr &e, const std::map<std::string, int64_t> &sizes) {
-  if (const auto *i = e.as<ilir::IntImm>()) return i->value;
-  if (const auto *v = e.as<ilir::Var>()) return sizes.at(v->name);
-  const auto *b = e.as<ilir::Binary>();
-  GROVE_CHECK(b != nullptr, "not a size expression");
-  int64_t x = eval_size(b->a, sizes), y = eval_size(b->b, sizes);
-  switch (b->op) {
-    case ilir::BinOp::Add:
-      return x + y;
-    case ilir::BinOp::Sub:
-      return x - y;
-    case ilir::BinOp::Mul:
-      return x * y;
-    default:
-      GROVE_CHECK(false, "not a size expression");
-  }
-}
-
 // The number of rows of the table that leaves index with their token (the vocabulary size), or -1.
 int64_t vocab_size(const ilir::Program &p, const std::map<std::string, int64_t> &sizes) {
   int64_t rows = -1;
@@ -52,7 +34,7 @@ int64_t vocab_size(const ilir::Program &p, const std::map<std::string, int64_t> 
       if (!load || load->indices.empty()) return;
       const auto *call = load->indices[0].as<ilir::StructCall>();
       if (call && call->fn == ilir::StructFn::Token) {
-        int64_t r = eval_size(p.get(load->tensor).shape[0], sizes);
+        int64_t r = ilir::eval_size(p.get(load->tensor).shape[0], sizes);
         rows = rows < 0 ? r : std::min(rows, r);
       }
     });
@@ -80,7 +62,7 @@ struct CompiledModel::Impl {
 
   int64_t numel(const ilir::TensorDecl &t) const {
     int64_t n = 1;
-    for (const ilir::Expr &d : t.shape) n *= eval_size(d, sizes);
+    for (const ilir::Expr &d : t.shape) n *= ilir::eval_size(d, sizes);
     return n;
   }
 
@@ -252,7 +234,7 @@ Tensor CompiledModel::run(std::span<const Tree> trees, const RunOptions &options
     user_error(msg::kTreesForDagModel, program.name, ilir::to_string(program.structure));
   const ilir::TensorDecl &output = impl_->program.get(impl_->program.output);
   std::vector<int64_t> shape{int64_t(trees.size())};
-  for (const ilir::Expr &d : output.shape) shape.push_back(eval_size(d, impl_->sizes));
+  for (const ilir::Expr &d : output.shape) shape.push_back(ilir::eval_size(d, impl_->sizes));
   Tensor result(shape);
   int64_t width = impl_->numel(output);
   int64_t batch = options.batch == 0 ? int64_t(trees.size()) : options.batch;
@@ -288,7 +270,7 @@ Tensor CompiledModel::run_dags(std::span<const Dag> dags, const RunOptions &opti
   const ilir::TensorDecl &output = impl_->program.get(impl_->program.output);
   int64_t width = impl_->numel(output);
   std::vector<int64_t> shape{int64_t(rows.size()) / width};
-  for (const ilir::Expr &d : output.shape) shape.push_back(eval_size(d, impl_->sizes));
+  for (const ilir::Expr &d : output.shape) shape.push_back(ilir::eval_size(d, impl_->sizes));
   Tensor result(shape);
   result.data = std::move(rows);
   return result;
