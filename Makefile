@@ -26,7 +26,7 @@ test: build
 	$(MAKE) format-check
 
 # The whole suite built with AddressSanitizer and UndefinedBehaviorSanitizer. Halide's JIT-compiled code
-# is not instrumented; the suppressions in tests/sanitizers/ name what is libHalide's own.
+# is not instrumented; tests/sanitizers/lsan.supp holds leak suppressions for libraries grove does not own.
 ASAN_BUILD_DIR := build-asan
 SANITIZER_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1 \
   LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizers/lsan.supp:print_suppressions=0 \
