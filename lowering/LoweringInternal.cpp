@@ -202,6 +202,14 @@ Stmt TensorAccess::store(const ilir::TensorDecl &t, const HExpr &node, const std
   return internal::store(buffer(t), std::move(value), address(t, node, indices), is_argument(t));
 }
 
+// Halide's exp maps NaN to 0, so tanh and sigmoid built on it would turn a NaN into a number;
+// a NaN input stays NaN. The test is on the bits: generated code is compiled with fast-math flags,
+// under which LLVM may assume a float comparison never sees a NaN.
+HExpr keep_nan(const HExpr &x, const HExpr &value) {
+  HExpr bits = Halide::reinterpret(Halide::UInt(32), x) & HExpr(uint32_t(0x7fffffff));
+  return HI::Select::make(bits > HExpr(uint32_t(0x7f800000)), x, value);
+}
+
 class ExprLowerer : public ilir::ExprFunctor<HExpr> {
  public:
   explicit ExprLowerer(ExprLowering &l) : l_(l) {}
@@ -256,10 +264,10 @@ class ExprLowerer : public ilir::ExprFunctor<HExpr> {
         // tanh|x| = (1 - e) / (1 + e) with e = exp(-2|x|), which cannot overflow.
         HExpr e = Halide::exp(-2.0f * Halide::abs(a));
         HExpr t = (1.0f - e) / (1.0f + e);
-        return HI::Select::make(a < 0.0f, -t, t);
+        return keep_nan(a, HI::Select::make(a < 0.0f, -t, t));
       }
       case ilir::UnaryOp::Sigmoid:
-        return 1.0f / (1.0f + Halide::exp(-a));
+        return keep_nan(a, 1.0f / (1.0f + Halide::exp(-a)));
       case ilir::UnaryOp::Exp:
         return Halide::exp(a);
       case ilir::UnaryOp::Relu:

@@ -1,6 +1,7 @@
 // grove — the command-line program: compile and run recursive models, and show each stage.
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <string>
 
 #include "ilir/Error.h"
 #include "tools/Bench.h"
@@ -97,14 +98,22 @@ int main(int argc, char **argv) {
   b->add_option("--target", bench.target, "Halide target string (default: host)");
   b->add_flag("--json", bench.json, "Print one JSON object instead of the report");
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    // --help and --version exit 0; every other command-line mistake is a user error: status 1.
+    return app.exit(e) == 0 ? 0 : 1;
+  }
   try {
     if (r->parsed()) return grove::tool::run(run);
     if (d->parsed()) return grove::tool::dump(dump);
     if (w->parsed()) return grove::tool::init_weights(init);
     if (b->parsed()) return grove::tool::bench(bench, std::cout);
   } catch (const grove::UserError &e) {
-    std::cerr << "grove: error: " << e.what() << "\n";
+    // Messages that carry their own location ("file:line:col: error: ...") are not prefixed twice.
+    std::string message = e.what();
+    std::cerr << (message.find(": error: ") == std::string::npos ? "grove: error: " : "grove: ") << message
+              << "\n";
     return 1;
   } catch (const grove::InternalError &e) {
     std::cerr << "grove: " << e.what()
