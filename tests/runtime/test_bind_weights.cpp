@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "backends/runtime/BindWeights.h"
+#include "tests/runtime/BindWeightsFixtures.h"
 
 namespace grove {
 namespace {
@@ -12,23 +13,8 @@ using ilir::TensorKind;
 using ::testing::ElementsAre;
 using ::testing::Pair;
 
-Expr size(const std::string &name) { return ilir::Var::make(name, ilir::VarKind::Size); }
-
-// The parameters of MODELS.md's binary TreeLSTM, and one state that does not take part in binding.
-ilir::Program treelstm() {
-  Expr H = size("H"), D = size("D"), V = size("V");
-  ilir::Program p;
-  p.name = "treelstm";
-  p.size_vars = {"V", "D", "H"};
-  p.tensors = {{"emb", TensorKind::Param, {V, D}},
-               {"W_iou", TensorKind::Param, {3 * H, D}},
-               {"U_iou", TensorKind::Param, {3 * H, 2 * H}},
-               {"b_iou", TensorKind::Param, {3 * H}},
-               {"U_f", TensorKind::Param, {2 * H, 2 * H}},
-               {"b_f", TensorKind::Param, {H}},
-               {"h", TensorKind::State, {H}}};
-  return p;
-}
+using bind_weights_fixtures::size;
+using bind_weights_fixtures::treelstm;
 
 Weights treelstm_weights(int64_t H, int64_t D, int64_t V) {
   Weights w;

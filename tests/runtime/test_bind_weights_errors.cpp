@@ -5,6 +5,7 @@
 
 #include "backends/runtime/BindWeights.h"
 #include "ilir/Error.h"
+#include "tests/runtime/BindWeightsFixtures.h"
 
 namespace grove {
 namespace {
@@ -15,22 +16,8 @@ using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-Expr size(const std::string &name) { return ilir::Var::make(name, ilir::VarKind::Size); }
-
-ilir::Program treelstm() {
-  Expr H = size("H"), D = size("D"), V = size("V");
-  ilir::Program p;
-  p.name = "treelstm";
-  p.size_vars = {"V", "D", "H"};
-  p.tensors = {{"emb", TensorKind::Param, {V, D}},
-               {"W_iou", TensorKind::Param, {3 * H, D}},
-               {"U_iou", TensorKind::Param, {3 * H, 2 * H}},
-               {"b_iou", TensorKind::Param, {3 * H}},
-               {"U_f", TensorKind::Param, {2 * H, 2 * H}},
-               {"b_f", TensorKind::Param, {H}},
-               {"h", TensorKind::State, {H}}};
-  return p;
-}
+using bind_weights_fixtures::size;
+using bind_weights_fixtures::treelstm;
 
 Weights treelstm_weights() {
   const int64_t H = 256, D = 128, V = 100;
