@@ -11,29 +11,6 @@ namespace grove::lowering::internal {
 
 namespace {
 
-// `body` as `param[j + c, k] * x` (either operand order), or nothing.
-std::optional<GemmTerm> match_term(const TensorAccess &access, const ilir::Sum *sum, const std::string &j) {
-  const auto *mul = sum->body.as<ilir::Binary>();
-  if (!mul || mul->op != ilir::BinOp::Mul) return std::nullopt;
-  for (auto [w, x] : {std::pair{mul->a, mul->b}, std::pair{mul->b, mul->a}}) {
-    const auto *load = w.as<ilir::Load>();
-    if (!load || load->node.defined() || load->indices.size() != 2) continue;
-    const ilir::TensorDecl &param = access.program().get(load->tensor);
-    const auto *k = load->indices[1].as<ilir::Var>();
-    if (!k || k->name != sum->var || mentions(load->indices[0], sum->var)) continue;
-    // The row index must be j + c for a constant c.
-    HExpr row = access.size(load->indices[0]);  // j stays a free variable
-    std::optional<int64_t> c = constant(row - var(j));
-    std::optional<int64_t> cols = constant(access.size(param.shape[1]));
-    std::optional<int64_t> extent = constant(access.size(sum->extent));
-    if (!c || !cols || !extent || *cols != *extent) continue;
-    if (mentions(x, j) || ilir::contains(x, [](const ilir::Expr &e) { return e.as<ilir::Sum>() != nullptr; }))
-      continue;
-    return GemmTerm{sum, load->tensor, *c, *cols, x};
-  }
-  return std::nullopt;
-}
-
 // The epilogue once per range of panels between the split points of its conditions on row j
 // (concatenated biases, slices of gates), each copy simplified knowing its panels, so that no
 // select with a branch outside its tensor survives. match_gemm checks the split points are
@@ -65,28 +42,12 @@ std::optional<GemmMatch> match_gemm(const TensorAccess &access, const ilir::Comp
                                                : 0;
   if (match.panel == 0) return std::nullopt;
   // Every outermost Sum must be a GEMM term (whose operand has no Sum inside).
-  std::vector<ilir::Expr> stack{op.value};
-  while (!stack.empty()) {
-    ilir::Expr e = stack.back();
-    stack.pop_back();
-    if (const auto *s = e.as<ilir::Sum>()) {
-      std::optional<GemmTerm> term = match_term(access, s, op.indices[0]);
-      if (!term) return std::nullopt;
-      match.terms.push_back(*term);
-    } else if (const auto *b = e.as<ilir::Binary>()) {
-      stack.insert(stack.end(), {b->a, b->b});
-    } else if (const auto *u = e.as<ilir::Unary>()) {
-      stack.push_back(u->a);
-    } else if (const auto *sel = e.as<ilir::Select>()) {
-      stack.insert(stack.end(), {sel->cond, sel->t, sel->f});
-    } else if (const auto *l = e.as<ilir::Load>()) {
-      stack.insert(stack.end(), l->indices.begin(), l->indices.end());
-    }
-  }
-  if (match.terms.empty()) return std::nullopt;
+  std::optional<std::vector<WeightTerm>> terms = match_weight_terms(access, op.value, op.indices[0], true);
+  if (!terms) return std::nullopt;
+  match.terms = std::move(*terms);
   // The epilogue's split points on j (see specialize_panels) must fall on panel boundaries.
   std::map<const ilir::ExprNode *, HExpr> zero;
-  for (const GemmTerm &t : match.terms) zero[t.sum] = HExpr(0.0f);
+  for (const WeightTerm &t : match.terms) zero[t.sum] = HExpr(0.0f);
   Stmt epilogue = HI::Evaluate::make(ExprLowering(access, nullptr, nullptr, zero).lower(op.value));
   std::vector<int64_t> cuts = split_points(op.indices[0], 0, int(match.rows), epilogue);
   for (int64_t panel : {int64_t(match.panel), int64_t(schedule.vector)}) {
@@ -116,7 +77,7 @@ Stmt block_kernel(const TensorAccess &access, const ilir::Compute &op, const Gem
   std::vector<std::string> accs;
   std::map<const ilir::ExprNode *, HExpr> results;
   for (size_t m = 0; m < match.terms.size(); m++) {
-    const GemmTerm &term = match.terms[m];
+    const WeightTerm &term = match.terms[m];
     accs.push_back(fmt::format("gacc{}_{}", m, nb));
     for (int i = 0; i < nb; i++)
       body.push_back(HI::For::make("lane", 0, pr, HI::ForType::Vectorized, Halide::DeviceAPI::None,
@@ -167,7 +128,7 @@ Stmt lower_gemms(const TensorAccess &access, const std::vector<const ilir::Compu
   std::vector<int> panels;
   for (size_t g = 0; g < ops.size(); g++) {
     std::vector<PackedWeight> packs;
-    for (const GemmTerm &term : matches[g].terms) {
+    for (const WeightTerm &term : matches[g].terms) {
       packs.push_back({fmt::format("pk{}", packed.size()), term.param, term.row_offset, matches[g].rows,
                        term.cols, matches[g].panel});
       packed.push_back(packs.back());

@@ -12,16 +12,9 @@
 
 namespace grove::lowering::internal {
 
-struct GemmTerm {
-  const ilir::Sum *sum;  // Σ_k param[j + row_offset, k] · x
-  std::string param;
-  int64_t row_offset = 0, cols = 0;
-  ilir::Expr x;  // in n and sum->var
-};
-
 struct GemmMatch {
   int64_t rows = 0, panel = 0;
-  std::vector<GemmTerm> terms;
+  std::vector<WeightTerm> terms;  // Σ_k param[j + row_offset, k] · x
 };
 
 // Whether `op` can run as a level GEMM under `schedule` (constant shapes, a panel dividing rows).

@@ -324,6 +324,54 @@ HExpr ExprLowering::lower(const ilir::Expr &e) { return ExprLowerer(*this).lower
 
 HExpr TensorAccess::size(const ilir::Expr &e) const { return ExprLowering(*this, nullptr, nullptr).lower(e); }
 
+namespace {
+
+std::optional<WeightTerm> match_weight_term(const TensorAccess &access, const ilir::Sum *sum,
+                                            const std::string &row) {
+  const auto *mul = sum->body.as<ilir::Binary>();
+  if (!mul || mul->op != ilir::BinOp::Mul) return std::nullopt;
+  for (auto [w, x] : {std::pair{mul->a, mul->b}, std::pair{mul->b, mul->a}}) {
+    const auto *load = w.as<ilir::Load>();
+    if (!load || load->node.defined() || load->indices.size() != 2) continue;
+    const auto *k = load->indices[1].as<ilir::Var>();
+    if (!k || k->name != sum->var || mentions(load->indices[0], sum->var)) continue;
+    // The row index must be row + c for a constant c.
+    std::optional<int64_t> c = constant(access.size(load->indices[0]) - var(row));
+    std::optional<int64_t> cols = constant(access.size(access.program().get(load->tensor).shape[1]));
+    std::optional<int64_t> extent = constant(access.size(sum->extent));
+    if (!c || !cols || !extent || *cols != *extent || mentions(x, row)) continue;
+    if (ilir::contains(x, [](const ilir::Expr &e) { return e.as<ilir::Sum>() != nullptr; })) continue;
+    return WeightTerm{sum, load->tensor, *c, *cols, x};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::vector<WeightTerm>> match_weight_terms(const TensorAccess &access, const ilir::Expr &value,
+                                                          const std::string &row, bool selects_allowed) {
+  std::vector<WeightTerm> terms;
+  std::vector<ilir::Expr> stack{value};
+  while (!stack.empty()) {
+    ilir::Expr e = stack.back();
+    stack.pop_back();
+    if (const auto *s = e.as<ilir::Sum>()) {
+      std::optional<WeightTerm> term = match_weight_term(access, s, row);
+      if (!term) return std::nullopt;
+      terms.push_back(*term);
+    } else if (const auto *b = e.as<ilir::Binary>()) {
+      stack.insert(stack.end(), {b->a, b->b});
+    } else if (const auto *u = e.as<ilir::Unary>()) {
+      stack.push_back(u->a);
+    } else if (const auto *sel = e.as<ilir::Select>()) {
+      if (!selects_allowed) return std::nullopt;
+      stack.insert(stack.end(), {sel->cond, sel->t, sel->f});
+    }
+  }
+  if (terms.empty()) return std::nullopt;
+  return terms;
+}
+
 Stmt lower_compute(const TensorAccess &access, const ilir::Compute &op, int lanes) {
   const ilir::TensorDecl &t = access.program().get(op.tensor);
   std::vector<Stmt> prelude;

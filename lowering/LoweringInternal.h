@@ -84,6 +84,21 @@ class ExprLowering {
   std::map<const ilir::ExprNode *, HExpr> replace_;
 };
 
+// A product Σ_k W[row + row_offset, k] · x with W a param whose columns the Sum runs over, and x
+// free of the row variable and of Sums: one weight row per output row, an operand shared by all
+// rows. Both the level GEMMs (row = j) and the per-node matmuls (row = i) are made of these.
+struct WeightTerm {
+  const ilir::Sum *sum;
+  std::string param;
+  int64_t row_offset = 0, cols = 0;
+  ilir::Expr x;  // in n, sum->var and the other free indices
+};
+
+// Every outermost Sum of `value` as a WeightTerm in `row`, or nothing if one is not (or, without
+// `selects_allowed`, if the value has a select outside its Sums).
+std::optional<std::vector<WeightTerm>> match_weight_terms(const TensorAccess &access, const ilir::Expr &value,
+                                                          const std::string &row, bool selects_allowed);
+
 // One Compute for the current node `n`: its loop nest over the tensor's indices, the innermost
 // vectorized by `lanes` where the extents allow (lanes = 1: scalar).
 Stmt lower_compute(const TensorAccess &access, const ilir::Compute &op, int lanes);

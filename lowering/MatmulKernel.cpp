@@ -6,29 +6,6 @@
 
 namespace grove::lowering::internal {
 
-namespace {
-
-// `sum` as Σ_k A[i + c, k] · x with x free of i, or nothing.
-std::optional<MatmulTerm> match_term(const TensorAccess &access, const ilir::Sum *sum, const std::string &i) {
-  const auto *mul = sum->body.as<ilir::Binary>();
-  if (!mul || mul->op != ilir::BinOp::Mul) return std::nullopt;
-  for (auto [a, x] : {std::pair{mul->a, mul->b}, std::pair{mul->b, mul->a}}) {
-    const auto *load = a.as<ilir::Load>();
-    if (!load || load->node.defined() || load->indices.size() != 2) continue;
-    const auto *k = load->indices[1].as<ilir::Var>();
-    if (!k || k->name != sum->var || mentions(load->indices[0], sum->var)) continue;
-    std::optional<int64_t> c = constant(access.size(load->indices[0]) - var(i));
-    std::optional<int64_t> cols = constant(access.size(access.program().get(load->tensor).shape[1]));
-    std::optional<int64_t> extent = constant(access.size(sum->extent));
-    if (!c || !cols || !extent || *cols != *extent || mentions(x, i)) continue;
-    if (ilir::contains(x, [](const ilir::Expr &e) { return e.as<ilir::Sum>() != nullptr; })) continue;
-    return MatmulTerm{sum, load->tensor, *c, *cols, x};
-  }
-  return std::nullopt;
-}
-
-}  // namespace
-
 std::optional<MatmulMatch> match_matmul(const TensorAccess &access, const ilir::Compute &op,
                                         const scheduling::Schedule &schedule) {
   if (!schedule.gemm || op.indices.size() != 2) return std::nullopt;
@@ -49,24 +26,9 @@ std::optional<MatmulMatch> match_matmul(const TensorAccess &access, const ilir::
   if (match.width == 0) return std::nullopt;
   // The value: Sums that are all terms, and otherwise no selects (the block is not split at
   // concatenation boundaries of i or j).
-  bool ok = true;
-  std::vector<ilir::Expr> stack{op.value};
-  while (!stack.empty() && ok) {
-    ilir::Expr e = stack.back();
-    stack.pop_back();
-    if (const auto *s = e.as<ilir::Sum>()) {
-      std::optional<MatmulTerm> term = match_term(access, s, op.indices[0]);
-      ok = term.has_value();
-      if (ok) match.terms.push_back(*term);
-    } else if (const auto *b = e.as<ilir::Binary>()) {
-      stack.insert(stack.end(), {b->a, b->b});
-    } else if (const auto *u = e.as<ilir::Unary>()) {
-      stack.push_back(u->a);
-    } else if (e.as<ilir::Select>()) {
-      ok = false;
-    }
-  }
-  if (!ok || match.terms.empty()) return std::nullopt;
+  std::optional<std::vector<WeightTerm>> terms = match_weight_terms(access, op.value, op.indices[0], false);
+  if (!terms) return std::nullopt;
+  match.terms = std::move(*terms);
   return match;
 }
 
@@ -81,7 +43,7 @@ Stmt lower_matmul(const TensorAccess &access, const ilir::Compute &op, const Mat
   std::map<const ilir::ExprNode *, HExpr> results;
   std::vector<std::string> accs;
   for (size_t m = 0; m < match.terms.size(); m++) {
-    const MatmulTerm &term = match.terms[m];
+    const WeightTerm &term = match.terms[m];
     accs.push_back(fmt::format("macc{}", m));
     for (int r = 0; r < rows; r++)
       body.push_back(HI::For::make("lane", 0, width, HI::ForType::Vectorized, Halide::DeviceAPI::None,

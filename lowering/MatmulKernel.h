@@ -11,16 +11,9 @@
 
 namespace grove::lowering::internal {
 
-struct MatmulTerm {
-  const ilir::Sum *sum;  // Σ_k param[i + row_offset, k] · x
-  std::string param;
-  int64_t row_offset = 0, cols = 0;
-  ilir::Expr x;  // in n, sum->var and j
-};
-
 struct MatmulMatch {
-  int rows = 0, width = 0;  // the register block: `rows` values of i × `width` values of j
-  std::vector<MatmulTerm> terms;
+  int rows = 0, width = 0;        // the register block: `rows` values of i × `width` values of j
+  std::vector<WeightTerm> terms;  // Σ_k param[i + row_offset, k] · x
 };
 
 std::optional<MatmulMatch> match_matmul(const TensorAccess &access, const ilir::Compute &op,
