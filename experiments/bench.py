@@ -13,7 +13,8 @@
 Inputs. SST: the first --trees-limit trees of the SST test split, their words renumbered 0..U-1 in
 order of first appearance (so that MV-RNN's per-word H×H matrices stay small and every tool reads
 the same integer ids); perfect: 64 perfect binary trees of height 7 (255 nodes each), leaf tokens
-cycling through 100 ids. Weights: `grove init-weights --seed 1`, one safetensors file per model, H
+cycling through 100 ids; nary (child-sum TreeLSTM only): 100 random trees of 10–50 nodes whose
+internal nodes have 1–5 children, like dependency trees (fixed seed), tokens among 1,000 ids. Weights: `grove init-weights --seed 1`, one safetensors file per model, H
 and input set, read by grove and by the peers (same names and shapes: MODELS.md).
 
 Protocol (experiments/README.md): one warm-up pass, --repeat timed passes of all trees in calls of
@@ -27,6 +28,7 @@ import csv
 import datetime
 import json
 import os
+import random
 import re
 import subprocess
 import sys
@@ -42,6 +44,9 @@ MODELS = [("treefc", "treefc"), ("treegru", "treegru"), ("treelstm", "treelstm")
 TOOLS = ["grove", "libtorch-level-batched", "pytorch-level-batched", "pytorch-eager"]
 PRIMITIVES = ["batch", "specialize", "fuse", "gemm", "hoist", "persist", "parallel"]
 PERFECT_HEIGHT, PERFECT_TREES, PERFECT_VOCAB = 7, 64, 100
+# Trees of any arity, shaped like dependency trees, for the models that take them.
+NARY_TREES, NARY_NODES, NARY_MAX_CHILDREN, NARY_VOCAB = 100, (10, 50), 5, 1000
+ANY_ARITY_MODELS = {"childsumtreelstm"}
 # MV-RNN's 4H³ per node (67 MFLOP at H=256) makes a pass over all trees take minutes: it runs on the
 # first trees of each set only (the table's trees column says how many).
 MVRNN_TREES = {"sst": 20, "perfect": 8}
@@ -86,6 +91,27 @@ def write_perfect(work):
     leaves = 2 ** PERFECT_HEIGHT
     lines = [perfect_tree_line(PERFECT_HEIGHT, t * leaves) for t in range(PERFECT_TREES)]
     return write_inputs(work, "perfect", lines, PERFECT_VOCAB)
+
+
+def nary_tree_line(rng):
+    """A random tree of NARY_NODES nodes whose internal nodes have 1..NARY_MAX_CHILDREN children:
+    nodes are attached one at a time to a random earlier node with room left, then written in PTB
+    form iteratively (children before parents), leaves as (0 token)."""
+    count = rng.randint(*NARY_NODES)
+    children = [[] for _ in range(count)]
+    for node in range(1, count):
+        parent = rng.choice([p for p in range(node) if len(children[p]) < NARY_MAX_CHILDREN])
+        children[parent].append(node)
+    text = [None] * count
+    for node in reversed(range(count)):  # children have larger ids than their parent
+        text[node] = ("(0 %s)" % " ".join(text[c] for c in children[node]) if children[node]
+                      else "(0 %d)" % rng.randrange(NARY_VOCAB))
+    return text[0]
+
+
+def write_nary(work):
+    rng = random.Random(7)
+    return write_inputs(work, "nary", [nary_tree_line(rng) for _ in range(NARY_TREES)], NARY_VOCAB)
 
 
 def write_inputs(work, name, lines, vocab_size):
@@ -357,11 +383,13 @@ def main():
     peaks = sgemm_peak(args)
     log("bench: OpenBLAS SGEMM 2048³: %.1f GFLOP/s on 1 thread, %.1f on 2" % (peaks.get(1, 0), peaks.get(2, 0)))
 
-    input_sets = [write_sst(args.trees_limit, args.work), write_perfect(args.work)]
+    input_sets = [write_sst(args.trees_limit, args.work), write_perfect(args.work), write_nary(args.work)]
     rows, checks = [], {}
     for model, stem in models:
         for hidden in hiddens:
             for all_inputs in input_sets:
+                if all_inputs["name"] == "nary" and model not in ANY_ARITY_MODELS:
+                    continue
                 inputs = first_trees(all_inputs, MVRNN_TREES[all_inputs["name"]]) if model == "mvrnn" else all_inputs
                 weights = None
                 for batch in batches:
@@ -402,9 +430,10 @@ def main():
                     log("  %-16s H=%-3d %-7s grove vs libtorch roots: largest difference | largest value: %s" % (
                         model, hidden, inputs["name"], checks[(model, hidden, inputs["name"])]))
 
-    header = ("Measured %s by `experiments/bench.py%s` (%d SST test trees, %d perfect trees of height %d; "
+    header = ("Measured %s by `experiments/bench.py%s` (%d SST test trees, %d perfect trees of height %d, "
+              "%d random trees of any arity for child-sum; "
               "load average at the start %.1f%s)." % (
-                  stamp, " --quick" if args.quick else "", input_sets[0]["count"], PERFECT_TREES, PERFECT_HEIGHT,
+                  stamp, " --quick" if args.quick else "", input_sets[0]["count"], PERFECT_TREES, PERFECT_HEIGHT, NARY_TREES,
                   load[0], ": **the 2 vCPUs were shared with other work, so only ratios within this run "
                   "mean anything**" if args.loaded else ""))
     table = write_bench_tables(args, rows, peaks, header, checks)

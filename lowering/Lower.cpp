@@ -10,6 +10,7 @@
 #include "ilir/IRPrinter.h"
 #include "ilir/Verifier.h"
 #include "lowering/FuseElementwise.h"
+#include "lowering/HoistChildTerms.h"
 #include "lowering/HoistInputs.h"
 #include "lowering/LowerToLoops.h"
 
@@ -47,7 +48,10 @@ LoweredModel lower(const ilir::Program &program, const LowerOptions &options) {
   // ILIR passes.
   ilir::verify(program);
   result.program = options.schedule.fuse ? fuse_elementwise(program) : program;
-  if (options.schedule.hoist) result.program = hoist_inputs(result.program);
+  if (options.schedule.hoist) {
+    result.program = hoist_inputs(result.program);
+    result.program = hoist_child_terms(result.program);
+  }
   ilir::verify(result.program);
   if (debug_level() >= 2)
     std::cerr << "[grove] ILIR after the ILIR passes:\n" << ilir::to_string(result.program);
