@@ -42,7 +42,7 @@ PYTHON = "/usr/bin/python3"
 MODELS = [("treefc", "treefc"), ("treegru", "treegru"), ("treelstm", "treelstm"),
           ("childsumtreelstm", "childsum_treelstm"), ("mvrnn", "mvrnn")]
 TOOLS = ["grove", "libtorch-level-batched", "pytorch-level-batched", "pytorch-eager"]
-PRIMITIVES = ["batch", "specialize", "fuse", "gemm", "hoist", "persist", "parallel"]
+PRIMITIVES = ["batch", "specialize", "fuse", "gemm", "hoist", "persist", "parallel", "region"]
 PERFECT_HEIGHT, PERFECT_TREES, PERFECT_VOCAB = 7, 64, 100
 # Trees of any arity, shaped like dependency trees, for the models that take them.
 NARY_TREES, NARY_NODES, NARY_MAX_CHILDREN, NARY_VOCAB = 100, (10, 50), 5, 1000

@@ -116,7 +116,7 @@ Stmt block_kernel(const TensorAccess &access, const ilir::Compute &op, const Gem
 
 Stmt lower_gemms(const TensorAccess &access, const std::vector<const ilir::Compute *> &ops,
                  const std::vector<GemmMatch> &matches, const scheduling::Schedule &schedule,
-                 std::vector<PackedWeight> &packed) {
+                 std::vector<PackedWeight> &packed, const Team *team) {
   const int nb = schedule.node_block;
   HExpr base = var("level_base"), size = var("level_size");
   HI::ForType par = schedule.parallel ? HI::ForType::Parallel : HI::ForType::Serial;
@@ -156,7 +156,13 @@ Stmt lower_gemms(const TensorAccess &access, const std::vector<const ilir::Compu
     }
     return std::pair{s, end};
   };
-  // With persistence each thread sweeps every node block of a fixed set of panels.
+  // The loop over `v` in [0, extent): parallel, or the team thread's share of it.
+  auto split = [&](const std::string &v, HExpr extent, Stmt body) {
+    return team ? team->share(v, 0, std::move(extent), std::move(body))
+                : HI::For::make(v, 0, std::move(extent), par, Halide::DeviceAPI::None, std::move(body));
+  };
+  // With persistence each thread sweeps every node block of a fixed set of panels (in a region,
+  // the same panels at every level, so that their weights stay in that core's cache).
   if (schedule.persist) {
     std::vector<Stmt> bodies;
     for (size_t g = 0; g < ops.size(); g++)
@@ -164,13 +170,13 @@ Stmt lower_gemms(const TensorAccess &access, const std::vector<const ilir::Compu
           HI::For::make("block", 0, size / nb, HI::ForType::Serial, Halide::DeviceAPI::None, full_blocks[g]),
           tail_blocks[g]));
     auto [s, total] = by_panel(bodies);
-    return HI::For::make("group_panel", 0, total, par, Halide::DeviceAPI::None, s);
+    return split("group_panel", total, s);
   }
   auto [full_s, total] = by_panel(full_blocks);
   Stmt s = HI::For::make("group_panel", 0, total, HI::ForType::Serial, Halide::DeviceAPI::None, full_s);
-  s = HI::For::make("block", 0, size / nb, par, Halide::DeviceAPI::None, s);
+  s = split("block", size / nb, s);
   auto [tail_s, unused] = by_panel(tail_blocks);
-  return HI::Block::make(s, HI::For::make("group_panel", 0, total, par, Halide::DeviceAPI::None, tail_s));
+  return HI::Block::make(s, split("group_panel", total, tail_s));
 }
 
 }  // namespace grove::lowering::internal

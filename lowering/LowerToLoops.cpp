@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 #include "ilir/Error.h"
 #include "ilir/IRVisitor.h"
@@ -26,21 +27,36 @@ bool reads(const ilir::Compute &op, const std::string &tensor) {
   });
 }
 
-// Wraps `s` in the allocations of the temps that case `c` computes.
-Stmt allocate_temps(const TensorAccess &access, const ilir::Case &c, Stmt s, TempStorage storage) {
+// Wraps `s` in the allocations of the temps that case `c` computes, except those in `skip`. Per
+// level, a temp holds `level_rows` nodes.
+Stmt allocate_temps(const TensorAccess &access, const ilir::Case &c, Stmt s, TempStorage storage,
+                    const HExpr &level_rows = var("level_size"), const std::set<std::string> &skip = {}) {
   for (const ilir::Compute &op : c.body) {
     const ilir::TensorDecl &t = access.program().get(op.tensor);
-    if (t.kind != ilir::TensorKind::Temp) continue;
+    if (t.kind != ilir::TensorKind::Temp || skip.count(t.name)) continue;
     HExpr extent = access.numel(t);
     Halide::MemoryType where = Halide::MemoryType::Heap;
     if (storage == TempStorage::PerLevel) {
-      extent = extent * var("level_size");
+      extent = extent * level_rows;
     } else if (const auto *e = extent.as<HI::IntImm>(); e && e->value <= 16384) {
       where = Halide::MemoryType::Stack;
     }
     s = HI::Allocate::make(names::temp(t.name), Halide::Float(32), where, {extent}, HI::const_true(), s);
   }
   return s;
+}
+
+// let max_level_size = the number of nodes of the widest level in s.
+Stmt with_max_level_size(Stmt s) {
+  const char *widest = "widest_level";
+  HExpr l = var("l");
+  Stmt scan = HI::For::make(
+      "l", 0, var(names::kNumLevels), HI::ForType::Serial, Halide::DeviceAPI::None,
+      store(widest, Halide::max(load(Halide::Int(32), widest, 0, false), level_begin(l + 1) - level_begin(l)), 0,
+            false));
+  s = HI::LetStmt::make("max_level_size", load(Halide::Int(32), widest, 0, false), s);
+  s = HI::Block::make({store(widest, 0, 0, false), scan, s});
+  return HI::Allocate::make(widest, Halide::Int(32), Halide::MemoryType::Stack, {1}, HI::const_true(), s);
 }
 
 class Lowerer {
@@ -51,7 +67,9 @@ class Lowerer {
 
   LoopNest run() {
     LoopNest nest;
-    if (schedule_.batch && schedule_.specialize)
+    if (schedule_.uses_region())
+      nest.body = batched_region(schedule_.team_size());
+    else if (schedule_.batch && schedule_.specialize)
       nest.body = batched();
     else if (schedule_.batch)
       nest.body = with_hoisted_nodes(batched_unspecialized(), parallel());
@@ -116,13 +134,17 @@ class Lowerer {
     std::vector<GemmMatch> matches;
     auto flush_nodes = [&] {
       if (per_node.empty()) return;
-      stages.push_back(HI::For::make("n", var("level_base"), var("level_size"), parallel(),
-                                     Halide::DeviceAPI::None, HI::Block::make(per_node)));
+      Stmt body = HI::Block::make(per_node);
+      stages.push_back(team_ ? team_->share("n", var("level_base"), var("level_size"), body)
+                             : HI::For::make("n", var("level_base"), var("level_size"), parallel(),
+                                             Halide::DeviceAPI::None, body));
+      if (team_) stages.push_back(team_->barrier());
       per_node.clear();
     };
     auto flush_gemms = [&] {
       if (gemms.empty()) return;
-      stages.push_back(lower_gemms(access, gemms, matches, schedule_, packed_));
+      stages.push_back(lower_gemms(access, gemms, matches, schedule_, packed_, team_));
+      if (team_) stages.push_back(team_->barrier());
       gemms.clear();
       matches.clear();
     };
@@ -141,7 +163,9 @@ class Lowerer {
     }
     flush_gemms();
     flush_nodes();
-    Stmt s = allocate_temps(access, c, HI::Block::make(stages), TempStorage::PerLevel);
+    // In a region the temps are allocated once, outside it (batched_region).
+    Stmt s = HI::Block::make(stages);
+    if (!team_) s = allocate_temps(access, c, s, TempStorage::PerLevel);
     s = HI::LetStmt::make("level_size", size, s);
     return HI::LetStmt::make("level_base", base, s);
   }
@@ -156,6 +180,36 @@ class Lowerer {
         "level", 1, var(names::kNumLevels) - 1, HI::ForType::Serial, Halide::DeviceAPI::None,
         level_body(p_.internal, level_begin(level), level_begin(level + 1) - level_begin(level)));
     Stmt s = HI::Block::make(leaves, internal);
+    if (p_.hoisted.body.empty()) return s;
+    return HI::Block::make(level_body(p_.hoisted, 0, level_begin(var(names::kNumLevels))), s);
+  }
+
+  // batch=on, specialize=on, region=on: as batched(), but the leaf level and every internal level
+  // run in one parallel region of `threads` threads (one dispatch per call instead of one per
+  // stage): each stage is split among them and they meet at a barrier after it. With persistence
+  // a thread owns the same GEMM panels at every level. The temps live outside the region, sized
+  // for the widest level; the barrier's state is a zeroed stack array.
+  Stmt batched_region(int threads) {
+    Team team{var("tid"), threads};
+    team_ = &team;
+    HExpr level = var("level");
+    Stmt leaves = HI::LetStmt::make(
+        "level", 0, level_body(p_.leaf, level_begin(level), level_begin(level + 1) - level_begin(level)));
+    Stmt internal = HI::For::make(
+        "level", 1, var(names::kNumLevels) - 1, HI::ForType::Serial, Halide::DeviceAPI::None,
+        level_body(p_.internal, level_begin(level), level_begin(level + 1) - level_begin(level)));
+    team_ = nullptr;
+    Stmt s = HI::For::make("tid", 0, threads, HI::ForType::Parallel, Halide::DeviceAPI::None,
+                           HI::Block::make(leaves, internal));
+    TensorAccess access(p_, sizes_, TempStorage::PerLevel);
+    std::set<std::string> leaf_temps;
+    for (const ilir::Compute &op : p_.leaf.body) leaf_temps.insert(op.tensor);
+    s = allocate_temps(access, p_.leaf, s, TempStorage::PerLevel, var("max_level_size"));
+    s = allocate_temps(access, p_.internal, s, TempStorage::PerLevel, var("max_level_size"), leaf_temps);
+    s = with_max_level_size(s);
+    s = HI::Block::make({store(Team::kBarrierState, 0, 0, false), store(Team::kBarrierState, 0, 16, false), s});
+    s = HI::Allocate::make(Team::kBarrierState, Halide::Int(32), Halide::MemoryType::Stack, {32}, HI::const_true(),
+                           s);
     if (p_.hoisted.body.empty()) return s;
     return HI::Block::make(level_body(p_.hoisted, 0, level_begin(var(names::kNumLevels))), s);
   }
@@ -192,6 +246,7 @@ class Lowerer {
   const std::map<std::string, int64_t> &sizes_;
   const scheduling::Schedule &schedule_;
   std::vector<PackedWeight> packed_;
+  const Team *team_ = nullptr;  // set while lowering the levels of a parallel region
 };
 
 }  // namespace

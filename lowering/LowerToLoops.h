@@ -23,6 +23,10 @@ inline constexpr const char *kChildBegin = "child_begin";
 inline constexpr const char *kChildren = "children";
 inline constexpr const char *kToken = "token";
 inline constexpr const char *kNumLevels = "num_levels";
+// The barrier the threads of a parallel region meet at between stages (schedule `region`):
+// `int grove_barrier_wait(int32_t *state, int32_t threads)`, provided by the back end; `state`
+// points to 32 zeroed int32s the generated code owns (arrivals at [0], generation at [16]).
+inline constexpr const char *kBarrierWait = "grove_barrier_wait";
 std::string param(const std::string &tensor);  // p_<tensor>
 std::string state(const std::string &tensor);  // s_<tensor>
 std::string temp(const std::string &tensor);   // t_<tensor>

@@ -49,6 +49,18 @@ HExpr int_load(const char *array, HExpr index) {
   return load(Halide::Int(32), array, std::move(index), true);
 }
 
+Stmt Team::share(const std::string &v, const HExpr &min, const HExpr &extent, Stmt body) const {
+  // [extent * tid / size, extent * (tid + 1) / size): contiguous, covering, at most one apart.
+  HExpr begin = extent * tid / size, end = extent * (tid + 1) / size;
+  return HI::For::make(v, min + begin, end - begin, HI::ForType::Serial, Halide::DeviceAPI::None, std::move(body));
+}
+
+Stmt Team::barrier() const {
+  HExpr state = HI::Variable::make(Halide::Handle(), kBarrierState);
+  return HI::Evaluate::make(
+      HI::Call::make(Halide::Int(32), names::kBarrierWait, {state, HExpr(size)}, HI::Call::Extern));
+}
+
 namespace {
 
 // Split points of the loop over `var`: every condition `var + c < 0` (after moving terms left)

@@ -39,6 +39,18 @@ Stmt partitioned_for(const std::string &var, HExpr min, HExpr extent, Stmt body,
 // serial loop and an inner vectorized loop of `lanes` iterations.
 Stmt vectorized_for(const std::string &var, HExpr extent, Stmt body, int lanes);
 
+// One thread of the team that runs a whole recursion in one parallel region (schedule `region`):
+// every stage's loop is split into `size` contiguous shares, thread `tid` runs its share serially,
+// and the team meets at a barrier between stages.
+struct Team {
+  HExpr tid;
+  int size = 1;
+  // for var in thread tid's share of [min, min + extent): body, as a serial loop.
+  Stmt share(const std::string &var, const HExpr &min, const HExpr &extent, Stmt body) const;
+  Stmt barrier() const;  // every thread waits until all have arrived
+  static constexpr const char *kBarrierState = "barrier_state";
+};
+
 // Where the tensors of one node live while a case runs: states in node-indexed argument buffers;
 // temps either per node (a small local buffer) or per level (indexed by n - level_begin).
 enum class TempStorage { PerNode, PerLevel };

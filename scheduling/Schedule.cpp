@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <sstream>
+#include <thread>
 
 #include "ilir/Error.h"
 #include "scheduling/Messages.h"
@@ -26,7 +28,7 @@ struct IntField {
 constexpr BoolField kBools[] = {
     {"batch", &Schedule::batch},       {"specialize", &Schedule::specialize}, {"fuse", &Schedule::fuse},
     {"gemm", &Schedule::gemm},         {"hoist", &Schedule::hoist},           {"persist", &Schedule::persist},
-    {"parallel", &Schedule::parallel},
+    {"parallel", &Schedule::parallel}, {"region", &Schedule::region},
 };
 constexpr IntField kInts[] = {
     {"vector", &Schedule::vector, 1, 64},
@@ -88,6 +90,10 @@ void Schedule::apply(const std::string &overrides, const std::string &where) {
     items.emplace_back(item.substr(0, eq), item.substr(eq + 1));
   }
   apply(items, where);
+}
+
+int Schedule::team_size() const {
+  return threads > 0 ? threads : std::max(1, int(std::thread::hardware_concurrency()));
 }
 
 std::string Schedule::to_string() const {

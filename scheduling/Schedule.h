@@ -39,10 +39,19 @@ struct Schedule {
   bool persist = true;
   // Multi-threading (Halide's thread pool); off: everything runs on the calling thread.
   bool parallel = true;
+  // One parallel region for the whole recursion: a team of threads runs every level, each stage
+  // split among them, with a barrier between stages. Off: one parallel dispatch per stage of every
+  // level. Needs batch, specialize and parallel, and more than one thread.
+  bool region = true;
   int vector = 16;     // lanes of the innermost vectorized loops (16 floats = one AVX-512 register)
   int panel = 32;      // GEMM rows per panel (a multiple of `vector`)
   int node_block = 8;  // GEMM nodes per register block
   int threads = 0;     // 0: as many as the machine has
+
+  // The number of threads `threads` stands for (the machine's hardware threads for 0).
+  int team_size() const;
+  // Whether the levels run in one parallel region (`region` and what it needs).
+  bool uses_region() const { return batch && specialize && parallel && region && team_size() > 1; }
 
   // "batch=on,fuse=off,node_block=4" applied over this schedule; a UserError names a bad key or value.
   void apply(const std::string &overrides, const std::string &where);

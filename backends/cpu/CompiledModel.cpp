@@ -5,7 +5,9 @@
 #include <chrono>
 #include <climits>
 #include <cstdlib>
+#include <optional>
 
+#include "backends/cpu/Barrier.h"
 #include "backends/cpu/Messages.h"
 #include "backends/runtime/BindWeights.h"
 #include "backends/runtime/Inspector.h"
@@ -121,7 +123,8 @@ CompiledModel CompiledModel::compile(const ilir::Program &program, const Weights
     for (const lowering::PackedWeight &w : impl->lowered.packed)
       impl->packed.push_back(pack(w, weights.at(w.param)));
   const HI::LoweredFunc &entry = impl->lowered.module.functions().back();
-  impl->jit = std::make_unique<HI::JITModule>(impl->lowered.module, entry);
+  impl->jit = std::make_unique<HI::JITModule>(impl->lowered.module, entry,
+                                              std::vector<HI::JITModule>{barrier_module()});
   impl->inspector.arity =
       program.structure == ilir::StructureKind::BinaryTree ? ArityRule{2, 2} : ArityRule{1, INT32_MAX};
   impl->inspector.vocab_size = vocab_size(program, impl->sizes);
@@ -207,6 +210,8 @@ void CompiledModel::Impl::execute(const LinearizedBatch &batch, size_t inputs, d
       argv.push_back(i->second.raw_buffer());
     }
   }
+  std::optional<RegionLock> region;
+  if (schedule.uses_region()) region.emplace(*jit, schedule.team_size());
   auto t1 = std::chrono::steady_clock::now();
   int rc = jit->argv_function()(argv.data());
   if (rc != 0) GROVE_CHECK(false, msg::kRunFailed, rc);

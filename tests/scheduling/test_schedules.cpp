@@ -115,12 +115,15 @@ const std::vector<std::string> kSchedules = {
     "hoist=off",
     "persist=off",
     "parallel=off",
-    "batch=off,specialize=off,fuse=off,gemm=off,hoist=off,persist=off,parallel=off",
+    "region=off",
+    "batch=off,specialize=off,fuse=off,gemm=off,hoist=off,persist=off,parallel=off,region=off",
     "fuse=off,gemm=off",
     "specialize=off,persist=off",
     "gemm=off,parallel=off,vector=8",
     "vector=8,panel=16,node_block=4",
     "panel=64,node_block=2,threads=1",
+    "threads=3",                // a region's team larger than the machine's 2 cores
+    "persist=off,threads=2",  // a region splitting node blocks instead of panels
     "vector=4,panel=8,node_block=1,fuse=off",
 };
 
