@@ -116,9 +116,10 @@ Stmt block_kernel(const TensorAccess &access, const ilir::Compute &op, const Gem
 
 Stmt lower_gemms(const TensorAccess &access, const std::vector<const ilir::Compute *> &ops,
                  const std::vector<GemmMatch> &matches, const scheduling::Schedule &schedule,
-                 std::vector<PackedWeight> &packed, const Team *team) {
+                 std::vector<PackedWeight> &packed, const Team *team, const HExpr &first,
+                 const HExpr &count) {
   const int nb = schedule.node_block;
-  HExpr base = var("level_base"), size = var("level_size");
+  HExpr base = first, size = count;
   HI::ForType par = schedule.parallel ? HI::ForType::Parallel : HI::ForType::Serial;
   HExpr full = size / nb * nb;
 

@@ -22,11 +22,12 @@ std::optional<GemmMatch> match_gemm(const TensorAccess &access, const ilir::Comp
                                     const scheduling::Schedule &schedule);
 
 // The micro-kernels of independent GEMMs (none reads another's result) for the nodes
-// [level_base, level_base + level_size), in one loop over all their panels; appends the packed
-// weights they read to `packed`. Without a team the loop is a parallel dispatch of its own; with
-// one, the calling thread runs its share of it (no barrier: the caller adds it).
+// [first, first + count) of the current level, in one loop over all their panels; appends the
+// packed weights they read to `packed`. Without a team the loop is a parallel dispatch of its own
+// (serial without `schedule.parallel`); with one, the calling thread runs its share of it (no
+// barrier: the caller adds it).
 Stmt lower_gemms(const TensorAccess &access, const std::vector<const ilir::Compute *> &ops,
                  const std::vector<GemmMatch> &matches, const scheduling::Schedule &schedule,
-                 std::vector<PackedWeight> &packed, const Team *team);
+                 std::vector<PackedWeight> &packed, const Team *team, const HExpr &first, const HExpr &count);
 
 }  // namespace grove::lowering::internal

@@ -46,14 +46,16 @@ Stmt allocate_temps(const TensorAccess &access, const ilir::Case &c, Stmt s, Tem
   return s;
 }
 
-// let max_level_size = the number of nodes of the widest level in s.
-Stmt with_max_level_size(Stmt s) {
+// let max_level_size = the number of nodes of the widest level in s, or with unrolling of the
+// widest block of `unroll` levels (temps are shared by a block's levels then).
+Stmt with_max_level_size(Stmt s, int unroll) {
   const char *widest = "widest_level";
   HExpr l = var("l");
-  Stmt scan = HI::For::make(
-      "l", 0, var(names::kNumLevels), HI::ForType::Serial, Halide::DeviceAPI::None,
-      store(widest, Halide::max(load(Halide::Int(32), widest, 0, false), level_begin(l + 1) - level_begin(l)), 0,
-            false));
+  Stmt scan = HI::For::make("l", 0, var(names::kNumLevels), HI::ForType::Serial, Halide::DeviceAPI::None,
+                            store(widest,
+                                  Halide::max(load(Halide::Int(32), widest, 0, false),
+                                              level_begin(l + 1) - level_begin(l - l % unroll)),
+                                  0, false));
   s = HI::LetStmt::make("max_level_size", load(Halide::Int(32), widest, 0, false), s);
   s = HI::Block::make({store(widest, 0, 0, false), scan, s});
   return HI::Allocate::make(widest, Halide::Int(32), Halide::MemoryType::Stack, {1}, HI::const_true(), s);
@@ -132,18 +134,24 @@ class Lowerer {
     std::vector<Stmt> stages, per_node;
     std::vector<const ilir::Compute *> gemms;
     std::vector<GemmMatch> matches;
+    // Unrolled, the thread runs the nodes it owns, serially, with no barrier.
+    HExpr first = unrolled_ ? var("team_base") : var("level_base");
+    HExpr count = unrolled_ ? var("team_size") : var("level_size");
+    scheduling::Schedule serial = schedule_;
+    serial.parallel = false;
     auto flush_nodes = [&] {
       if (per_node.empty()) return;
       Stmt body = HI::Block::make(per_node);
-      stages.push_back(team_ ? team_->share("n", var("level_base"), var("level_size"), body)
-                             : HI::For::make("n", var("level_base"), var("level_size"), parallel(),
+      stages.push_back(team_ ? team_->share("n", first, count, body)
+                             : HI::For::make("n", first, count, unrolled_ ? HI::ForType::Serial : parallel(),
                                              Halide::DeviceAPI::None, body));
       if (team_) stages.push_back(team_->barrier());
       per_node.clear();
     };
     auto flush_gemms = [&] {
       if (gemms.empty()) return;
-      stages.push_back(lower_gemms(access, gemms, matches, schedule_, packed_, team_));
+      stages.push_back(
+          lower_gemms(access, gemms, matches, unrolled_ ? serial : schedule_, packed_, team_, first, count));
       if (team_) stages.push_back(team_->barrier());
       gemms.clear();
       matches.clear();
@@ -165,7 +173,8 @@ class Lowerer {
     flush_nodes();
     // In a region the temps are allocated once, outside it (batched_region).
     Stmt s = HI::Block::make(stages);
-    if (!team_) s = allocate_temps(access, c, s, TempStorage::PerLevel);
+    if (unrolled_) s = with_team_range(s);
+    if (!team_ && !unrolled_) s = allocate_temps(access, c, s, TempStorage::PerLevel);
     s = HI::LetStmt::make("level_size", size, s);
     return HI::LetStmt::make("level_base", base, s);
   }
@@ -189,16 +198,29 @@ class Lowerer {
   // stage): each stage is split among them and they meet at a barrier after it. With persistence
   // a thread owns the same GEMM panels at every level. The temps live outside the region, sized
   // for the widest level; the barrier's state is a zeroed stack array.
+  //
+  // Unrolled (schedule `unroll` = K > 1), a thread runs the nodes the inspector gave it
+  // (team_begin, TeamPartition.h), every stage on them serially, and the team meets only after
+  // every K-th level; `level_base` (which numbers the temps' rows) is then the block's first node.
   Stmt batched_region(int threads) {
     Team team{var("tid"), threads};
-    team_ = &team;
+    const int unroll = schedule_.uses_unroll(p_.structure) ? schedule_.unroll : 1;
+    unrolled_ = unroll > 1;
+    team_ = unrolled_ ? nullptr : &team;
     HExpr level = var("level");
-    Stmt leaves = HI::LetStmt::make(
-        "level", 0, level_body(p_.leaf, level_begin(level), level_begin(level + 1) - level_begin(level)));
-    Stmt internal = HI::For::make(
-        "level", 1, var(names::kNumLevels) - 1, HI::ForType::Serial, Halide::DeviceAPI::None,
-        level_body(p_.internal, level_begin(level), level_begin(level + 1) - level_begin(level)));
+    auto block_end = [&](Stmt s) {
+      if (!unrolled_) return s;
+      return HI::Block::make(s, HI::IfThenElse::make((level + 1) % unroll == 0, team.barrier()));
+    };
+    // Unrolled, the threads of a block run different levels at once, so the temps' rows are
+    // numbered from the block's first node: distinct for all the block's nodes.
+    HExpr base = level_begin(unrolled_ ? level - level % unroll : level);
+    HExpr size = level_begin(level + 1) - level_begin(level);
+    Stmt leaves = HI::LetStmt::make("level", 0, block_end(level_body(p_.leaf, base, size)));
+    Stmt internal = HI::For::make("level", 1, var(names::kNumLevels) - 1, HI::ForType::Serial,
+                                  Halide::DeviceAPI::None, block_end(level_body(p_.internal, base, size)));
     team_ = nullptr;
+    unrolled_ = false;
     Stmt s = HI::For::make("tid", 0, threads, HI::ForType::Parallel, Halide::DeviceAPI::None,
                            HI::Block::make(leaves, internal));
     TensorAccess access(p_, sizes_, TempStorage::PerLevel);
@@ -206,12 +228,20 @@ class Lowerer {
     for (const ilir::Compute &op : p_.leaf.body) leaf_temps.insert(op.tensor);
     s = allocate_temps(access, p_.leaf, s, TempStorage::PerLevel, var("max_level_size"));
     s = allocate_temps(access, p_.internal, s, TempStorage::PerLevel, var("max_level_size"), leaf_temps);
-    s = with_max_level_size(s);
+    s = with_max_level_size(s, unroll);
     s = HI::Block::make({store(Team::kBarrierState, 0, 0, false), store(Team::kBarrierState, 0, 16, false), s});
     s = HI::Allocate::make(Team::kBarrierState, Halide::Int(32), Halide::MemoryType::Stack, {32}, HI::const_true(),
                            s);
     if (p_.hoisted.body.empty()) return s;
     return HI::Block::make(level_body(p_.hoisted, 0, level_begin(var(names::kNumLevels))), s);
+  }
+
+  // let team_base, team_size = the current thread's nodes of the current level (unrolled).
+  Stmt with_team_range(Stmt s) const {
+    HExpr at = var("level") * (schedule_.team_size() + 1) + var("tid");
+    HExpr begin = int_load(names::kTeamBegin, at), end = int_load(names::kTeamBegin, at + 1);
+    s = HI::LetStmt::make("team_size", end - var("team_base"), s);
+    return HI::LetStmt::make("team_base", begin, s);
   }
 
   // The hoisted work one node at a time (no batching), before everything else.
@@ -234,6 +264,7 @@ class Lowerer {
       if (t.kind == ilir::TensorKind::State) buffer(names::state(t.name), Halide::Float(32));
     for (const char *a : {names::kLevelBegin, names::kChildBegin, names::kChildren, names::kToken})
       buffer(a, Halide::Int(32));
+    if (schedule_.uses_unroll(p_.structure)) buffer(names::kTeamBegin, Halide::Int(32));
     args.emplace_back(names::kNumLevels, Halide::Argument::InputScalar, Halide::Int(32), 0,
                       Halide::ArgumentEstimates{});
     for (const std::string &v : p_.size_vars)
@@ -247,6 +278,7 @@ class Lowerer {
   const scheduling::Schedule &schedule_;
   std::vector<PackedWeight> packed_;
   const Team *team_ = nullptr;  // set while lowering the levels of a parallel region
+  bool unrolled_ = false;       // set while lowering the levels of an unrolled region
 };
 
 }  // namespace

@@ -22,6 +22,7 @@ inline constexpr const char *kLevelBegin = "level_begin";
 inline constexpr const char *kChildBegin = "child_begin";
 inline constexpr const char *kChildren = "children";
 inline constexpr const char *kToken = "token";
+inline constexpr const char *kTeamBegin = "team_begin";  // with unroll (LinearizedBatch::team_begin)
 inline constexpr const char *kNumLevels = "num_levels";
 // The barrier the threads of a parallel region meet at between stages (schedule `region`):
 // `int grove_barrier_wait(int32_t *state, int32_t threads)`, provided by the back end; `state`
@@ -44,8 +45,8 @@ struct PackedWeight {
 
 struct LoopNest {
   Halide::Internal::Stmt body;
-  // In call order: params, packed weights, states (program order), the inspector arrays,
-  // num_levels, then any size variable left unbound (as an int32 scalar).
+  // In call order: params, packed weights, states (program order), the inspector arrays (with
+  // team_begin last when unrolled), num_levels, then any size variable left unbound (as an int32 scalar).
   std::vector<Halide::Internal::LoweredArgument> args;
   std::vector<PackedWeight> packed;
 };

@@ -35,6 +35,7 @@ constexpr IntField kInts[] = {
     {"panel", &Schedule::panel, 1, 256},
     {"node_block", &Schedule::node_block, 1, 32},
     {"threads", &Schedule::threads, 0, 1024},
+    {"unroll", &Schedule::unroll, 1, 64},
 };
 
 std::string known_keys() {

@@ -47,11 +47,21 @@ struct Schedule {
   int panel = 32;      // GEMM rows per panel (a multiple of `vector`)
   int node_block = 8;  // GEMM nodes per register block
   int threads = 0;     // 0: as many as the machine has
+  // Recursive unrolling (with `region`, trees only): levels run in blocks of `unroll` heights;
+  // the inspector gives each thread whole subtrees of a block (a node's children in the block
+  // belong to the node's thread), so a thread runs a block on its own nodes — every GEMM over
+  // all panels for its nodes — and the team meets once per block instead of after every stage.
+  // 1: off.
+  int unroll = 1;
 
   // The number of threads `threads` stands for (the machine's hardware threads for 0).
   int team_size() const;
   // Whether the levels run in one parallel region (`region` and what it needs).
   bool uses_region() const { return batch && specialize && parallel && region && team_size() > 1; }
+  // Whether the levels of a `structure` model run unrolled (`unroll` > 1, in a region, on trees).
+  bool uses_unroll(ilir::StructureKind structure) const {
+    return unroll > 1 && uses_region() && !ilir::has_predecessor_slots(structure);
+  }
 
   // "batch=on,fuse=off,node_block=4" applied over this schedule; a UserError names a bad key or value.
   void apply(const std::string &overrides, const std::string &where);

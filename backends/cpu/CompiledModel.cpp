@@ -11,6 +11,7 @@
 #include "backends/cpu/Messages.h"
 #include "backends/runtime/BindWeights.h"
 #include "backends/runtime/Inspector.h"
+#include "backends/runtime/TeamPartition.h"
 #include "ilir/Error.h"
 #include "ilir/IRVisitor.h"
 #include "lowering/Lower.h"
@@ -138,6 +139,8 @@ void CompiledModel::Impl::run_batch(std::span<const Tree> trees, int64_t first_t
   InspectorOptions options = inspector;
   options.first_tree_number = first_tree + 1;
   LinearizedBatch batch = linearize(trees, options);
+  if (schedule.uses_unroll(lowered.program.structure))
+    partition_for_team(batch, schedule.team_size(), schedule.unroll);
   execute(batch, trees.size(), ms_since(t0), out, stats);
 }
 
@@ -196,6 +199,10 @@ void CompiledModel::Impl::execute(const LinearizedBatch &batch, size_t inputs, d
   int_buffer(lowering::names::kChildBegin, batch.child_begin);
   int_buffer(lowering::names::kChildren, batch.children);
   int_buffer(lowering::names::kToken, batch.token);
+  if (schedule.uses_unroll(lowered.program.structure)) {
+    static const std::vector<int32_t> kNoLevels{0};  // a batch without levels reads nothing
+    int_buffer(lowering::names::kTeamBegin, batch.team_begin.empty() ? kNoLevels : batch.team_begin);
+  }
   int32_t num_levels = batch.num_levels;
 
   std::vector<const void *> argv;

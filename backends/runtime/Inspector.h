@@ -33,6 +33,9 @@ struct LinearizedBatch {
   // node that is never computed: the executor gives every state buffer one extra row there, all
   // zeros; -1 for trees, which have no empty slots. For DAGs `roots` holds the output nodes.
   int32_t zero_node = -1;
+  // With recursive unrolling (TeamPartition.h): thread t's nodes of level l are
+  // [team_begin[l * (T + 1) + t], team_begin[l * (T + 1) + t + 1]); empty otherwise.
+  std::vector<int32_t> team_begin;
 };
 
 struct ArityRule {
