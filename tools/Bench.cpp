@@ -17,6 +17,7 @@
 #include "tools/Flops.h"
 #include "tools/Messages.h"
 #include "tools/RandomWeights.h"
+#include "tools/Tune.h"
 
 namespace grove::tool {
 
@@ -48,47 +49,61 @@ Timing time_passes(const cpu::CompiledModel &model, std::span<const Tree> trees,
   return timing;
 }
 
-namespace {
-
 std::string sizes_string(const std::map<std::string, int64_t> &sizes) {
   std::string s;
   for (const auto &[name, value] : sizes) s += fmt::format("{}{}={}", s.empty() ? "" : ",", name, value);
   return s;
 }
 
+namespace {
+
 double round4(double x) { return std::round(x * 1e4) / 1e4; }
 
 }  // namespace
 
-int bench(const BenchCommand &c, std::ostream &out) {
+BenchInputs load_bench_inputs(const BenchCommand &c) {
   if (c.weights.empty() == !c.random_weights) user_error(msg::kBenchWeights);
   if (!c.weights.empty() && !c.sizes.empty()) user_error(msg::kBenchSizesWithWeights, c.sizes, c.weights);
   if (c.batch <= 0) user_error(msg::kBenchBadCount, "--batch", c.batch);
   if (c.repeat <= 0) user_error(msg::kBenchBadCount, "--repeat", c.repeat);
 
-  ilir::Program program = dsl::parse_model_file(c.model);
-  Weights weights;
-  std::map<std::string, int64_t> sizes;
+  BenchInputs in;
+  in.program = dsl::parse_model_file(c.model);
   if (c.random_weights) {
-    sizes = parse_sizes(c.sizes);
-    weights = random_weights(program, sizes, c.seed);  // checks that sizes binds every variable
+    in.sizes = parse_sizes(c.sizes);
+    in.weights = random_weights(in.program, in.sizes, c.seed);  // checks that sizes binds every variable
   } else {
-    weights = read_safetensors(c.weights);
-    sizes = bind_weights(program, weights, c.weights);
+    in.weights = read_safetensors(c.weights);
+    in.sizes = bind_weights(in.program, in.weights, c.weights);
   }
   std::optional<Vocab> vocab;
   if (!c.vocab.empty()) vocab = Vocab::load(c.vocab);
-  std::vector<Tree> trees = read_ptb_trees(c.trees, vocab ? &*vocab : nullptr);
-  if (c.limit > 0 && int64_t(trees.size()) > c.limit) trees.resize(size_t(c.limit));
-  if (trees.empty()) user_error(msg::kNoTrees, c.trees);
+  in.trees = read_ptb_trees(c.trees, vocab ? &*vocab : nullptr);
+  if (c.limit > 0 && int64_t(in.trees.size()) > c.limit) in.trees.resize(size_t(c.limit));
+  if (in.trees.empty()) user_error(msg::kNoTrees, c.trees);
+  return in;
+}
 
+cpu::CompileOptions bench_compile_options(const BenchCommand &c, const std::string &schedule) {
   cpu::CompileOptions options;
   options.target = c.target;
   options.weights_file = c.random_weights ? "the random weights" : c.weights;
-  options.schedule = c.schedule;
-  if (c.threads > 0)
-    options.schedule += fmt::format("{}threads={}", c.schedule.empty() ? "" : ",", c.threads);
-  cpu::CompiledModel model = cpu::CompiledModel::compile(program, weights, options);
+  options.schedule = schedule;
+  if (c.threads > 0) options.schedule += fmt::format("{}threads={}", schedule.empty() ? "" : ",", c.threads);
+  return options;
+}
+
+int bench(const BenchCommand &c, std::ostream &out) {
+  BenchInputs in = load_bench_inputs(c);
+  const ilir::Program &program = in.program;
+  const std::map<std::string, int64_t> &sizes = in.sizes;
+  const std::vector<Tree> &trees = in.trees;
+  std::string schedule = c.schedule;
+  if (c.tuned) {
+    std::string tuned = tuned_schedule(c, in);
+    schedule = tuned + (tuned.empty() || schedule.empty() ? "" : ",") + schedule;
+  }
+  cpu::CompiledModel model = cpu::CompiledModel::compile(program, in.weights, bench_compile_options(c, schedule));
   Timing timing = time_passes(model, trees, c.batch, c.repeat);
 
   double median = percentile(timing.ms_per_batch, 50);

@@ -8,12 +8,15 @@
 //      trees/s and GFLOP/s (tools/Flops.h: 2·M·K per matrix–vector product per node).
 
 #include <cstdint>
+#include <map>
 #include <ostream>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "backends/cpu/CompiledModel.h"
+#include "backends/runtime/Tensor.h"
+#include "ilir/IR.h"
 #include "datasets/Tree.h"
 
 namespace grove::tool {
@@ -26,10 +29,24 @@ struct BenchCommand {
   int64_t threads = 0;  // > 0: the schedule's threads=K
   int64_t limit = 0;    // > 0: only the first `limit` trees
   bool json = false;    // one JSON object instead of the text report
+  bool tuned = false;   // start from the schedule `grove tune` cached for this model and batch
+  std::string cache;    // the tuning cache (default: tools/Tune.h)
 };
 
 // Runs the benchmark and prints its report to `out`; returns the exit status.
 int bench(const BenchCommand &c, std::ostream &out);
+
+// What a benchmark (or `grove tune`) runs on: the model, its weights and sizes, the trees.
+struct BenchInputs {
+  ilir::Program program;
+  Weights weights;
+  std::map<std::string, int64_t> sizes;
+  std::vector<Tree> trees;
+};
+// Reads and checks the inputs `c` names (weights or random weights, trees, vocabulary, limit).
+BenchInputs load_bench_inputs(const BenchCommand &c);
+// The compile options of `c` with `schedule` as the overrides (and c.threads appended).
+cpu::CompileOptions bench_compile_options(const BenchCommand &c, const std::string &schedule);
 
 struct Timing {
   std::vector<double> ms_per_batch;   // one per timed pass: pass time ÷ calls
@@ -41,6 +58,9 @@ struct Timing {
 // Steps 2 and 3 of the protocol on a compiled model: one warm-up pass, then `repeat` timed ones.
 Timing time_passes(const cpu::CompiledModel &model, std::span<const Tree> trees, int64_t batch,
                    int64_t repeat);
+
+// "D=256,H=256,V=100": the sizes in name order.
+std::string sizes_string(const std::map<std::string, int64_t> &sizes);
 
 // The p-th percentile (0..100) of `values` (non-empty), interpolating linearly between order
 // statistics as numpy's default does.

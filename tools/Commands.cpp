@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "backends/cpu/CompiledModel.h"
+#include "backends/runtime/BindWeights.h"
 #include "backends/runtime/Npy.h"
 #include "backends/runtime/Safetensors.h"
 #include "datasets/DagReader.h"
@@ -23,6 +24,7 @@
 #include "lowering/Lower.h"
 #include "tools/Messages.h"
 #include "tools/RandomWeights.h"
+#include "tools/Tune.h"
 
 namespace grove::tool {
 
@@ -108,6 +110,11 @@ int run(const RunCommand &c) {
   options.target = c.target;
   options.weights_file = c.weights;
   options.schedule = c.schedule;
+  if (c.tuned) {
+    std::map<std::string, int64_t> sizes = bind_weights(program, weights, c.weights);
+    std::string tuned = cached_schedule(c.cache, tune_key(program, sizes, c.batch, c.schedule, c.target));
+    options.schedule = tuned + (tuned.empty() || c.schedule.empty() ? "" : ",") + c.schedule;
+  }
   cpu::CompiledModel model = cpu::CompiledModel::compile(program, weights, options);
   cpu::RunStats stats;
   auto t0 = std::chrono::steady_clock::now();

@@ -17,6 +17,8 @@ struct RunCommand {
   bool all_nodes = false;    // DAGs and grids: every node's output, not only the sinks'
   int64_t batch = 0;
   bool stats = false;
+  bool tuned = false;  // start from the schedule `grove tune` cached for this model and batch
+  std::string cache;   // the tuning cache (default: tools/Tune.h)
 };
 
 struct DumpCommand {

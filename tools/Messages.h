@@ -23,5 +23,9 @@ inline constexpr char kBenchWeights[] =
 inline constexpr char kBenchSizesWithWeights[] =
     "bench: --sizes {} applies to --random-weights only; with --weights the sizes come from {}";
 inline constexpr char kBenchBadCount[] = "bench: {} must be positive, got {}";
+inline constexpr char kTuneCacheMalformed[] = "tuning cache {} is malformed: {}";
+inline constexpr char kTuneNoEntry[] =
+    "--tuned: no tuned schedule for '{}' in {}; run `grove tune` with the same model, weights, --batch and "
+    "threads first";
 
 }  // namespace grove::tool_messages

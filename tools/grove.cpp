@@ -5,6 +5,7 @@
 
 #include "ilir/Error.h"
 #include "tools/Bench.h"
+#include "tools/Tune.h"
 #include "tools/Commands.h"
 
 int main(int argc, char **argv) {
@@ -56,6 +57,9 @@ int main(int argc, char **argv) {
   r->add_option("--schedule", run.schedule,
                 "Schedule overrides, e.g. 'batch=off' or 'fuse=off,node_block=4'");
   r->add_flag("--stats", run.stats, "Print what was run and how long each step took");
+  r->add_flag("--tuned", run.tuned,
+              "Start from the schedule `grove tune` cached for this model, sizes, --batch and threads");
+  r->add_option("--cache", run.cache, "The tuning cache (default: $XDG_CACHE_HOME/grove/schedules.json)");
 
   grove::tool::DumpCommand dump;
   CLI::App *d = app.add_subcommand("dump", "Print one stage of MODEL's compilation");
@@ -76,27 +80,42 @@ int main(int argc, char **argv) {
   w->add_option("--seed", init.seed, "Random seed (default 1)");
   w->add_option("--out", init.out, "Output safetensors file")->required();
 
+  // bench and tune take the same inputs.
+  auto add_bench_options = [](CLI::App *b, grove::tool::BenchCommand &bench) {
+    b->add_option("model", bench.model, "Model file")->required()->check(CLI::ExistingFile);
+    b->add_option("--trees", bench.trees, "Trees, one per line, in PTB bracket format")
+        ->required()
+        ->check(CLI::ExistingFile);
+    b->add_option("--vocab", bench.vocab, "Vocabulary (one token per line); without it tokens are ids")
+        ->check(CLI::ExistingFile);
+    b->add_option("--weights", bench.weights, "Weights in safetensors format")->check(CLI::ExistingFile);
+    b->add_flag("--random-weights", bench.random_weights, "Seeded random weights, as init-weights writes them");
+    b->add_option("--sizes", bench.sizes, "Sizes of --random-weights, e.g. H=256,D=256,V=21702");
+    b->add_option("--seed", bench.seed, "Seed of --random-weights (default 1)");
+    b->add_option("--batch", bench.batch, "Trees per call of the compiled code")->required();
+    b->add_option("--repeat", bench.repeat, "Timed passes after one warm-up pass (bench: 5, tune: 3 by default)");
+    b->add_option("--threads", bench.threads, "Threads (the schedule's threads=K; default: all cores)");
+    b->add_option("--schedule", bench.schedule, "Schedule overrides, e.g. 'persist=off'");
+    b->add_option("--limit", bench.limit, "Use only the first LIMIT trees");
+    b->add_option("--target", bench.target, "Halide target string (default: host)");
+    b->add_option("--cache", bench.cache, "The tuning cache (default: $XDG_CACHE_HOME/grove/schedules.json)");
+  };
   grove::tool::BenchCommand bench;
   CLI::App *b = app.add_subcommand(
       "bench",
       "Time MODEL over TREES in calls of --batch trees (the peers' protocol: median of --repeat passes)");
-  b->add_option("model", bench.model, "Model file")->required()->check(CLI::ExistingFile);
-  b->add_option("--trees", bench.trees, "Trees, one per line, in PTB bracket format")
-      ->required()
-      ->check(CLI::ExistingFile);
-  b->add_option("--vocab", bench.vocab, "Vocabulary (one token per line); without it tokens are ids")
-      ->check(CLI::ExistingFile);
-  b->add_option("--weights", bench.weights, "Weights in safetensors format")->check(CLI::ExistingFile);
-  b->add_flag("--random-weights", bench.random_weights, "Seeded random weights, as init-weights writes them");
-  b->add_option("--sizes", bench.sizes, "Sizes of --random-weights, e.g. H=256,D=256,V=21702");
-  b->add_option("--seed", bench.seed, "Seed of --random-weights (default 1)");
-  b->add_option("--batch", bench.batch, "Trees per call of the compiled code")->required();
-  b->add_option("--repeat", bench.repeat, "Timed passes after one warm-up pass (default 5)");
-  b->add_option("--threads", bench.threads, "Threads (the schedule's threads=K; default: all cores)");
-  b->add_option("--schedule", bench.schedule, "Schedule overrides, e.g. 'persist=off'");
-  b->add_option("--limit", bench.limit, "Use only the first LIMIT trees");
-  b->add_option("--target", bench.target, "Halide target string (default: host)");
+  add_bench_options(b, bench);
   b->add_flag("--json", bench.json, "Print one JSON object instead of the report");
+  b->add_flag("--tuned", bench.tuned,
+              "Start from the schedule `grove tune` cached for this model, sizes, --batch and threads");
+
+  grove::tool::TuneCommand tune;
+  CLI::App *t = app.add_subcommand(
+      "tune",
+      "Search the schedule space for MODEL on TREES in calls of --batch trees (grove bench's protocol) and "
+      "cache the fastest schedule for grove bench/run --tuned");
+  add_bench_options(t, tune.bench);
+  tune.bench.repeat = 3;
 
   try {
     app.parse(argc, argv);
@@ -109,6 +128,7 @@ int main(int argc, char **argv) {
     if (d->parsed()) return grove::tool::dump(dump);
     if (w->parsed()) return grove::tool::init_weights(init);
     if (b->parsed()) return grove::tool::bench(bench, std::cout);
+    if (t->parsed()) return grove::tool::tune(tune, std::cout);
   } catch (const grove::UserError &e) {
     // Messages that carry their own location ("file:line:col: error: ...") are not prefixed twice.
     std::string message = e.what();

@@ -16,6 +16,8 @@
 #include "ilir/Error.h"
 #include "tools/Bench.h"
 #include "tools/RandomWeights.h"
+#include "tools/Tune.h"
+#include "scheduling/Schedule.h"
 
 namespace grove::tool {
 namespace {
@@ -153,6 +155,62 @@ TEST_F(BenchCommandTest, ErrorsSayWhatIsMissing) {
   BenchCommand missing = command();
   missing.sizes = "H=16";
   EXPECT_THAT(user_error_of([&] { bench(missing, out); }), HasSubstr("needs a value for size variable 'V'"));
+}
+
+TEST_F(BenchCommandTest, TuneCachesAScheduleThatBenchTunedUses) {
+  // A cache that holds another entry, which tuning must keep.
+  const std::string cache = (dir_ / "cache" / "schedules.json").string();
+  std::filesystem::create_directories(dir_ / "cache");
+  std::ofstream(cache) << R"({"other key": {"schedule": "fuse=off"}})";
+  TuneCommand t{command()};
+  t.bench.repeat = 1;
+  t.bench.json = false;
+  t.bench.cache = cache;
+  std::ostringstream out;
+  ASSERT_EQ(tune(t, out), 0);
+  EXPECT_THAT(out.str(), HasSubstr("(default)"));
+  EXPECT_THAT(out.str(), HasSubstr("unroll=2"));
+  EXPECT_THAT(out.str(), HasSubstr("best      "));
+
+  std::ifstream in(cache);
+  nlohmann::json j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["other key"]["schedule"], "fuse=off");
+  const std::string key = "TreeFC H=16,V=5 batch=2 threads=" +
+                          std::to_string(scheduling::Schedule().team_size()) + " target=host";
+  ASSERT_TRUE(j.contains(key)) << j.dump(2);
+  const std::string found = j[key]["schedule"].get<std::string>();
+  scheduling::Schedule s;
+  s.apply(found, "the cache");  // a valid override string
+  EXPECT_LE(j[key]["median_ms_per_batch"].get<double>(), j[key]["default_ms_per_batch"].get<double>());
+
+  // bench --tuned starts from it; with no entry for its key it says so.
+  BenchCommand b = command();
+  b.tuned = true;
+  b.cache = cache;
+  std::ostringstream report;
+  ASSERT_EQ(bench(b, report), 0);
+  scheduling::Schedule expected;
+  expected.apply(found, "expected");
+  EXPECT_EQ(nlohmann::json::parse(report.str())["schedule"], expected.to_string());
+  b.batch = 3;
+  EXPECT_THAT(user_error_of([&] { bench(b, report); }),
+              HasSubstr("no tuned schedule for 'TreeFC H=16,V=5 batch=3 threads="));
+}
+
+TEST_F(BenchCommandTest, MalformedTuneCacheIsAnErrorNamingTheFile) {
+  const std::string cache = (dir_ / "bad.json").string();
+  std::ofstream(cache) << "{not json";
+  BenchCommand b = command();
+  b.tuned = true;
+  b.cache = cache;
+  std::ostringstream out;
+  EXPECT_THAT(user_error_of([&] { bench(b, out); }), HasSubstr("tuning cache " + cache + " is malformed"));
+  TuneCommand t{command()};
+  t.bench.cache = cache;
+  EXPECT_THAT(user_error_of([&] { tune(t, out); }), HasSubstr("tuning cache " + cache + " is malformed"));
+  std::ifstream in(cache);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "{not json");  // the user's file is left as it was
 }
 
 }  // namespace
