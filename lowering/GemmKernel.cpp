@@ -157,7 +157,7 @@ Stmt lower_gemms(const TensorAccess &access, const std::vector<const ilir::Compu
     }
     return std::pair{s, end};
   };
-  // The loop over `v` in [0, extent): parallel, or the team thread's share of it.
+  // The loop over `v` in [0, extent): parallel, or a stage of the team (one chunk per iteration).
   auto split = [&](const std::string &v, HExpr extent, Stmt body) {
     return team ? team->share(v, 0, std::move(extent), std::move(body))
                 : HI::For::make(v, 0, std::move(extent), par, Halide::DeviceAPI::None, std::move(body));

@@ -142,17 +142,16 @@ class Lowerer {
     auto flush_nodes = [&] {
       if (per_node.empty()) return;
       Stmt body = HI::Block::make(per_node);
-      stages.push_back(team_ ? team_->share("n", first, count, body)
+      // In a region, about four chunks of nodes per thread: enough to even out, few claims.
+      stages.push_back(team_ ? team_->share("n", first, count, body, 4)
                              : HI::For::make("n", first, count, unrolled_ ? HI::ForType::Serial : parallel(),
                                              Halide::DeviceAPI::None, body));
-      if (team_) stages.push_back(team_->barrier());
       per_node.clear();
     };
     auto flush_gemms = [&] {
       if (gemms.empty()) return;
       stages.push_back(
           lower_gemms(access, gemms, matches, unrolled_ ? serial : schedule_, packed_, team_, first, count));
-      if (team_) stages.push_back(team_->barrier());
       gemms.clear();
       matches.clear();
     };
@@ -222,16 +221,19 @@ class Lowerer {
     team_ = nullptr;
     unrolled_ = false;
     Stmt s = HI::For::make("tid", 0, threads, HI::ForType::Parallel, Halide::DeviceAPI::None,
-                           HI::Block::make(leaves, internal));
+                           team.with_stage_counter(HI::Block::make(leaves, internal)));
     TensorAccess access(p_, sizes_, TempStorage::PerLevel);
     std::set<std::string> leaf_temps;
     for (const ilir::Compute &op : p_.leaf.body) leaf_temps.insert(op.tensor);
     s = allocate_temps(access, p_.leaf, s, TempStorage::PerLevel, var("max_level_size"));
     s = allocate_temps(access, p_.internal, s, TempStorage::PerLevel, var("max_level_size"), leaf_temps);
     s = with_max_level_size(s, unroll);
-    s = HI::Block::make({store(Team::kBarrierState, 0, 0, false), store(Team::kBarrierState, 0, 16, false), s});
-    s = HI::Allocate::make(Team::kBarrierState, Halide::Int(32), Halide::MemoryType::Stack, {32}, HI::const_true(),
-                           s);
+    const int state_ints = Team::state_ints(threads);
+    Stmt zero = HI::For::make("i", 0, state_ints, HI::ForType::Serial, Halide::DeviceAPI::None,
+                              store(Team::kBarrierState, 0, var("i"), false));
+    s = HI::Block::make(zero, s);
+    s = HI::Allocate::make(Team::kBarrierState, Halide::Int(32), Halide::MemoryType::Stack, {state_ints},
+                           HI::const_true(), s);
     if (p_.hoisted.body.empty()) return s;
     return HI::Block::make(level_body(p_.hoisted, 0, level_begin(var(names::kNumLevels))), s);
   }

@@ -24,9 +24,16 @@ inline constexpr const char *kChildren = "children";
 inline constexpr const char *kToken = "token";
 inline constexpr const char *kTeamBegin = "team_begin";  // with unroll (LinearizedBatch::team_begin)
 inline constexpr const char *kNumLevels = "num_levels";
-// The barrier the threads of a parallel region meet at between stages (schedule `region`):
-// `int grove_barrier_wait(int32_t *state, int32_t threads)`, provided by the back end; `state`
-// points to 32 zeroed int32s the generated code owns (arrivals at [0], generation at [16]).
+// How the threads of a parallel region (schedule `region`) share a stage's chunks and wait for
+// them (lowering::internal::Team), provided by the back end (backends/cpu/Barrier.h). `state`
+// points to zeroed int32s the generated code owns; `seq` numbers the stage.
+//   int grove_stage_claim(int32_t *state, int seq, int chunks, int tid, int threads): a chunk or -1
+//   int grove_stage_finish(int32_t *state, int seq): one chunk of stage seq is done
+//   int grove_stage_wait(int32_t *state, int seq, int chunks): until all of stage seq are done
+//   int grove_barrier_wait(int32_t *state, int threads): until all threads have arrived (unroll)
+inline constexpr const char *kStageClaim = "grove_stage_claim";
+inline constexpr const char *kStageFinish = "grove_stage_finish";
+inline constexpr const char *kStageWait = "grove_stage_wait";
 inline constexpr const char *kBarrierWait = "grove_barrier_wait";
 std::string param(const std::string &tensor);  // p_<tensor>
 std::string state(const std::string &tensor);  // s_<tensor>

@@ -2,7 +2,10 @@
 
 #include <immintrin.h>
 
+#include <sched.h>
+
 #include <atomic>
+#include <cstdint>
 
 #include "ilir/Error.h"
 #include "lowering/LowerToLoops.h"
@@ -33,12 +36,69 @@ extern "C" int32_t grove_barrier_wait(int32_t *state, int32_t threads) {
 
 namespace {
 
+// Word i of the team state: 64 bytes apart, from the first 64-byte boundary (the generated code's
+// stack array is only 4-byte aligned; Team::state_ints leaves room).
+std::atomic_ref<uint64_t> word(int32_t *state, int i) {
+  auto base = (reinterpret_cast<uintptr_t>(state) + 63) & ~uintptr_t(63);
+  return std::atomic_ref<uint64_t>(reinterpret_cast<uint64_t *>(base)[i * 8]);
+}
+
+uint64_t tagged(int32_t seq, uint64_t count) { return uint64_t(uint32_t(seq)) << 32 | count; }
+int32_t stage_of(uint64_t w) { return int32_t(w >> 32); }
+uint32_t count_of(uint64_t w) { return uint32_t(w); }
+
+// Claims the next of `n` chunks from word `w` for stage `seq`: its index, or -1 if none is left.
+int32_t claim_from(std::atomic_ref<uint64_t> w, int32_t seq, int32_t n) {
+  uint64_t cur = w.load(std::memory_order_acquire);
+  for (;;) {
+    uint32_t taken = stage_of(cur) < seq ? 0 : stage_of(cur) == seq ? count_of(cur) : uint32_t(n);
+    if (taken >= uint32_t(n)) return -1;
+    if (w.compare_exchange_weak(cur, tagged(seq, taken + 1), std::memory_order_acq_rel, std::memory_order_acquire))
+      return int32_t(taken);
+  }
+}
+
 std::mutex &region_mutex() {
   static std::mutex m;
   return m;
 }
 
 }  // namespace
+
+extern "C" int32_t grove_stage_claim(int32_t *state, int32_t seq, int32_t chunks, int32_t tid,
+                                     int32_t threads) {
+  for (int32_t i = 0; i < threads; i++) {
+    int32_t t = (tid + i) % threads;
+    int32_t begin = int32_t(int64_t(chunks) * t / threads), end = int32_t(int64_t(chunks) * (t + 1) / threads);
+    if (int32_t c = claim_from(word(state, 1 + t), seq, end - begin); c >= 0) return begin + c;
+  }
+  return -1;
+}
+
+extern "C" int32_t grove_stage_finish(int32_t *state, int32_t seq) {
+  std::atomic_ref<uint64_t> done = word(state, 0);
+  uint64_t cur = done.load(std::memory_order_relaxed);
+  // The release publishes this chunk's results to whoever sees the count.
+  while (!done.compare_exchange_weak(cur, stage_of(cur) < seq ? tagged(seq, 1) : cur + 1, std::memory_order_acq_rel,
+                                     std::memory_order_relaxed)) {
+  }
+  return 0;
+}
+
+extern "C" int32_t grove_stage_wait(int32_t *state, int32_t seq, int32_t chunks) {
+  std::atomic_ref<uint64_t> done = word(state, 0);
+  auto finished = [&] {
+    uint64_t w = done.load(std::memory_order_acquire);
+    return stage_of(w) > seq || (stage_of(w) == seq && count_of(w) >= uint32_t(chunks));
+  };
+  if (chunks <= 0) return 0;
+  for (int spin = 0; spin < 2000; spin++) {
+    if (finished()) return 0;
+    _mm_pause();
+  }
+  while (!finished()) sched_yield();
+  return 0;
+}
 
 RegionLock::RegionLock(const Halide::Internal::JITModule &jit, int threads) : lock_(region_mutex()) {
   using SetNumThreads = int (*)(int);
@@ -57,6 +117,9 @@ RegionLock::RegionLock(const Halide::Internal::JITModule &jit, int threads) : lo
 Halide::Internal::JITModule barrier_module() {
   Halide::Internal::JITModule m;
   m.add_extern_for_export(lowering::names::kBarrierWait, Halide::ExternCFunction(&grove_barrier_wait));
+  m.add_extern_for_export(lowering::names::kStageClaim, Halide::ExternCFunction(&grove_stage_claim));
+  m.add_extern_for_export(lowering::names::kStageFinish, Halide::ExternCFunction(&grove_stage_finish));
+  m.add_extern_for_export(lowering::names::kStageWait, Halide::ExternCFunction(&grove_stage_wait));
   return m;
 }
 

@@ -218,7 +218,7 @@ void CompiledModel::Impl::execute(const LinearizedBatch &batch, size_t inputs, d
     }
   }
   std::optional<RegionLock> region;
-  if (schedule.uses_region()) region.emplace(*jit, schedule.team_size());
+  if (schedule.uses_unroll(lowered.program.structure)) region.emplace(*jit, schedule.team_size());
   auto t1 = std::chrono::steady_clock::now();
   int rc = jit->argv_function()(argv.data());
   if (rc != 0) GROVE_CHECK(false, msg::kRunFailed, rc);
