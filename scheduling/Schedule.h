@@ -32,16 +32,19 @@ struct Schedule {
   bool gemm = true;
   // Computation hoisting: work independent of the recursion moves out of it — products of a node's
   // own input (an LSTM's W_ih x_t, a DAG-RNN's U x) run as one GEMM over all nodes before the
-  // levels, and weight packing happens once at compile time rather than on every call.
+  // levels; products of a child alone inside a ragged sum over children (child-sum TreeLSTM's
+  // U_f h_k) run at the child, as a level GEMM; weight packing happens once at compile time rather
+  // than on every call.
   bool hoist = true;
   // Model persistence: each thread owns a fixed slice of every GEMM's weight panels for all levels,
   // so its slice stays in its core's cache across levels. Off: threads split a level's nodes.
   bool persist = true;
   // Multi-threading (Halide's thread pool); off: everything runs on the calling thread.
   bool parallel = true;
-  // One parallel region for the whole recursion: a team of threads runs every level, each stage
-  // split among them, with a barrier between stages. Off: one parallel dispatch per stage of every
-  // level. Needs batch, specialize and parallel, and more than one thread.
+  // One parallel region for the whole recursion: a team of threads runs every level; each stage
+  // is claimed chunk by chunk (a thread's home chunks first) and finished before the next starts.
+  // Off: one parallel dispatch per stage of every level. Needs batch, specialize and parallel, and
+  // more than one thread.
   bool region = true;
   int vector = 16;     // lanes of the innermost vectorized loops (16 floats = one AVX-512 register)
   int panel = 32;      // GEMM rows per panel (a multiple of `vector`)
