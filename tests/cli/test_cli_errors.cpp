@@ -226,6 +226,26 @@ TEST_F(CliErrors, OutputIsAnInputThroughALink) {
   EXPECT_TRUE(std::filesystem::is_symlink(symlink));
 }
 
+TEST_F(CliErrors, TunedWithoutACachedSchedule) {
+  // An empty cache: no entry for this model, sizes, batch and threads; it names the key and file.
+  const std::string cache = dir_.file("schedules.json");
+  write_bytes(cache, "{}");
+  expect_user_error(run_treefc("--batch 2 --tuned --cache " + cache),
+                    "--tuned: no tuned schedule for 'TreeFC H=4,V=8 batch=2 threads=");
+  EXPECT_FALSE(std::filesystem::exists(out()));
+}
+
+TEST_F(CliErrors, TunedWithAMalformedCache) {
+  const std::string cache = dir_.file("schedules.json");
+  write_bytes(cache, "[1, 2");
+  expect_user_error(run_treefc("--tuned --cache " + cache), "tuning cache " + cache + " is malformed");
+  EXPECT_EQ(read_bytes(cache), "[1, 2");
+}
+
+TEST_F(CliErrors, UnrollOutOfRange) {
+  expect_user_error(run_treefc("--schedule unroll=0"), "schedule key 'unroll' takes an integer in [1, 64], got '0'");
+}
+
 TEST_F(CliErrors, NegativeBatch) {
   expect_option_error(run_treefc("--batch -1"), "--batch: Value -1 not in range 0");
   EXPECT_FALSE(std::filesystem::exists(out()));

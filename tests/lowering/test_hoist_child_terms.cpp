@@ -3,8 +3,7 @@
 // `_child<i>`, which the language cannot write).
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
+#include <string>
 
 #include "frontend/dsl/Frontend.h"
 #include "ilir/Error.h"
@@ -17,11 +16,8 @@ namespace {
 
 ilir::Program model(const std::string &text) { return dsl::parse_model(text, "test.grove"); }
 
-std::string model_text(const std::string &name) {
-  std::ifstream file(std::string(GROVE_SOURCE_DIR) + "/models/" + name + ".grove");
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
+ilir::Program model_file(const std::string &name) {
+  return dsl::parse_model_file(std::string(GROVE_SOURCE_DIR) + "/models/" + name + ".grove");
 }
 
 // The printed program after the pass, which must verify.
@@ -54,7 +50,7 @@ TEST(HoistChildTerms, ChildSumForgetTermMovesToTheChild) {
   // The whole body of the second ragged sum reads only U_f, b_f and the child's states: it becomes a
   // state computed at the end of both cases (a level GEMM there) and read at child(n, k0). The first
   // sum, a bare load, stays.
-  std::string got = hoisted(model(model_text("childsum_treelstm")));
+  std::string got = hoisted(model_file("childsum_treelstm"));
   EXPECT_NE(got.find("  state _child0[H]\n"), std::string::npos) << got;
   EXPECT_NE(got.find("leaf:\n"
                      "  iou[n, i0] = sum(k0 < D, W_iou[i0, k0] * emb[token(n), k0]) + b_iou[i0]\n"
@@ -107,7 +103,7 @@ TEST(HoistChildTerms, LeavesProgramsWithoutChildProductsAlone) {
   h = tanh(U @ sum(k in children) h[k]))"));
   EXPECT_EQ(hoisted(plain), ilir::to_string(plain));
   for (const char *name : {"treelstm", "treegru", "dagrnn", "lstm"}) {
-    ilir::Program p = model(model_text(name));
+    ilir::Program p = model_file(name);
     EXPECT_EQ(hoisted(p), ilir::to_string(p)) << name;
   }
 }
