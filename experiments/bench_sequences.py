@@ -11,11 +11,10 @@
    H, read by grove and by the peer (the same names and shapes: MODELS.md).
 3. For each model × H × batch: grove, then the peer (experiments/peers/pytorch_seq.py: nn.LSTM /
    nn.GRU over packed calls; the DAG-RNN by anti-diagonal wavefronts).
-   - grove: `grove run --stats` has no repeat, so it runs --repeat times as separate processes; each
-     process compiles the model and runs one pass over all inputs in calls of `batch`, and prints the
-     pass time ("total run", inspector included, what the peers time) and the number of calls. The
-     figure is the median over processes of (pass time ÷ calls). A process's pass is its first use of
-     the compiled code (no warm-up pass), which if anything counts against grove.
+   - grove: `grove bench --sequences|--grids --json`, the trees' protocol: compile once, one warm-up
+     pass, --repeat timed passes over all inputs in calls of `batch`; median of (pass time ÷ calls),
+     inspector included (as the peers' packing and wavefront indices are); and one `grove run` for
+     the outputs the cross-check compares.
    - the peer: one warm-up pass and --repeat timed passes in one process (experiments/README.md,
      "Protocol"); median of (pass time ÷ calls).
    - cross-check: the largest |grove − PyTorch| over every output state (last h per sequence, the
@@ -77,18 +76,13 @@ def write_inputs(work, n_sequences, n_grids):
 
 
 def time_grove(args, model, weights, inputs, batch, out):
-    """Median over --repeat processes of (pass time ÷ calls), and of compute ÷ calls (no inspector)."""
+    """grove bench's figures (median, p10, p90 ms per batch, GFLOP/s) and the outputs in `out`."""
     flag = "--grids" if model == "dagrnn" else "--sequences"
-    per_call, compute_per_call = [], []
-    for _ in range(args.repeat):
-        text = run([args.grove, "run", os.path.join(ROOT, "models", model + ".grove"), "--weights", weights,
-                    flag, inputs, "--batch", str(batch), "--out", out, "--stats"])
-        calls = int(re.search(r"in (\d+) call\(s\)", text).group(1))
-        total = float(re.search(r"^total run\s+([\d.]+) ms", text, re.M).group(1))
-        compute = float(re.search(r"^compute\s+[\d.]+ ms \(([\d.]+) ms per call", text, re.M).group(1))
-        per_call.append(total / calls)
-        compute_per_call.append(compute)
-    return statistics.median(per_call), statistics.median(compute_per_call), per_call
+    stem = os.path.join(ROOT, "models", model + ".grove")
+    result = json.loads(run([args.grove, "bench", stem, "--weights", weights, flag, inputs, "--batch", str(batch),
+                             "--repeat", str(args.repeat), "--threads", "2", "--json"]).strip().splitlines()[-1])
+    run([args.grove, "run", stem, "--weights", weights, flag, inputs, "--batch", str(batch), "--out", out])
+    return result
 
 
 def time_peer(args, model, weights, inputs, batch, out, grove_out):
@@ -112,7 +106,8 @@ def load_average():
 
 def write_results(args, rows, started, loads):
     os.makedirs(args.results, exist_ok=True)
-    fields = ["model", "hidden", "batch", "inputs", "grove_ms", "grove_compute_ms", "pytorch_ms",
+    fields = ["model", "hidden", "batch", "inputs", "grove_ms", "grove_p10_ms", "grove_p90_ms", "grove_gflops",
+              "pytorch_ms",
               "pytorch_p10_ms", "pytorch_p90_ms", "ratio_grove_over_pytorch", "max_abs_diff",
               "max_abs_output"]
     with open(os.path.join(args.results, "sequences.csv"), "w", newline="") as f:
@@ -124,15 +119,15 @@ def write_results(args, rows, started, loads):
              f"Run {started} UTC, repeat {args.repeat}; load average (1/5/15 min) before: {loads[0]}, "
              f"after: {loads[1]}. Inputs: the first {args.sequences} SST test sentences "
              f"(word ids) for LSTM/GRU; {args.grids} random 16×16 grids for the DAG-RNN (south-east sweep). "
-             "ms per batch = median of (pass time ÷ calls); grove: median over separate `grove run "
-             "--stats` processes of one pass each (\"total run\", inspector included; compute alone "
-             "in the CSV); PyTorch: `experiments/peers/pytorch_seq.py`, 1 warm-up + repeat passes. "
+             "ms per batch = median of (pass time ÷ calls) after 1 warm-up pass, inspector included; "
+             "grove: `grove bench --json`; PyTorch: `experiments/peers/pytorch_seq.py`. "
              f"grove program: {args.grove} (repository at {git_head()}).", "",
-             "| model | H | batch | grove ms | PyTorch ms (p10–p90) | grove ÷ PyTorch | max abs diff "
-             "| max abs h |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| model | H | batch | grove ms (p10–p90) | grove GFLOP/s | PyTorch ms (p10–p90) | grove ÷ PyTorch "
+             "| max abs diff | max abs h |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {NAMES[r['model']]} | {r['hidden']} | {r['batch']} | {r['grove_ms']:.3f} | "
+        lines.append(f"| {NAMES[r['model']]} | {r['hidden']} | {r['batch']} | {r['grove_ms']:.3f} "
+                     f"({r['grove_p10_ms']:.3f}–{r['grove_p90_ms']:.3f}) | {r['grove_gflops']:.0f} | "
                      f"{r['pytorch_ms']:.3f} ({r['pytorch_p10_ms']:.3f}–{r['pytorch_p90_ms']:.3f}) | "
                      f"{r['ratio_grove_over_pytorch']:.2f} | {r['max_abs_diff']:.2g} | "
                      f"{r['max_abs_output']:.2f} |")
@@ -173,10 +168,12 @@ def main():
             for batch in [b for h, b in configs if h == hidden]:
                 grove_out = os.path.join(args.work, "out-grove.npy")
                 peer_out = os.path.join(args.work, "out-pytorch.npy")
-                grove_ms, compute_ms, _ = time_grove(args, model, weights, inputs, batch, grove_out)
+                grove = time_grove(args, model, weights, inputs, batch, grove_out)
+                grove_ms = grove["median_ms_per_batch"]
                 peer = time_peer(args, model, weights, inputs, batch, peer_out, grove_out)
                 row = {"model": model, "hidden": hidden, "batch": batch, "inputs": peer["inputs"],
-                       "grove_ms": round(grove_ms, 4), "grove_compute_ms": round(compute_ms, 4),
+                       "grove_ms": grove_ms, "grove_p10_ms": grove["p10_ms"], "grove_p90_ms": grove["p90_ms"],
+                       "grove_gflops": grove["gflops"],
                        "pytorch_ms": peer["median_ms_per_batch"], "pytorch_p10_ms": peer["p10_ms"],
                        "pytorch_p90_ms": peer["p90_ms"],
                        "ratio_grove_over_pytorch": round(grove_ms / peer["median_ms_per_batch"], 3),

@@ -31,16 +31,15 @@ double percentile(std::vector<double> values, double p) {
   return values[lo] + (values[hi] - values[lo]) * (pos - double(lo));
 }
 
-Timing time_passes(const cpu::CompiledModel &model, std::span<const Tree> trees, int64_t batch,
-                   int64_t repeat) {
+Timing time_passes(const cpu::CompiledModel &model, const Inputs &inputs, int64_t batch, int64_t repeat) {
   Timing timing;
-  model.run(trees, {.batch = batch}, &timing.pass);  // the warm-up pass; its stats describe a pass
+  run_inputs(model, inputs, {.batch = batch}, &timing.pass);  // the warm-up pass; its stats describe a pass
   timing.calls = timing.pass.calls;
   std::vector<double> inspector;
   for (int64_t r = 0; r < repeat; ++r) {
     cpu::RunStats stats;
     auto start = std::chrono::steady_clock::now();
-    model.run(trees, {.batch = batch}, &stats);
+    run_inputs(model, inputs, {.batch = batch}, &stats);
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     timing.ms_per_batch.push_back(ms / double(timing.calls));
     inspector.push_back(stats.inspector_ms / double(timing.calls));
@@ -62,6 +61,7 @@ double round4(double x) { return std::round(x * 1e4) / 1e4; }
 }  // namespace
 
 BenchInputs load_bench_inputs(const BenchCommand &c) {
+  check_input_files(c.inputs, "bench");  // before the model: the cheapest mistakes first
   if (c.weights.empty() == !c.random_weights) user_error(msg::kBenchWeights);
   if (!c.weights.empty() && !c.sizes.empty()) user_error(msg::kBenchSizesWithWeights, c.sizes, c.weights);
   if (c.batch <= 0) user_error(msg::kBenchBadCount, "--batch", c.batch);
@@ -76,11 +76,8 @@ BenchInputs load_bench_inputs(const BenchCommand &c) {
     in.weights = read_safetensors(c.weights);
     in.sizes = bind_weights(in.program, in.weights, c.weights);
   }
-  std::optional<Vocab> vocab;
-  if (!c.vocab.empty()) vocab = Vocab::load(c.vocab);
-  in.trees = read_ptb_trees(c.trees, vocab ? &*vocab : nullptr);
-  if (c.limit > 0 && int64_t(in.trees.size()) > c.limit) in.trees.resize(size_t(c.limit));
-  if (in.trees.empty()) user_error(msg::kNoTrees, c.trees);
+  in.inputs = read_inputs(c.inputs, "bench");
+  in.inputs.keep_first(c.limit);
   return in;
 }
 
@@ -97,19 +94,19 @@ int bench(const BenchCommand &c, std::ostream &out) {
   BenchInputs in = load_bench_inputs(c);
   const ilir::Program &program = in.program;
   const std::map<std::string, int64_t> &sizes = in.sizes;
-  const std::vector<Tree> &trees = in.trees;
+  const Inputs &inputs = in.inputs;
   std::string schedule = c.schedule;
   if (c.tuned) {
     std::string tuned = tuned_schedule(c, in);
     schedule = tuned + (tuned.empty() || schedule.empty() ? "" : ",") + schedule;
   }
   cpu::CompiledModel model = cpu::CompiledModel::compile(program, in.weights, bench_compile_options(c, schedule));
-  Timing timing = time_passes(model, trees, c.batch, c.repeat);
+  Timing timing = time_passes(model, inputs, c.batch, c.repeat);
 
   double median = percentile(timing.ms_per_batch, 50);
-  double flops_per_batch = trees_flops(node_flops(program, sizes), trees) / double(timing.calls);
+  double flops_per_batch = inputs_flops(node_flops(program, sizes), inputs) / double(timing.calls);
   double gflops = flops_per_batch / (median * 1e6);
-  double trees_per_s = double(trees.size()) / (median * double(timing.calls)) * 1e3;
+  double trees_per_s = double(inputs.count()) / (median * double(timing.calls)) * 1e3;
   if (c.json) {
     nlohmann::json j = {{"tool", "grove"},
                         {"model", program.name},
@@ -117,7 +114,8 @@ int bench(const BenchCommand &c, std::ostream &out) {
                         {"sizes", sizes},
                         {"schedule", model.schedule()},
                         {"batch", c.batch},
-                        {"trees", trees.size()},
+                        {"inputs", inputs.what},
+                        {"trees", inputs.count()},
                         {"nodes", timing.pass.nodes},
                         {"levels", timing.pass.levels},
                         {"calls", timing.calls},
@@ -134,8 +132,8 @@ int bench(const BenchCommand &c, std::ostream &out) {
     return 0;
   }
   out << fmt::format("model     {} from {}, sizes {}\n", program.name, c.model, sizes_string(sizes));
-  out << fmt::format("trees     {} from {}: {} nodes, {} levels per pass, {} call(s) of up to {} trees\n",
-                     trees.size(), c.trees, timing.pass.nodes, timing.pass.levels, timing.calls, c.batch);
+  out << fmt::format("{:<9} {} from {}: {} nodes, {} levels per pass, {} call(s) of up to {}\n", inputs.what,
+                     inputs.count(), inputs.path, timing.pass.nodes, timing.pass.levels, timing.calls, c.batch);
   out << fmt::format("schedule  {}\n", model.schedule());
   out << fmt::format("compile   {:.1f} ms\n", model.compile_ms());
   out << fmt::format("inspector {:.4f} ms per batch (median; inside the timed passes)\n",
@@ -143,7 +141,7 @@ int bench(const BenchCommand &c, std::ostream &out) {
   out << fmt::format(
       "time      {:.4f} ms per batch (median of {} passes after 1 warm-up; p10 {:.4f}, p90 {:.4f})\n", median,
       c.repeat, percentile(timing.ms_per_batch, 10), percentile(timing.ms_per_batch, 90));
-  out << fmt::format("rate      {:.0f} trees/s, {:.2f} GFLOP/s ({:.4g} FLOPs per batch)\n", trees_per_s,
+  out << fmt::format("rate      {:.0f} {}/s, {:.2f} GFLOP/s ({:.4g} FLOPs per batch)\n", trees_per_s, inputs.what,
                      gflops, flops_per_batch);
   return 0;
 }

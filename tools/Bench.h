@@ -1,8 +1,9 @@
 #pragma once
-// `grove bench`: how fast a compiled model runs over a set of trees, measured with the peers'
-// protocol (experiments/README.md, "Protocol") so that the figures compare directly:
+// `grove bench`: how fast a compiled model runs over a set of trees (or DAGs, grids, sequences),
+// measured with the peers' protocol (experiments/README.md, "Protocol") so that the figures compare
+// directly:
 //   1. compile once (timed: compile_ms);
-//   2. one pass runs all trees in calls of `batch` trees (CompiledModel::run, RunOptions{.batch});
+//   2. one pass runs all inputs in calls of `batch` (CompiledModel::run, RunOptions{.batch});
 //   3. one pass warms up, then `repeat` passes are timed, each giving (pass time ÷ calls);
 //   4. report the median of those, with p10/p90 (linear interpolation, as numpy's percentile),
 //      trees/s and GFLOP/s (tools/Flops.h: 2·M·K per matrix–vector product per node).
@@ -18,16 +19,18 @@
 #include "backends/runtime/Tensor.h"
 #include "ilir/IR.h"
 #include "datasets/Tree.h"
+#include "tools/Inputs.h"
 
 namespace grove::tool {
 
 struct BenchCommand {
-  std::string model, trees, vocab, weights, sizes, schedule, target = "host";
+  std::string model, weights, sizes, schedule, target = "host";
+  InputFiles inputs;  // exactly one of trees, DAGs, grids or sequences
   bool random_weights = false;  // seeded weights as `grove init-weights` writes them (needs sizes)
   uint64_t seed = 1;
   int64_t batch = 10, repeat = 5;
   int64_t threads = 0;  // > 0: the schedule's threads=K
-  int64_t limit = 0;    // > 0: only the first `limit` trees
+  int64_t limit = 0;    // > 0: only the first `limit` inputs
   bool json = false;    // one JSON object instead of the text report
   bool tuned = false;   // start from the schedule `grove tune` cached for this model and batch
   std::string cache;    // the tuning cache (default: tools/Tune.h)
@@ -36,14 +39,14 @@ struct BenchCommand {
 // Runs the benchmark and prints its report to `out`; returns the exit status.
 int bench(const BenchCommand &c, std::ostream &out);
 
-// What a benchmark (or `grove tune`) runs on: the model, its weights and sizes, the trees.
+// What a benchmark (or `grove tune`) runs on: the model, its weights and sizes, the inputs.
 struct BenchInputs {
   ilir::Program program;
   Weights weights;
   std::map<std::string, int64_t> sizes;
-  std::vector<Tree> trees;
+  Inputs inputs;
 };
-// Reads and checks the inputs `c` names (weights or random weights, trees, vocabulary, limit).
+// Reads and checks what `c` names (weights or random weights, the input file, vocabulary, limit).
 BenchInputs load_bench_inputs(const BenchCommand &c);
 // The compile options of `c` with `schedule` as the overrides (and c.threads appended).
 cpu::CompileOptions bench_compile_options(const BenchCommand &c, const std::string &schedule);
@@ -56,8 +59,7 @@ struct Timing {
 };
 
 // Steps 2 and 3 of the protocol on a compiled model: one warm-up pass, then `repeat` timed ones.
-Timing time_passes(const cpu::CompiledModel &model, std::span<const Tree> trees, int64_t batch,
-                   int64_t repeat);
+Timing time_passes(const cpu::CompiledModel &model, const Inputs &inputs, int64_t batch, int64_t repeat);
 
 // "D=256,H=256,V=100": the sizes in name order.
 std::string sizes_string(const std::map<std::string, int64_t> &sizes);

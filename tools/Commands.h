@@ -5,16 +5,15 @@
 #include <map>
 #include <string>
 
+#include "tools/Inputs.h"
 #include "tools/RandomWeights.h"  // parse_sizes
 
 namespace grove::tool {
 
 struct RunCommand {
-  std::string model, weights, trees, vocab, out, target = "host", schedule;
-  // Exactly one input file: trees (above), DAGs (JSON), grids or sequences.
-  std::string dags, grids, sequences;
-  std::string sweep = "se";  // grids: the DAG-RNN sweep direction, se|sw|ne|nw
-  bool all_nodes = false;    // DAGs and grids: every node's output, not only the sinks'
+  std::string model, weights, out, target = "host", schedule;
+  InputFiles inputs;       // exactly one of trees, DAGs (JSON), grids or sequences
+  bool all_nodes = false;  // DAGs and grids: every node's output, not only the sinks'
   int64_t batch = 0;
   bool stats = false;
   bool tuned = false;  // start from the schedule `grove tune` cached for this model and batch

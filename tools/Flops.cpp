@@ -105,4 +105,11 @@ double trees_flops(const NodeFlops &flops, std::span<const Tree> trees) {
   return total;
 }
 
+double inputs_flops(const NodeFlops &flops, const Inputs &inputs) {
+  double nodes = 0;
+  for (const Dag &d : inputs.dags) nodes += d.size();
+  for (const std::vector<int32_t> &s : inputs.sequences) nodes += double(s.size());
+  return trees_flops(flops, inputs.trees) + nodes * flops.leaf;
+}
+
 }  // namespace grove::tool

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "datasets/Tree.h"
+#include "tools/Inputs.h"
 #include "ilir/IR.h"
 
 namespace grove::tool {
@@ -36,5 +37,9 @@ NodeFlops node_flops(const ilir::Program &program, const std::map<std::string, i
 
 // The FLOPs of running the model over `trees`.
 double trees_flops(const NodeFlops &flops, std::span<const Tree> trees);
+
+// The FLOPs of running the model over `inputs`: trees as above; every node of a DAG, grid or
+// sequence runs the model's one node case (its leaf and internal cases are the same).
+double inputs_flops(const NodeFlops &flops, const Inputs &inputs);
 
 }  // namespace grove::tool

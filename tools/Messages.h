@@ -10,9 +10,9 @@ inline constexpr char kUnknownSize[] =
     "--sizes: model {} has no size variable '{}' (its size variables are: {})";
 inline constexpr char kMissingSize[] = "--sizes: model {} needs a value for size variable '{}'";
 inline constexpr char kOutIsInput[] = "--out {} is also the {} file: grove never overwrites its own inputs";
-inline constexpr char kNoTrees[] = "{}: no trees to run";
+inline constexpr char kNoInputs[] = "{}: no {} to run";
 inline constexpr char kInputCount[] =
-    "run needs exactly one input: --trees, --dags, --grids or --sequences; {}";
+    "{} needs exactly one input: --trees, --dags, --grids or --sequences; {}";
 inline constexpr char kBadSweep[] = "--sweep must be se, sw, ne or nw, got '{}'";
 inline constexpr char kSweepWithoutGrids[] = "--sweep applies only to --grids";
 inline constexpr char kAllNodesWithoutDags[] = "--all-nodes applies only to --dags and --grids";

@@ -83,7 +83,7 @@ int tune(const TuneCommand &command, std::ostream &out) {
     std::string tried = joined(settings);
     std::string schedule = base + (base.empty() || tried.empty() ? "" : ",") + tried;
     cpu::CompiledModel model = cpu::CompiledModel::compile(in.program, in.weights, bench_compile_options(c, schedule));
-    double ms = percentile(time_passes(model, in.trees, c.batch, c.repeat).ms_per_batch, 50);
+    double ms = percentile(time_passes(model, in.inputs, c.batch, c.repeat).ms_per_batch, 50);
     out << fmt::format("  {:<40} {:.4f} ms per batch\n", tried.empty() ? "(default)" : tried, ms);
     return ms;
   };
@@ -114,7 +114,7 @@ int tune(const TuneCommand &command, std::ostream &out) {
   j[key] = {{"schedule", joined(best)},
             {"median_ms_per_batch", best_ms},
             {"default_ms_per_batch", default_ms},
-            {"trees", c.trees},
+            {"inputs", in.inputs.path},
             {"repeat", c.repeat}};
   std::filesystem::path dir = std::filesystem::path(cache).parent_path();
   std::error_code ec;

@@ -26,23 +26,23 @@ int main(int argc, char **argv) {
       ->required()
       ->check(CLI::ExistingFile);
   // Exactly one of --trees, --dags, --grids, --sequences (checked by the run command).
-  r->add_option("--trees", run.trees, "Trees, one per line, in PTB bracket format: (3 (2 It) (4 good))")
+  r->add_option("--trees", run.inputs.trees, "Trees, one per line, in PTB bracket format: (3 (2 It) (4 good))")
       ->check(CLI::ExistingFile);
-  r->add_option("--dags", run.dags,
+  r->add_option("--dags", run.inputs.dags,
                 "DAGs (dag models) as JSON: {\"nodes\": [{\"token\": 3, \"preds\": [0, null]}, ...]} or a "
                 "list of such objects")
       ->check(CLI::ExistingFile);
-  r->add_option("--grids", run.grids,
+  r->add_option("--grids", run.inputs.grids,
                 "Image grids (dag models), one per line: R C and then R*C token ids, row-major")
       ->check(CLI::ExistingFile);
-  r->add_option("--sequences", run.sequences,
+  r->add_option("--sequences", run.inputs.sequences,
                 "Sequences (sequence models), one per line, tokens separated by spaces")
       ->check(CLI::ExistingFile);
-  r->add_option("--sweep", run.sweep,
+  r->add_option("--sweep", run.inputs.sweep,
                 "Grids: the sweep direction se (default: p0 above, p1 left), sw, ne or nw");
   r->add_flag("--all-nodes", run.all_nodes,
               "DAGs and grids: write every node's output in node order, not only the sinks'");
-  r->add_option("--vocab", run.vocab,
+  r->add_option("--vocab", run.inputs.vocab,
                 "Vocabulary for trees and sequences: one token per line, id = line number; without it "
                 "tokens are ids")
       ->check(CLI::ExistingFile);
@@ -83,10 +83,18 @@ int main(int argc, char **argv) {
   // bench and tune take the same inputs.
   auto add_bench_options = [](CLI::App *b, grove::tool::BenchCommand &bench) {
     b->add_option("model", bench.model, "Model file")->required()->check(CLI::ExistingFile);
-    b->add_option("--trees", bench.trees, "Trees, one per line, in PTB bracket format")
-        ->required()
+    // Exactly one of --trees, --dags, --grids, --sequences (checked by the command).
+    b->add_option("--trees", bench.inputs.trees, "Trees, one per line, in PTB bracket format")
         ->check(CLI::ExistingFile);
-    b->add_option("--vocab", bench.vocab, "Vocabulary (one token per line); without it tokens are ids")
+    b->add_option("--dags", bench.inputs.dags, "DAGs (dag models) as JSON, as grove run takes them")
+        ->check(CLI::ExistingFile);
+    b->add_option("--grids", bench.inputs.grids, "Image grids (dag models), as grove run takes them")
+        ->check(CLI::ExistingFile);
+    b->add_option("--sequences", bench.inputs.sequences, "Sequences (sequence models), as grove run takes them")
+        ->check(CLI::ExistingFile);
+    b->add_option("--sweep", bench.inputs.sweep, "Grids: the sweep direction se (default), sw, ne or nw");
+    b->add_option("--vocab", bench.inputs.vocab,
+                  "Vocabulary for trees and sequences (one token per line); without it tokens are ids")
         ->check(CLI::ExistingFile);
     b->add_option("--weights", bench.weights, "Weights in safetensors format")->check(CLI::ExistingFile);
     b->add_flag("--random-weights", bench.random_weights, "Seeded random weights, as init-weights writes them");
@@ -103,7 +111,8 @@ int main(int argc, char **argv) {
   grove::tool::BenchCommand bench;
   CLI::App *b = app.add_subcommand(
       "bench",
-      "Time MODEL over TREES in calls of --batch trees (the peers' protocol: median of --repeat passes)");
+      "Time MODEL over trees, DAGs, grids or sequences in calls of --batch inputs (the peers' protocol: median "
+      "of --repeat passes)");
   add_bench_options(b, bench);
   b->add_flag("--json", bench.json, "Print one JSON object instead of the report");
   b->add_flag("--tuned", bench.tuned,

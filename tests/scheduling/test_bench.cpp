@@ -83,7 +83,7 @@ class BenchCommandTest : public ::testing::Test {
   BenchCommand command() const {
     BenchCommand c;
     c.model = model_path("treefc");
-    c.trees = trees_;
+    c.inputs.trees = trees_;
     c.random_weights = true;
     c.sizes = "H=16,V=5";
     c.batch = 2;
@@ -136,7 +136,8 @@ TEST_F(BenchCommandTest, TextReportNamesEveryFigure) {
   ASSERT_EQ(bench(c, out), 0);
   EXPECT_THAT(out.str(), HasSubstr("ms per batch (median of 3 passes after 1 warm-up"));
   EXPECT_THAT(out.str(), HasSubstr("GFLOP/s"));
-  EXPECT_THAT(out.str(), HasSubstr("3 call(s) of up to 2 trees"));
+  EXPECT_THAT(out.str(), HasSubstr("trees     5 from " + trees_));
+  EXPECT_THAT(out.str(), HasSubstr("3 call(s) of up to 2"));
 }
 
 TEST_F(BenchCommandTest, ErrorsSayWhatIsMissing) {
@@ -155,6 +156,44 @@ TEST_F(BenchCommandTest, ErrorsSayWhatIsMissing) {
   BenchCommand missing = command();
   missing.sizes = "H=16";
   EXPECT_THAT(user_error_of([&] { bench(missing, out); }), HasSubstr("needs a value for size variable 'V'"));
+}
+
+TEST_F(BenchCommandTest, SequencesAndGridsRunWithTheSameProtocol) {
+  // LSTM (H = D = 16): 2·4H·D + 2·4H·H = 4096 FLOPs per token; 5 tokens in one call of 2 sequences.
+  const std::string sequences = (dir_ / "sequences.txt").string();
+  std::ofstream(sequences) << "1 2 3\n4 5\n";
+  BenchCommand c = command();
+  c.model = model_path("lstm");
+  c.inputs = InputFiles{};
+  c.inputs.sequences = sequences;
+  c.sizes = "H=16,D=16,V=6";
+  std::ostringstream out;
+  ASSERT_EQ(bench(c, out), 0);
+  nlohmann::json j = nlohmann::json::parse(out.str());
+  EXPECT_EQ(j["inputs"], "sequences");
+  EXPECT_EQ(j["trees"], 2);
+  EXPECT_EQ(j["calls"], 1);
+  EXPECT_EQ(j["nodes"], 5);
+  EXPECT_DOUBLE_EQ(j["flops_per_batch"].get<double>(), 5 * 4096.0);
+
+  // DAG-RNN over two 2×3 grids (H = D = 16: 3·2·16·16 FLOPs per cell), one grid per call.
+  const std::string grids = (dir_ / "grids.txt").string();
+  std::ofstream(grids) << "2 3 0 1 2 3 4 5\n2 3 5 4 3 2 1 0\n";
+  c.model = model_path("dagrnn");
+  c.inputs = InputFiles{};
+  c.inputs.grids = grids;
+  c.batch = 1;
+  std::ostringstream out2;
+  ASSERT_EQ(bench(c, out2), 0);
+  j = nlohmann::json::parse(out2.str());
+  EXPECT_EQ(j["inputs"], "grids");
+  EXPECT_EQ(j["calls"], 2);
+  EXPECT_DOUBLE_EQ(j["flops_per_batch"].get<double>(), 6 * 3 * 2.0 * 16 * 16);
+
+  c.inputs.trees = trees_;  // two inputs
+  EXPECT_THAT(user_error_of([&] { bench(c, out); }),
+              HasSubstr("bench needs exactly one input: --trees, --dags, --grids or --sequences; got --trees and "
+                        "--grids"));
 }
 
 TEST_F(BenchCommandTest, TuneCachesAScheduleThatBenchTunedUses) {
