@@ -30,8 +30,6 @@ import csv
 import datetime
 import json
 import os
-import re
-import statistics
 import subprocess
 import sys
 
