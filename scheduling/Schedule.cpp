@@ -105,10 +105,15 @@ std::string Schedule::to_string() const {
   return s;
 }
 
-Schedule default_schedule(const ilir::Program &program) {
-  // Every optimization on; the blocking sizes suit AVX-512 (32 zmm registers): a panel of 32 rows
-  // is two registers per node, and 8 nodes per block keep 16 accumulators plus the weights live.
+Schedule default_schedule(const ilir::Program &program, int vector_bytes) {
+  // Every optimization on but recursive unrolling. The blocking fills the vector register file:
+  // with AVX-512 (32 registers of 16 floats) a panel of 32 rows is two registers per node and 8
+  // nodes per block keep 16 accumulators plus the weights live; with AVX/AVX2 (16 registers of 8
+  // floats) and SSE/NEON (16 of 4) the panel is two registers and 4 nodes keep 8 accumulators.
   Schedule s;
+  s.vector = std::max(4, vector_bytes / 4);
+  s.panel = 2 * s.vector;
+  s.node_block = vector_bytes >= 64 ? 8 : 4;
   s.apply(program.schedule, "schedule block of model " + program.name);
   return s;
 }

@@ -72,8 +72,9 @@ struct Schedule {
   std::string to_string() const;
 };
 
-// The schedule grove picks for `program` with no hand tuning (see docs/ARCHITECTURE.md, "Default
-// schedule"), then the model file's schedule block applied over it.
-Schedule default_schedule(const ilir::Program &program);
+// The schedule grove picks for `program` on a target whose widest vector registers hold
+// `vector_bytes` bytes, with no hand tuning (see docs/ARCHITECTURE.md, "Default schedule"), then the
+// model file's schedule block applied over it.
+Schedule default_schedule(const ilir::Program &program, int vector_bytes = 64);
 
 }  // namespace grove::scheduling

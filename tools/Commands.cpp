@@ -102,7 +102,7 @@ int dump(const DumpCommand &c) {
   check_sizes(program, options.sizes, false);
   if (c.target != "host") options.target = Halide::Target(c.target);
   options.target = options.target.with_feature(Halide::Target::NoRuntime);
-  options.schedule = scheduling::default_schedule(program);
+  options.schedule = scheduling::default_schedule(program, lowering::vector_bytes(options.target));
   options.schedule.apply(c.schedule, "--schedule");
   lowering::LoweredModel lowered = lowering::lower(program, options);
   if (c.stage == "loops") {

@@ -111,13 +111,14 @@ CompiledModel CompiledModel::compile(const ilir::Program &program, const Weights
   impl->program = program;
   impl->sizes = bind_weights(program, weights, options.weights_file);
   impl->weights = weights;
-  impl->schedule = scheduling::default_schedule(program);
+  const Halide::Target target = parse_target(options.target);
+  impl->schedule = scheduling::default_schedule(program, lowering::vector_bytes(target));
   impl->schedule.apply(options.schedule, "--schedule");
   if (impl->schedule.threads > 0)
     ::setenv("HL_NUM_THREADS", std::to_string(impl->schedule.threads).c_str(), 1);
   lowering::LowerOptions lower_options;
   lower_options.sizes = impl->sizes;
-  lower_options.target = parse_target(options.target);
+  lower_options.target = target;
   lower_options.schedule = impl->schedule;
   impl->lowered = lowering::lower(program, lower_options);
   if (impl->schedule.hoist)

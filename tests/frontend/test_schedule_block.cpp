@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include <fstream>
 #include <sstream>
 
@@ -77,6 +79,20 @@ TEST(ScheduleBlock, DefaultScheduleAppliesTheBlock) {
   EXPECT_EQ(s.panel, 16);
   EXPECT_EQ(s.threads, 2);
   EXPECT_TRUE(s.batch);  // not mentioned: the default
+}
+
+TEST(ScheduleBlock, DefaultBlockingFollowsTheTargetsVectorWidth) {
+  ilir::Program p = parse_model(model_with(""), "s.grove");
+  // AVX-512: 16 floats a register, two per panel row set, 8 nodes; AVX2: 8, 16, 4; SSE/NEON: 4, 8, 4.
+  for (auto [bytes, vector, panel, block] : {std::tuple{64, 16, 32, 8}, {32, 8, 16, 4}, {16, 4, 8, 4}}) {
+    scheduling::Schedule s = scheduling::default_schedule(p, bytes);
+    EXPECT_EQ(s.vector, vector) << bytes;
+    EXPECT_EQ(s.panel, panel) << bytes;
+    EXPECT_EQ(s.node_block, block) << bytes;
+  }
+  // The model's block still wins.
+  ilir::Program q = parse_model(model_with("schedule { node_block = 2 }"), "s.grove");
+  EXPECT_EQ(scheduling::default_schedule(q, 32).node_block, 2);
 }
 
 TEST(ScheduleBlock, DuplicateKeyIsAModelFileError) {
