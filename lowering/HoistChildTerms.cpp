@@ -45,7 +45,8 @@ class AtChild : public ilir::IRMutator {
 // loads of hoisted states, creating their definitions (once per distinct expression and shape).
 class ChildTerms : public ilir::IRMutator {
  public:
-  ChildTerms(ilir::Program &p, const ilir::Compute &op, std::string k, std::map<std::string, std::string> &hoisted)
+  ChildTerms(ilir::Program &p, const ilir::Compute &op, std::string k,
+             std::map<std::string, std::string> &hoisted)
       : p_(p), op_(op), k_(std::move(k)), hoisted_(hoisted) {}
 
  protected:
@@ -76,7 +77,8 @@ class ChildTerms : public ilir::IRMutator {
     ilir::for_each_node(e, [&](const ilir::Expr &x) {
       if (const auto *l = x.as<ilir::Load>()) {
         ilir::TensorKind kind = p_.get(l->tensor).kind;
-        ok = ok && (kind == ilir::TensorKind::Param || (kind == ilir::TensorKind::State && is_child_k(l->node, k_)));
+        ok = ok && (kind == ilir::TensorKind::Param ||
+                    (kind == ilir::TensorKind::State && is_child_k(l->node, k_)));
       } else if (x.as<ilir::StructCall>()) {
         ok = ok && is_child_k(x, k_);
       } else if (const auto *s = x.as<ilir::Sum>()) {
@@ -109,8 +111,9 @@ class ChildTerms : public ilir::IRMutator {
     }
     std::vector<ilir::Expr> indices;
     for (const std::string &i : op_.indices) indices.push_back(ilir::Var::make(i, ilir::VarKind::Index));
-    return ilir::Load::make(it->second, ilir::StructCall::child(ilir::Var::node(), ilir::Var::make(k_, ilir::VarKind::Index)),
-                            indices);
+    return ilir::Load::make(
+        it->second, ilir::StructCall::child(ilir::Var::node(), ilir::Var::make(k_, ilir::VarKind::Index)),
+        indices);
   }
 
   ilir::Program &p_;

@@ -41,7 +41,8 @@ HI::Stmt run_pass(const char *name, HI::Stmt s, Pass &&pass) {
 
 int vector_bytes(const Halide::Target &target) {
   if (target.has_feature(Halide::Target::AVX512) || target.has_feature(Halide::Target::AVX512_Skylake) ||
-      target.has_feature(Halide::Target::AVX512_Cannonlake) || target.has_feature(Halide::Target::AVX512_SapphireRapids))
+      target.has_feature(Halide::Target::AVX512_Cannonlake) ||
+      target.has_feature(Halide::Target::AVX512_SapphireRapids))
     return 64;
   if (target.has_feature(Halide::Target::AVX) || target.has_feature(Halide::Target::AVX2)) return 32;
   return 16;

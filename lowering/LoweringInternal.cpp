@@ -76,14 +76,16 @@ Stmt Team::share(const std::string &v, const HExpr &min, const HExpr &extent, St
   Stmt s = HI::For::make(fmt::format("attempt{}", id), 0, total, HI::ForType::Serial, Halide::DeviceAPI::None,
                          attempt);
   s = HI::Block::make(s, HI::Evaluate::make(team_call(names::kStageWait, {var(seq), total})));
-  s = HI::LetStmt::make(chunks, chunks_per_thread > 0 ? Halide::min(extent, chunks_per_thread * size) : extent, s);
+  s = HI::LetStmt::make(chunks,
+                        chunks_per_thread > 0 ? Halide::min(extent, chunks_per_thread * size) : extent, s);
   s = HI::LetStmt::make(seq, load(Halide::Int(32), kStageSeq, 0, false), s);
   return HI::Block::make(store(kStageSeq, load(Halide::Int(32), kStageSeq, 0, false) + 1, 0, false), s);
 }
 
 Stmt Team::with_stage_counter(Stmt body) const {
   body = HI::Block::make(store(kStageSeq, 0, 0, false), std::move(body));
-  return HI::Allocate::make(kStageSeq, Halide::Int(32), Halide::MemoryType::Stack, {1}, HI::const_true(), body);
+  return HI::Allocate::make(kStageSeq, Halide::Int(32), Halide::MemoryType::Stack, {1}, HI::const_true(),
+                            body);
 }
 
 Stmt Team::barrier() const { return HI::Evaluate::make(team_call(names::kBarrierWait, {size})); }

@@ -31,10 +31,8 @@ constexpr BoolField kBools[] = {
     {"parallel", &Schedule::parallel}, {"region", &Schedule::region},
 };
 constexpr IntField kInts[] = {
-    {"vector", &Schedule::vector, 1, 64},
-    {"panel", &Schedule::panel, 1, 256},
-    {"node_block", &Schedule::node_block, 1, 32},
-    {"threads", &Schedule::threads, 0, 1024},
+    {"vector", &Schedule::vector, 1, 64},         {"panel", &Schedule::panel, 1, 256},
+    {"node_block", &Schedule::node_block, 1, 32}, {"threads", &Schedule::threads, 0, 1024},
     {"unroll", &Schedule::unroll, 1, 64},
 };
 

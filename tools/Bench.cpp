@@ -100,7 +100,8 @@ int bench(const BenchCommand &c, std::ostream &out) {
     std::string tuned = tuned_schedule(c, in);
     schedule = tuned + (tuned.empty() || schedule.empty() ? "" : ",") + schedule;
   }
-  cpu::CompiledModel model = cpu::CompiledModel::compile(program, in.weights, bench_compile_options(c, schedule));
+  cpu::CompiledModel model =
+      cpu::CompiledModel::compile(program, in.weights, bench_compile_options(c, schedule));
   Timing timing = time_passes(model, inputs, c.batch, c.repeat);
 
   double median = percentile(timing.ms_per_batch, 50);
@@ -133,7 +134,8 @@ int bench(const BenchCommand &c, std::ostream &out) {
   }
   out << fmt::format("model     {} from {}, sizes {}\n", program.name, c.model, sizes_string(sizes));
   out << fmt::format("{:<9} {} from {}: {} nodes, {} levels per pass, {} call(s) of up to {}\n", inputs.what,
-                     inputs.count(), inputs.path, timing.pass.nodes, timing.pass.levels, timing.calls, c.batch);
+                     inputs.count(), inputs.path, timing.pass.nodes, timing.pass.levels, timing.calls,
+                     c.batch);
   out << fmt::format("schedule  {}\n", model.schedule());
   out << fmt::format("compile   {:.1f} ms\n", model.compile_ms());
   out << fmt::format("inspector {:.4f} ms per batch (median; inside the timed passes)\n",
@@ -141,8 +143,8 @@ int bench(const BenchCommand &c, std::ostream &out) {
   out << fmt::format(
       "time      {:.4f} ms per batch (median of {} passes after 1 warm-up; p10 {:.4f}, p90 {:.4f})\n", median,
       c.repeat, percentile(timing.ms_per_batch, 10), percentile(timing.ms_per_batch, 90));
-  out << fmt::format("rate      {:.0f} {}/s, {:.2f} GFLOP/s ({:.4g} FLOPs per batch)\n", trees_per_s, inputs.what,
-                     gflops, flops_per_batch);
+  out << fmt::format("rate      {:.0f} {}/s, {:.2f} GFLOP/s ({:.4g} FLOPs per batch)\n", trees_per_s,
+                     inputs.what, gflops, flops_per_batch);
   return 0;
 }
 

@@ -17,15 +17,15 @@
 
 #include "backends/cpu/CompiledModel.h"
 #include "backends/runtime/Tensor.h"
-#include "ilir/IR.h"
 #include "datasets/Tree.h"
+#include "ilir/IR.h"
 #include "tools/Inputs.h"
 
 namespace grove::tool {
 
 struct BenchCommand {
   std::string model, weights, sizes, schedule, target = "host";
-  InputFiles inputs;  // exactly one of trees, DAGs, grids or sequences
+  InputFiles inputs;            // exactly one of trees, DAGs, grids or sequences
   bool random_weights = false;  // seeded weights as `grove init-weights` writes them (needs sizes)
   uint64_t seed = 1;
   int64_t batch = 10, repeat = 5;

@@ -9,8 +9,8 @@
 #include <string>
 
 #include "datasets/Tree.h"
-#include "tools/Inputs.h"
 #include "ilir/IR.h"
+#include "tools/Inputs.h"
 
 namespace grove::tool {
 

@@ -53,7 +53,8 @@ std::pair<std::string, std::string> check_input_files(const InputFiles &f, const
     for (const Given &g : given) names.push_back(g.option);
     user_error(msg::kInputCount, command, fmt::format("got {}", fmt::join(names, " and ")));
   }
-  if (f.sweep != "se" && f.sweep != "sw" && f.sweep != "ne" && f.sweep != "nw") user_error(msg::kBadSweep, f.sweep);
+  if (f.sweep != "se" && f.sweep != "sw" && f.sweep != "ne" && f.sweep != "nw")
+    user_error(msg::kBadSweep, f.sweep);
   if (f.sweep != "se" && f.grids.empty()) user_error(msg::kSweepWithoutGrids);
   if (!f.vocab.empty() && f.trees.empty() && f.sequences.empty()) user_error(msg::kVocabWithoutText);
   return {given[0].path, given[0].what};

@@ -20,8 +20,10 @@ namespace grove::tool {
 namespace msg = tool_messages;
 
 std::string default_tune_cache() {
-  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/grove/schedules.json";
-  if (const char *home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/grove/schedules.json";
+  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return std::string(xdg) + "/grove/schedules.json";
+  if (const char *home = std::getenv("HOME"); home && *home)
+    return std::string(home) + "/.cache/grove/schedules.json";
   return ".grove-schedules.json";
 }
 
@@ -29,8 +31,8 @@ std::string tune_key(const ilir::Program &program, const std::map<std::string, i
                      const std::string &schedule, const std::string &target) {
   scheduling::Schedule s = scheduling::default_schedule(program);
   s.apply(schedule, "--schedule");
-  return fmt::format("{} {} batch={} threads={} target={}", program.name, sizes_string(sizes), batch, s.team_size(),
-                     target);
+  return fmt::format("{} {} batch={} threads={} target={}", program.name, sizes_string(sizes), batch,
+                     s.team_size(), target);
 }
 
 namespace {
@@ -82,7 +84,8 @@ int tune(const TuneCommand &command, std::ostream &out) {
   auto measure = [&](const std::vector<std::pair<std::string, std::string>> &settings) {
     std::string tried = joined(settings);
     std::string schedule = base + (base.empty() || tried.empty() ? "" : ",") + tried;
-    cpu::CompiledModel model = cpu::CompiledModel::compile(in.program, in.weights, bench_compile_options(c, schedule));
+    cpu::CompiledModel model =
+        cpu::CompiledModel::compile(in.program, in.weights, bench_compile_options(c, schedule));
     double ms = percentile(time_passes(model, in.inputs, c.batch, c.repeat).ms_per_batch, 50);
     out << fmt::format("  {:<40} {:.4f} ms per batch\n", tried.empty() ? "(default)" : tried, ms);
     return ms;

@@ -5,8 +5,8 @@
 
 #include "ilir/Error.h"
 #include "tools/Bench.h"
-#include "tools/Tune.h"
 #include "tools/Commands.h"
+#include "tools/Tune.h"
 
 int main(int argc, char **argv) {
   CLI::App app{
@@ -26,7 +26,8 @@ int main(int argc, char **argv) {
       ->required()
       ->check(CLI::ExistingFile);
   // Exactly one of --trees, --dags, --grids, --sequences (checked by the run command).
-  r->add_option("--trees", run.inputs.trees, "Trees, one per line, in PTB bracket format: (3 (2 It) (4 good))")
+  r->add_option("--trees", run.inputs.trees,
+                "Trees, one per line, in PTB bracket format: (3 (2 It) (4 good))")
       ->check(CLI::ExistingFile);
   r->add_option("--dags", run.inputs.dags,
                 "DAGs (dag models) as JSON: {\"nodes\": [{\"token\": 3, \"preds\": [0, null]}, ...]} or a "
@@ -90,18 +91,21 @@ int main(int argc, char **argv) {
         ->check(CLI::ExistingFile);
     b->add_option("--grids", bench.inputs.grids, "Image grids (dag models), as grove run takes them")
         ->check(CLI::ExistingFile);
-    b->add_option("--sequences", bench.inputs.sequences, "Sequences (sequence models), as grove run takes them")
+    b->add_option("--sequences", bench.inputs.sequences,
+                  "Sequences (sequence models), as grove run takes them")
         ->check(CLI::ExistingFile);
     b->add_option("--sweep", bench.inputs.sweep, "Grids: the sweep direction se (default), sw, ne or nw");
     b->add_option("--vocab", bench.inputs.vocab,
                   "Vocabulary for trees and sequences (one token per line); without it tokens are ids")
         ->check(CLI::ExistingFile);
     b->add_option("--weights", bench.weights, "Weights in safetensors format")->check(CLI::ExistingFile);
-    b->add_flag("--random-weights", bench.random_weights, "Seeded random weights, as init-weights writes them");
+    b->add_flag("--random-weights", bench.random_weights,
+                "Seeded random weights, as init-weights writes them");
     b->add_option("--sizes", bench.sizes, "Sizes of --random-weights, e.g. H=256,D=256,V=21702");
     b->add_option("--seed", bench.seed, "Seed of --random-weights (default 1)");
     b->add_option("--batch", bench.batch, "Trees per call of the compiled code")->required();
-    b->add_option("--repeat", bench.repeat, "Timed passes after one warm-up pass (bench: 5, tune: 3 by default)");
+    b->add_option("--repeat", bench.repeat,
+                  "Timed passes after one warm-up pass (bench: 5, tune: 3 by default)");
     b->add_option("--threads", bench.threads, "Threads (the schedule's threads=K; default: all cores)");
     b->add_option("--schedule", bench.schedule, "Schedule overrides, e.g. 'persist=off'");
     b->add_option("--limit", bench.limit, "Use only the first LIMIT trees");
@@ -109,10 +113,10 @@ int main(int argc, char **argv) {
     b->add_option("--cache", bench.cache, "The tuning cache (default: $XDG_CACHE_HOME/grove/schedules.json)");
   };
   grove::tool::BenchCommand bench;
-  CLI::App *b = app.add_subcommand(
-      "bench",
-      "Time MODEL over trees, DAGs, grids or sequences in calls of --batch inputs (the peers' protocol: median "
-      "of --repeat passes)");
+  CLI::App *b = app.add_subcommand("bench",
+                                   "Time MODEL over trees, DAGs, grids or sequences in calls of --batch "
+                                   "inputs (the peers' protocol: median "
+                                   "of --repeat passes)");
   add_bench_options(b, bench);
   b->add_flag("--json", bench.json, "Print one JSON object instead of the report");
   b->add_flag("--tuned", bench.tuned,

@@ -1,7 +1,6 @@
 #include "backends/cpu/Barrier.h"
 
 #include <immintrin.h>
-
 #include <sched.h>
 
 #include <atomic>
@@ -53,7 +52,8 @@ int32_t claim_from(std::atomic_ref<uint64_t> w, int32_t seq, int32_t n) {
   for (;;) {
     uint32_t taken = stage_of(cur) < seq ? 0 : stage_of(cur) == seq ? count_of(cur) : uint32_t(n);
     if (taken >= uint32_t(n)) return -1;
-    if (w.compare_exchange_weak(cur, tagged(seq, taken + 1), std::memory_order_acq_rel, std::memory_order_acquire))
+    if (w.compare_exchange_weak(cur, tagged(seq, taken + 1), std::memory_order_acq_rel,
+                                std::memory_order_acquire))
       return int32_t(taken);
   }
 }
@@ -69,7 +69,8 @@ extern "C" int32_t grove_stage_claim(int32_t *state, int32_t seq, int32_t chunks
                                      int32_t threads) {
   for (int32_t i = 0; i < threads; i++) {
     int32_t t = (tid + i) % threads;
-    int32_t begin = int32_t(int64_t(chunks) * t / threads), end = int32_t(int64_t(chunks) * (t + 1) / threads);
+    int32_t begin = int32_t(int64_t(chunks) * t / threads),
+            end = int32_t(int64_t(chunks) * (t + 1) / threads);
     if (int32_t c = claim_from(word(state, 1 + t), seq, end - begin); c >= 0) return begin + c;
   }
   return -1;
@@ -79,8 +80,8 @@ extern "C" int32_t grove_stage_finish(int32_t *state, int32_t seq) {
   std::atomic_ref<uint64_t> done = word(state, 0);
   uint64_t cur = done.load(std::memory_order_relaxed);
   // The release publishes this chunk's results to whoever sees the count.
-  while (!done.compare_exchange_weak(cur, stage_of(cur) < seq ? tagged(seq, 1) : cur + 1, std::memory_order_acq_rel,
-                                     std::memory_order_relaxed)) {
+  while (!done.compare_exchange_weak(cur, stage_of(cur) < seq ? tagged(seq, 1) : cur + 1,
+                                     std::memory_order_acq_rel, std::memory_order_relaxed)) {
   }
   return 0;
 }
@@ -105,7 +106,8 @@ RegionLock::RegionLock(const Halide::Internal::JITModule &jit, int threads) : lo
   static SetNumThreads set_num_threads = nullptr;
   static int pool = 0;  // what it was last set to, under the lock
   if (!set_num_threads) {
-    set_num_threads = reinterpret_cast<SetNumThreads>(jit.find_symbol_by_name("halide_set_num_threads").address);
+    set_num_threads =
+        reinterpret_cast<SetNumThreads>(jit.find_symbol_by_name("halide_set_num_threads").address);
     GROVE_CHECK(set_num_threads, "the JIT runtime exports no halide_set_num_threads");
   }
   if (pool < threads) {

@@ -29,7 +29,8 @@ extern "C" int32_t grove_barrier_wait(int32_t *state, int32_t threads);
 
 // A chunk of stage `seq` (of `chunks`) for thread `tid` of `threads`: from its home range
 // [chunks·tid/threads, chunks·(tid+1)/threads) first, then from the others'; -1 when none is left.
-extern "C" int32_t grove_stage_claim(int32_t *state, int32_t seq, int32_t chunks, int32_t tid, int32_t threads);
+extern "C" int32_t grove_stage_claim(int32_t *state, int32_t seq, int32_t chunks, int32_t tid,
+                                     int32_t threads);
 // One claimed chunk of stage `seq` is finished (its results are published with it).
 extern "C" int32_t grove_stage_finish(int32_t *state, int32_t seq);
 // Returns once all `chunks` chunks of stage `seq` are finished (their results visible).

@@ -50,7 +50,8 @@ void partition_for_team(LinearizedBatch &batch, int threads, int unroll) {
     std::stable_sort(begin, end, [&](int32_t a, int32_t b) { return owner[a] < owner[b]; });
     int32_t *range = &batch.team_begin[size_t(l) * (threads + 1)];
     for (int t = 0; t <= threads; t++)
-      range[t] = int32_t(std::partition_point(begin, end, [&](int32_t v) { return owner[v] < t; }) - order.begin());
+      range[t] =
+          int32_t(std::partition_point(begin, end, [&](int32_t v) { return owner[v] < t; }) - order.begin());
   }
 
   std::vector<int32_t> new_id(n);

@@ -243,7 +243,8 @@ TEST_F(CliErrors, TunedWithAMalformedCache) {
 }
 
 TEST_F(CliErrors, UnrollOutOfRange) {
-  expect_user_error(run_treefc("--schedule unroll=0"), "schedule key 'unroll' takes an integer in [1, 64], got '0'");
+  expect_user_error(run_treefc("--schedule unroll=0"),
+                    "schedule key 'unroll' takes an integer in [1, 64], got '0'");
 }
 
 TEST_F(CliErrors, NegativeBatch) {

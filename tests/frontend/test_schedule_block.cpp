@@ -4,10 +4,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <tuple>
-
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include "frontend/dsl/Frontend.h"
 #include "ilir/Error.h"

@@ -43,7 +43,8 @@ leaf {
   c = h
 }
 internal {
-)" + internal + "\n}\noutput h\n";
+)" + internal +
+         "\n}\noutput h\n";
 }
 
 TEST(HoistChildTerms, ChildSumForgetTermMovesToTheChild) {
@@ -57,9 +58,11 @@ TEST(HoistChildTerms, ChildSumForgetTermMovesToTheChild) {
                      "  i[n, i0] = sigmoid(iou[n, i0])\n"),
             std::string::npos)
       << got;
-  EXPECT_NE(got.find("  t[n, i0] = sum(k0 < num_children(n), h[child(n, k0), i0])\n"), std::string::npos) << got;
-  EXPECT_NE(got.find("  c[n, i0] = i[n, i0] * u[n, i0] + sum(k0 < num_children(n), _child0[child(n, k0), i0])\n"),
-            std::string::npos)
+  EXPECT_NE(got.find("  t[n, i0] = sum(k0 < num_children(n), h[child(n, k0), i0])\n"), std::string::npos)
+      << got;
+  EXPECT_NE(
+      got.find("  c[n, i0] = i[n, i0] * u[n, i0] + sum(k0 < num_children(n), _child0[child(n, k0), i0])\n"),
+      std::string::npos)
       << got;
   // Defined last in both cases, from the node's own final states.
   const std::string def =

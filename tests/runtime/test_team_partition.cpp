@@ -18,7 +18,8 @@ constexpr int32_t kVocab = 50;
 
 std::vector<Tree> forest() {
   std::vector<Tree> trees;
-  for (int32_t i = 0; i < 30; i++) trees.push_back(random_tree(900 + i, 1 + (i * 17) % 70, 1 + i % 5, kVocab));
+  for (int32_t i = 0; i < 30; i++)
+    trees.push_back(random_tree(900 + i, 1 + (i * 17) % 70, 1 + i % 5, kVocab));
   trees.push_back(perfect_binary_tree(6, kVocab, 3));
   trees.push_back(unary_chain(40, kVocab, 4));
   return trees;
@@ -98,8 +99,9 @@ TEST_P(TeamPartition, BalancesTheLeaves) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Teams, TeamPartition,
-                         ::testing::Values(std::make_tuple(1, 2), std::make_tuple(2, 1), std::make_tuple(2, 2),
-                                           std::make_tuple(2, 3), std::make_tuple(3, 2), std::make_tuple(4, 5)));
+                         ::testing::Values(std::make_tuple(1, 2), std::make_tuple(2, 1),
+                                           std::make_tuple(2, 2), std::make_tuple(2, 3),
+                                           std::make_tuple(3, 2), std::make_tuple(4, 5)));
 
 }  // namespace
 }  // namespace grove

@@ -14,10 +14,10 @@
 
 #include "frontend/dsl/Frontend.h"
 #include "ilir/Error.h"
+#include "scheduling/Schedule.h"
 #include "tools/Bench.h"
 #include "tools/RandomWeights.h"
 #include "tools/Tune.h"
-#include "scheduling/Schedule.h"
 
 namespace grove::tool {
 namespace {
@@ -191,9 +191,10 @@ TEST_F(BenchCommandTest, SequencesAndGridsRunWithTheSameProtocol) {
   EXPECT_DOUBLE_EQ(j["flops_per_batch"].get<double>(), 6 * 3 * 2.0 * 16 * 16);
 
   c.inputs.trees = trees_;  // two inputs
-  EXPECT_THAT(user_error_of([&] { bench(c, out); }),
-              HasSubstr("bench needs exactly one input: --trees, --dags, --grids or --sequences; got --trees and "
-                        "--grids"));
+  EXPECT_THAT(
+      user_error_of([&] { bench(c, out); }),
+      HasSubstr("bench needs exactly one input: --trees, --dags, --grids or --sequences; got --trees and "
+                "--grids"));
 }
 
 TEST_F(BenchCommandTest, TuneCachesAScheduleThatBenchTunedUses) {
@@ -214,8 +215,9 @@ TEST_F(BenchCommandTest, TuneCachesAScheduleThatBenchTunedUses) {
   std::ifstream in(cache);
   nlohmann::json j = nlohmann::json::parse(in);
   EXPECT_EQ(j["other key"]["schedule"], "fuse=off");
-  const std::string key = "TreeFC H=16,V=5 batch=2 threads=" +
-                          std::to_string(scheduling::Schedule().team_size()) + " target=host";
+  const std::string key =
+      "TreeFC H=16,V=5 batch=2 threads=" + std::to_string(scheduling::Schedule().team_size()) +
+      " target=host";
   ASSERT_TRUE(j.contains(key)) << j.dump(2);
   const std::string found = j[key]["schedule"].get<std::string>();
   scheduling::Schedule s;

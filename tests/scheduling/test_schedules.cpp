@@ -124,11 +124,11 @@ const std::vector<std::string> kSchedules = {
     "gemm=off,parallel=off,vector=8",
     "vector=8,panel=16,node_block=4",
     "panel=64,node_block=2,threads=1",
-    "threads=3",                // a region's team larger than the machine's 2 cores
+    "threads=3",              // a region's team larger than the machine's 2 cores
     "persist=off,threads=2",  // a region splitting node blocks instead of panels
     "unroll=2,threads=2",     // recursive unrolling: a barrier every other level
     "unroll=3,threads=3,node_block=4",
-    "unroll=2,region=off",    // unroll needs a region: ignored
+    "unroll=2,region=off",  // unroll needs a region: ignored
     "vector=4,panel=8,node_block=1,fuse=off",
 };
 
