@@ -15,6 +15,7 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -159,6 +160,31 @@ TEST(DefaultSchedule, Avx2TargetComputesTheSameNumbers) {
     const Outputs &want = expected(model, 32);
     expect_close(got.by_three, want.by_three);
     expect_close(got.all, want.all);
+  }
+}
+
+// Two application threads running the same compiled model at once (each call a parallel region of
+// its own, both on Halide's one thread pool): no deadlock, and each gets the default's numbers. With
+// unroll, calls of the barrier-based region take turns (RegionLock).
+TEST(ParallelRegion, ConcurrentCallsComputeTheSameNumbers) {
+  const ModelKind model = ModelKind::TreeLSTM;
+  for (const char *schedule : {"threads=2", "threads=3", "unroll=2,threads=2"}) {
+    SCOPED_TRACE(schedule);
+    Weights weights = reference::random_model_weights(model, 48, 48, kVocab, 7);
+    ilir::Program program = dsl::parse_model_file(
+        fmt::format("{}/models/{}.grove", GROVE_SOURCE_DIR, reference::model_file_stem(model)));
+    cpu::CompileOptions options;
+    options.schedule = schedule;
+    cpu::CompiledModel compiled = cpu::CompiledModel::compile(program, weights, options);
+    std::vector<Tree> trees = trees_for(model);
+    std::vector<Tensor> results(4);
+    std::vector<std::thread> callers;
+    for (size_t t = 0; t < results.size(); t++)
+      callers.emplace_back([&, t] {
+        for (int repeat = 0; repeat < 5; repeat++) results[t] = compiled.run(trees, {.batch = 3});
+      });
+    for (std::thread &c : callers) c.join();
+    for (const Tensor &r : results) expect_close(r, expected(model, 48).by_three);
   }
 }
 
