@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """grove against its peers, in one run on this machine (`make bench`; `make bench BENCH_ARGS=--quick`).
 
-1. Measures the OpenBLAS SGEMM ceiling (experiments/peers/sgemm_peak, 1 and 2 threads).
+1. Measures the OpenBLAS SGEMM ceiling (experiments/peers/sgemm_peak, 1 and 2 threads) and the bare
+   AVX-512 FMA peak below it (experiments/peers/fma_peak).
 2. For each tree model × H × batch × input set, runs `grove bench --json` and the peers
    (libtorch and PyTorch level-batched, PyTorch eager) on the same trees with the same weights, and
    prints each result as it comes. For each model, H and input set it also checks that grove's root
@@ -210,9 +211,10 @@ def skip_reason(args, tool, model, hidden, batch):
     return None
 
 
-def sgemm_peak(args):
+def measured_peak(args, program):
+    """{threads: GFLOP/s} from a peer that prints one JSON line per thread count (sgemm_peak, fma_peak)."""
     peaks = {}
-    for line in run([os.path.join(args.peers_build, "sgemm_peak"), "--runs", "5"]).splitlines():
+    for line in run([os.path.join(args.peers_build, program), "--runs", "5"]).splitlines():
         record = json.loads(line)
         peaks[record["threads"]] = record["gflops"]
     return peaks
@@ -241,8 +243,9 @@ def write_bench_tables(args, rows, peaks, header, checks):
     by = {(r["model"], r["hidden"], r["batch"], r["input"], r["tool"]): r for r in rows}
     lines = [header, "",
              "ms per batch, median of %d passes; in parentheses: × over the FLOP limit. FLOP limit = FLOPs per "
-             "batch ÷ this run's 2-thread SGEMM peak (%.1f GFLOP/s; 1 thread: %.1f)." % (
-                 args.repeat, peaks.get(2, 0), peaks.get(1, 0)), "",
+             "batch ÷ this run's 2-thread SGEMM peak (%.1f GFLOP/s; 1 thread: %.1f). The machine's bare FMA "
+             "peak in the same run (experiments/peers/fma_peak.c): %.1f GFLOP/s on 2 threads." % (
+                 args.repeat, peaks.get(2, 0), peaks.get(1, 0), peaks.get("fma", 0)), "",
              "| model | H | batch | trees | grove | libtorch level-batched | PyTorch level-batched | "
              "PyTorch eager | FLOP limit | grove ÷ libtorch | grove ÷ FLOP limit |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -380,8 +383,12 @@ def main():
     subprocess.run([os.path.join(ROOT, "scripts", "install-peer-deps")], check=True)
     run(["cmake", "-S", PEERS, "-B", args.peers_build, "-DCMAKE_BUILD_TYPE=Release"])
     run(["cmake", "--build", args.peers_build, "-j1"])
-    peaks = sgemm_peak(args)
+    peaks = measured_peak(args, "sgemm_peak")
     log("bench: OpenBLAS SGEMM 2048³: %.1f GFLOP/s on 1 thread, %.1f on 2" % (peaks.get(1, 0), peaks.get(2, 0)))
+    fma = measured_peak(args, "fma_peak")
+    peaks["fma"] = fma.get(2, 0)
+    log("bench: AVX-512 FMA peak (16 zmm chains, no memory): %.1f GFLOP/s on 1 thread, %.1f on 2" % (
+        fma.get(1, 0), fma.get(2, 0)))
 
     input_sets = [write_sst(args.trees_limit, args.work), write_perfect(args.work), write_nary(args.work)]
     rows, checks = [], {}

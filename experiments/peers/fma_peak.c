@@ -1,0 +1,64 @@
+/* The machine's own FP32 ceiling, below any library: a loop of 16 independent AVX-512 FMA chains
+ * (vfmadd on zmm registers, no loads or stores) per thread, best of --runs runs, 1 and 2 threads
+ * pinned to separate CPUs (OMP_PROC_BIND=spread is set here: unpinned, two threads can share one
+ * vCPU). Prints one JSON line per thread count: {"peer":"fma-peak","threads":1,"gflops":...}.
+ * SGEMM (sgemm_peak.c) can approach this figure but not pass it. */
+#include <immintrin.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* 16 chains × 16 lanes × 2 FLOPs per iteration; returns a value that depends on every chain. */
+static float chains(long iterations) {
+  __m512 a[16];
+  for (int i = 0; i < 16; i++) a[i] = _mm512_set1_ps(1.0f + (float)i * 1e-7f);
+  const __m512 x = _mm512_set1_ps(0.999999f), y = _mm512_set1_ps(1e-7f);
+  for (long n = 0; n < iterations; n++)
+    for (int i = 0; i < 16; i++) a[i] = _mm512_fmadd_ps(a[i], x, y);
+  float sum = 0;
+  for (int i = 0; i < 16; i++) sum += _mm512_reduce_add_ps(a[i]);
+  return sum;
+}
+
+int main(int argc, char **argv) {
+  int runs = 5;
+  long iterations = 20000000;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (strcmp(argv[i], "--runs") == 0) {
+      runs = atoi(argv[i + 1]);
+    } else if (strcmp(argv[i], "--iterations") == 0) {
+      iterations = atol(argv[i + 1]);
+    } else {
+      fprintf(stderr, "fma_peak: unknown option '%s'; expected --runs R or --iterations N\n", argv[i]);
+      return 2;
+    }
+  }
+  if (runs <= 0 || iterations <= 0) {
+    fprintf(stderr, "fma_peak: --runs and --iterations must be positive\n");
+    return 2;
+  }
+  setenv("OMP_PROC_BIND", "spread", 0); /* read when the OpenMP runtime starts, below */
+  for (int threads = 1; threads <= 2; threads++) {
+    double best = 1e30;
+    float sink = 0;
+    for (int r = 0; r < runs; r++) {
+      double t0 = now_s();
+#pragma omp parallel num_threads(threads) reduction(+ : sink)
+      sink += chains(iterations);
+      double s = now_s() - t0;
+      if (s < best) best = s;
+    }
+    double flops = (double)threads * (double)iterations * 16.0 * 16.0 * 2.0;
+    printf("{\"peer\":\"fma-peak\",\"threads\":%d,\"gflops\":%.1f,\"best_ms\":%.3f,\"check\":%g}\n", threads,
+           flops / best / 1e9, best * 1e3, (double)sink);
+  }
+  return 0;
+}
