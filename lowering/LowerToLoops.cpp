@@ -155,7 +155,25 @@ class Lowerer {
       gemms.clear();
       matches.clear();
     };
+    // A level's per-node matrix products (MV-RNN's W_M @ [P_l; P_r]) as a stage of their own, over
+    // (node, row block) pairs: a level of one node still keeps every thread busy.
+    auto matmul_stage = [&](const ilir::Compute &op, const MatmulMatch &mm) {
+      HExpr blocks = matmul_row_blocks(access, op, mm), chunk = var("matmul_chunk");
+      Stmt body =
+          HI::LetStmt::make("n", first + chunk / blocks, lower_matmul(access, op, mm, chunk % blocks));
+      stages.push_back(team_ ? team_->share("matmul_chunk", 0, count * blocks, body)
+                             : HI::For::make("matmul_chunk", 0, count * blocks,
+                                             unrolled_ ? HI::ForType::Serial : parallel(),
+                                             Halide::DeviceAPI::None, body));
+    };
     for (const ilir::Compute &op : c.body) {
+      std::optional<MatmulMatch> mm;
+      if (!match_gemm(access, op, schedule_) && (mm = match_matmul(access, op, schedule_))) {
+        flush_gemms();
+        flush_nodes();
+        matmul_stage(op, *mm);
+        continue;
+      }
       if (std::optional<GemmMatch> gemm = match_gemm(access, op, schedule_)) {
         flush_nodes();
         if (std::any_of(gemms.begin(), gemms.end(),

@@ -32,7 +32,12 @@ std::optional<MatmulMatch> match_matmul(const TensorAccess &access, const ilir::
   return match;
 }
 
-Stmt lower_matmul(const TensorAccess &access, const ilir::Compute &op, const MatmulMatch &match) {
+HExpr matmul_row_blocks(const TensorAccess &access, const ilir::Compute &op, const MatmulMatch &match) {
+  return HI::simplify(access.size(access.program().get(op.tensor).shape[0]) / match.rows);
+}
+
+Stmt lower_matmul(const TensorAccess &access, const ilir::Compute &op, const MatmulMatch &match,
+                  const HExpr &row_block) {
   const ilir::TensorDecl &t = access.program().get(op.tensor);
   const std::string &i = op.indices[0], &j = op.indices[1];
   const int rows = match.rows, width = match.width;
@@ -75,10 +80,11 @@ Stmt lower_matmul(const TensorAccess &access, const ilir::Compute &op, const Mat
   for (const std::string &acc : accs)
     s = HI::Allocate::make(acc, Halide::Float(32), Halide::MemoryType::Stack, {rows * width},
                            HI::const_true(), s);
-  HExpr m = access.size(t.shape[0]), n = access.size(t.shape[1]);
+  HExpr n = access.size(t.shape[1]);
   s = HI::For::make("col_block", 0, HI::simplify(n / width), HI::ForType::Serial, Halide::DeviceAPI::None, s);
-  return HI::For::make("row_block", 0, HI::simplify(m / rows), HI::ForType::Serial, Halide::DeviceAPI::None,
-                       s);
+  if (row_block.defined()) return HI::LetStmt::make("row_block", row_block, s);
+  return HI::For::make("row_block", 0, matmul_row_blocks(access, op, match), HI::ForType::Serial,
+                       Halide::DeviceAPI::None, s);
 }
 
 }  // namespace grove::lowering::internal

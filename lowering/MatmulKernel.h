@@ -19,7 +19,11 @@ struct MatmulMatch {
 std::optional<MatmulMatch> match_matmul(const TensorAccess &access, const ilir::Compute &op,
                                         const scheduling::Schedule &schedule);
 
-// The kernel for the current node `n`.
-Stmt lower_matmul(const TensorAccess &access, const ilir::Compute &op, const MatmulMatch &match);
+// The kernel for the current node `n`: every block of `match.rows` rows, or with `row_block`
+// defined only that one (a level's matrix products split across threads by row blocks).
+Stmt lower_matmul(const TensorAccess &access, const ilir::Compute &op, const MatmulMatch &match,
+                  const HExpr &row_block = HExpr());
+// How many row blocks lower_matmul's loop has.
+HExpr matmul_row_blocks(const TensorAccess &access, const ilir::Compute &op, const MatmulMatch &match);
 
 }  // namespace grove::lowering::internal
