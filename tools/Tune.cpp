@@ -64,7 +64,10 @@ std::string cached_schedule(const std::string &cache, const std::string &key) {
   const nlohmann::json &entry = j[key];
   if (!entry.is_object() || !entry.contains("schedule") || !entry["schedule"].is_string())
     user_error(msg::kTuneCacheMalformed, path, fmt::format("entry '{}' has no schedule string", key));
-  return entry["schedule"].get<std::string>();
+  std::string schedule = entry["schedule"].get<std::string>();
+  scheduling::Schedule check;  // a bad entry is the cache's error, not --schedule's
+  check.apply(schedule, fmt::format("tuning cache {}, entry '{}'", path, key));
+  return schedule;
 }
 
 std::string tuned_schedule(const BenchCommand &c, const BenchInputs &in) {

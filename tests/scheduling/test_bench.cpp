@@ -238,6 +238,21 @@ TEST_F(BenchCommandTest, TuneCachesAScheduleThatBenchTunedUses) {
               HasSubstr("no tuned schedule for 'TreeFC H=16,V=5 batch=3 threads="));
 }
 
+TEST_F(BenchCommandTest, BadScheduleInTheTuneCacheNamesTheCacheAndEntry) {
+  const std::string cache = (dir_ / "cache.json").string();
+  const std::string key =
+      "TreeFC H=16,V=5 batch=2 threads=" + std::to_string(scheduling::Schedule().team_size()) +
+      " target=host";
+  std::ofstream(cache) << nlohmann::json{{key, {{"schedule", "node_block=99"}}}}.dump();
+  BenchCommand b = command();
+  b.tuned = true;
+  b.cache = cache;
+  std::ostringstream out;
+  EXPECT_THAT(user_error_of([&] { bench(b, out); }),
+              HasSubstr("tuning cache " + cache + ", entry '" + key +
+                        "': schedule key 'node_block' takes an integer in [1, 32], got '99'"));
+}
+
 TEST_F(BenchCommandTest, MalformedTuneCacheIsAnErrorNamingTheFile) {
   const std::string cache = (dir_ / "bad.json").string();
   std::ofstream(cache) << "{not json";
