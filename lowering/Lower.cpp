@@ -10,6 +10,7 @@
 #include "ilir/IRPrinter.h"
 #include "ilir/Verifier.h"
 #include "lowering/FuseElementwise.h"
+#include "lowering/FuseProducts.h"
 #include "lowering/HoistChildTerms.h"
 #include "lowering/HoistInputs.h"
 #include "lowering/LowerToLoops.h"
@@ -61,6 +62,8 @@ LoweredModel lower(const ilir::Program &program, const LowerOptions &options) {
     result.program = hoist_inputs(result.program);
     result.program = hoist_child_terms(result.program);
   }
+  if (options.schedule.epilogue && options.schedule.batch && options.schedule.specialize)
+    result.program = fuse_products(result.program, options.sizes, options.schedule);
   ilir::verify(result.program);
   if (debug_level() >= 2)
     std::cerr << "[grove] ILIR after the ILIR passes:\n" << ilir::to_string(result.program);

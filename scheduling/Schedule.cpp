@@ -26,9 +26,11 @@ struct IntField {
 };
 
 constexpr BoolField kBools[] = {
-    {"batch", &Schedule::batch},       {"specialize", &Schedule::specialize}, {"fuse", &Schedule::fuse},
-    {"gemm", &Schedule::gemm},         {"hoist", &Schedule::hoist},           {"persist", &Schedule::persist},
+    {"batch", &Schedule::batch},       {"specialize", &Schedule::specialize},
+    {"fuse", &Schedule::fuse},         {"gemm", &Schedule::gemm},
+    {"hoist", &Schedule::hoist},       {"persist", &Schedule::persist},
     {"parallel", &Schedule::parallel}, {"region", &Schedule::region},
+    {"epilogue", &Schedule::epilogue},
 };
 constexpr IntField kInts[] = {
     {"vector", &Schedule::vector, 1, 64},         {"panel", &Schedule::panel, 1, 256},

@@ -27,6 +27,11 @@ struct Schedule {
   // Kernel fusion: elementwise temporaries (gates) are computed inside their consumers instead of
   // round-tripping through memory; activations run in the GEMM epilogue.
   bool fuse = true;
+  // Epilogue fusion: a level GEMM's output read elementwise, each element once (TreeLSTM's gates),
+  // is computed inside its readers' GEMMs, so the activations and the cell update run on the
+  // accumulators and no gate tensor goes through memory (lowering/FuseProducts.h). Off by default:
+  // on this machine it measured no faster (experiments/README.md).
+  bool epilogue = false;
   // Register-blocked micro-kernels for level GEMMs: weights packed into panels of `panel` rows,
   // `node_block` nodes per block, the panel's rows in vector registers.
   bool gemm = true;

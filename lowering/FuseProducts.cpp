@@ -1,0 +1,148 @@
+#include "lowering/FuseProducts.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <optional>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "ilir/IRVisitor.h"
+#include "lowering/GemmKernel.h"
+#include "lowering/LoweringInternal.h"
+
+namespace grove::lowering {
+
+namespace {
+
+using internal::TempStorage;
+using internal::TensorAccess;
+
+// Whether `tensor` is read inside the body of a Sum in `e` (where inlining would recompute it).
+bool read_inside_sum(const ilir::Expr &e, const std::string &tensor) {
+  bool found = false;
+  ilir::for_each_node(e, [&](const ilir::Expr &x) {
+    if (const auto *s = x.as<ilir::Sum>())
+      found = found || ilir::contains(s->body, [&](const ilir::Expr &y) {
+                const auto *l = y.as<ilir::Load>();
+                return l && l->tensor == tensor;
+              });
+  });
+  return found;
+}
+
+// `index` as `var + offset` with a constant offset under `sizes`, or nothing.
+std::optional<int64_t> offset_from(const ilir::Expr &index, const std::string &var,
+                                   const std::map<std::string, int64_t> &sizes) {
+  if (const auto *v = index.as<ilir::Var>()) return v->name == var ? std::optional<int64_t>(0) : std::nullopt;
+  const auto *b = index.as<ilir::Binary>();
+  if (!b || b->op != ilir::BinOp::Add) return std::nullopt;
+  const auto *v = b->a.as<ilir::Var>();
+  if (!v || v->name != var || ilir::contains(b->b, [](const ilir::Expr &x) {
+        const auto *w = x.as<ilir::Var>();
+        return w && w->var_kind != ilir::VarKind::Size;
+      }))
+    return std::nullopt;
+  try {
+    return ilir::eval_size(b->b, sizes);
+  } catch (const std::exception &) {
+    return std::nullopt;
+  }
+}
+
+// Replaces every load of `def.tensor` at the current node by def's value at the load's index.
+class Inline : public ilir::IRMutator {
+ public:
+  explicit Inline(const ilir::Compute &def) : def_(def) {}
+
+ protected:
+  ilir::Expr visit_Load(const ilir::Load *op, const ilir::Expr &e) override {
+    if (op->tensor != def_.tensor) return IRMutator::visit_Load(op, e);
+    ilir::Expr value = ilir::substitute(def_.value, def_.indices[0], ilir::Var::make("__fp", ilir::VarKind::Index));
+    return ilir::substitute(value, "__fp", op->indices[0]);
+  }
+
+ private:
+  const ilir::Compute &def_;
+};
+
+// Fuses the temp computed by c.body[at] into its readers if it qualifies; returns whether it did.
+bool fuse_one(ilir::Program &p, ilir::Case &c, size_t at, const std::map<std::string, int64_t> &sizes,
+              const scheduling::Schedule &schedule) {
+  const ilir::Compute def = c.body[at];
+  const ilir::TensorDecl &t = p.get(def.tensor);
+  if (t.kind != ilir::TensorKind::Temp || def.indices.size() != 1) return false;
+  TensorAccess access(p, sizes, TempStorage::PerLevel);
+  if (!internal::match_gemm(access, def, schedule)) return false;  // a level GEMM, all its Sums terms
+  const int64_t rows = ilir::eval_size(t.shape[0], sizes);
+
+  // Every read: at the reader's index plus a constant, outside any Sum; the rows read must not
+  // overlap. (A reader may already hold products: a GEMM output fused into it before.)
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  std::vector<size_t> readers;
+  for (size_t u = at + 1; u < c.body.size(); u++) {
+    const ilir::Compute &op = c.body[u];
+    bool reads = false, ok = true;
+    ilir::for_each_node(op.value, [&](const ilir::Expr &x) {
+      const auto *l = x.as<ilir::Load>();
+      if (!l || l->tensor != def.tensor) return;
+      reads = true;
+      std::optional<int64_t> off =
+          op.indices.size() == 1 ? offset_from(l->indices[0], op.indices[0], sizes) : std::nullopt;
+      if (!off || read_inside_sum(op.value, def.tensor)) {
+        ok = false;
+        return;
+      }
+      ranges.emplace_back(*off, *off + ilir::eval_size(p.get(op.tensor).shape[0], sizes));
+    });
+    if (!reads) continue;
+    if (!ok) return false;
+    readers.push_back(u);
+  }
+  if (readers.empty()) return false;
+  std::sort(ranges.begin(), ranges.end());
+  for (size_t r = 0; r < ranges.size(); r++)
+    if (ranges[r].first < 0 || ranges[r].second > rows || (r > 0 && ranges[r].first < ranges[r - 1].second))
+      return false;
+
+  // Each reader, with the products in it, must run as a level GEMM.
+  std::vector<ilir::Compute> fused;
+  for (size_t u : readers) {
+    ilir::Compute op = c.body[u];
+    op.value = Inline(def).mutate(op.value);
+    if (!internal::match_gemm(access, op, schedule)) return false;
+    fused.push_back(std::move(op));
+  }
+  for (size_t r = 0; r < readers.size(); r++) c.body[readers[r]] = fused[r];
+  c.body.erase(c.body.begin() + long(at));
+  return true;
+}
+
+void fuse_case(ilir::Program &p, ilir::Case &c, const std::map<std::string, int64_t> &sizes,
+               const scheduling::Schedule &schedule) {
+  for (size_t at = 0; at < c.body.size();)
+    if (!fuse_one(p, c, at, sizes, schedule)) at++;
+}
+
+}  // namespace
+
+ilir::Program fuse_products(const ilir::Program &program, const std::map<std::string, int64_t> &sizes,
+                            const scheduling::Schedule &schedule) {
+  if (!schedule.gemm) return program;
+  for (const std::string &v : program.size_vars)
+    if (!sizes.count(v)) return program;  // the micro-kernels need constant shapes
+  ilir::Program p = program;
+  fuse_case(p, p.leaf, sizes, schedule);
+  fuse_case(p, p.internal, sizes, schedule);
+  // Drop the declarations of temps no case computes any more.
+  std::set<std::string> computed;
+  for (const ilir::Case *c : {&p.leaf, &p.internal, &p.hoisted})
+    for (const ilir::Compute &op : c->body) computed.insert(op.tensor);
+  std::erase_if(p.tensors, [&](const ilir::TensorDecl &t) {
+    return t.kind == ilir::TensorKind::Temp && !computed.count(t.name);
+  });
+  return p;
+}
+
+}  // namespace grove::lowering
