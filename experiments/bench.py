@@ -8,7 +8,7 @@
    prints each result as it comes. For each model, H and input set it also checks that grove's root
    states are libtorch's (batch 10; --no-check skips it).
 3. Runs the ablation: TreeLSTM, H=256, batch 10, SST, with each of grove's scheduling primitives
-   turned off in turn, and recursive unrolling (off by default) turned on (unroll=2).
+   turned off in turn, and recursive unrolling and epilogue fusion (off by default) turned on.
 4. Writes experiments/results/bench.md, bench.csv, bench.png, ablation.md and ablation.csv.
 
 Inputs. SST: the first --trees-limit trees of the SST test split, their words renumbered 0..U-1 in
@@ -451,8 +451,9 @@ def main():
         log("bench: ablation (TreeLSTM, H=256, batch 10, SST)")
         weights = weights_file(args, "treelstm", 256, input_sets[0])
         ablation = []
-        # Each primitive off in turn; then the ones that are off by default (recursive unrolling), on.
-        for off in [None] + PRIMITIVES + ["unroll=2"]:
+        # Each primitive off in turn; then the ones that are off by default (recursive unrolling,
+        # epilogue fusion), on.
+        for off in [None] + PRIMITIVES + ["unroll=2", "epilogue=on"]:
             override = "" if off is None else off if "=" in off else off + "=off"
             result = run_grove(args, "treelstm", input_sets[0], weights, 10, override)
             ablation.append({"turned_off": off or "(none: default)", "schedule": result["schedule"],
