@@ -107,4 +107,16 @@ bool contains(const Expr &e, const std::function<bool(const Expr &)> &pred) {
   return found;
 }
 
+bool read_inside_sum(const Expr &e, const std::string &tensor) {
+  bool found = false;
+  for_each_node(e, [&](const Expr &x) {
+    if (const auto *s = x.as<Sum>())
+      found = found || contains(s->body, [&](const Expr &y) {
+                const auto *l = y.as<Load>();
+                return l && l->tensor == tensor;
+              });
+  });
+  return found;
+}
+
 }  // namespace grove::ilir

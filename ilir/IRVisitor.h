@@ -62,4 +62,8 @@ Expr substitute(const Expr &e, const std::string &name, const Expr &value);
 // Whether `e` contains a node for which `pred` holds.
 bool contains(const Expr &e, const std::function<bool(const Expr &)> &pred);
 
+// Whether `tensor` is loaded inside the body of a Sum in `e` (where substituting its definition
+// would recompute it once per term).
+bool read_inside_sum(const Expr &e, const std::string &tensor);
+
 }  // namespace grove::ilir

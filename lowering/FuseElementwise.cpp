@@ -23,19 +23,6 @@ bool is_index_expression(const ilir::Expr &e) {
   });
 }
 
-// Whether `tensor` is read inside the body of a Sum in `e`.
-bool read_inside_sum(const ilir::Expr &e, const std::string &tensor) {
-  bool found = false;
-  ilir::for_each_node(e, [&](const ilir::Expr &x) {
-    if (const auto *s = x.as<ilir::Sum>())
-      found = found || ilir::contains(s->body, [&](const ilir::Expr &y) {
-                auto *l = y.as<ilir::Load>();
-                return l && l->tensor == tensor;
-              });
-  });
-  return found;
-}
-
 // Replaces every load of `def.tensor` by def's value at the load's indices.
 class Inliner : public ilir::IRMutator {
  public:
@@ -64,7 +51,7 @@ void fuse_case(const ilir::Program &p, ilir::Case &c) {
     bool fusable = p.get(def.tensor).kind == ilir::TensorKind::Temp && !has_sum(def.value);
     if (fusable && !is_index_expression(def.value))
       for (size_t u = i + 1; u < c.body.size(); u++)
-        fusable = fusable && !read_inside_sum(c.body[u].value, def.tensor);
+        fusable = fusable && !ilir::read_inside_sum(c.body[u].value, def.tensor);
     if (!fusable) {
       i++;
       continue;

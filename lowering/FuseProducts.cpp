@@ -19,19 +19,6 @@ namespace {
 using internal::TempStorage;
 using internal::TensorAccess;
 
-// Whether `tensor` is read inside the body of a Sum in `e` (where inlining would recompute it).
-bool read_inside_sum(const ilir::Expr &e, const std::string &tensor) {
-  bool found = false;
-  ilir::for_each_node(e, [&](const ilir::Expr &x) {
-    if (const auto *s = x.as<ilir::Sum>())
-      found = found || ilir::contains(s->body, [&](const ilir::Expr &y) {
-                const auto *l = y.as<ilir::Load>();
-                return l && l->tensor == tensor;
-              });
-  });
-  return found;
-}
-
 // `index` as `var + offset` with a constant offset under `sizes`, or nothing.
 std::optional<int64_t> offset_from(const ilir::Expr &index, const std::string &var,
                                    const std::map<std::string, int64_t> &sizes) {
@@ -59,7 +46,8 @@ class Inline : public ilir::IRMutator {
  protected:
   ilir::Expr visit_Load(const ilir::Load *op, const ilir::Expr &e) override {
     if (op->tensor != def_.tensor) return IRMutator::visit_Load(op, e);
-    ilir::Expr value = ilir::substitute(def_.value, def_.indices[0], ilir::Var::make("__fp", ilir::VarKind::Index));
+    ilir::Expr value =
+        ilir::substitute(def_.value, def_.indices[0], ilir::Var::make("__fp", ilir::VarKind::Index));
     return ilir::substitute(value, "__fp", op->indices[0]);
   }
 
@@ -90,7 +78,7 @@ bool fuse_one(ilir::Program &p, ilir::Case &c, size_t at, const std::map<std::st
       reads = true;
       std::optional<int64_t> off =
           op.indices.size() == 1 ? offset_from(l->indices[0], op.indices[0], sizes) : std::nullopt;
-      if (!off || read_inside_sum(op.value, def.tensor)) {
+      if (!off || ilir::read_inside_sum(op.value, def.tensor)) {
         ok = false;
         return;
       }
