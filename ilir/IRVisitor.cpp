@@ -107,6 +107,32 @@ bool contains(const Expr &e, const std::function<bool(const Expr &)> &pred) {
   return found;
 }
 
+namespace {
+
+class Inliner : public IRMutator {
+ public:
+  explicit Inliner(const Compute &def) : def_(def) {}
+
+ protected:
+  Expr visit_Load(const Load *op, const Expr &e) override {
+    if (op->tensor != def_.tensor) return IRMutator::visit_Load(op, e);
+    // Rename the definition's indices apart first, so the substitution is simultaneous.
+    Expr value = def_.value;
+    for (size_t d = 0; d < def_.indices.size(); d++)
+      value = substitute(value, def_.indices[d], Var::make("__inline" + std::to_string(d), VarKind::Index));
+    for (size_t d = 0; d < def_.indices.size(); d++)
+      value = substitute(value, "__inline" + std::to_string(d), mutate(op->indices[d]));
+    return value;
+  }
+
+ private:
+  const Compute &def_;
+};
+
+}  // namespace
+
+Expr inline_definition(const Expr &e, const Compute &def) { return Inliner(def).mutate(e); }
+
 bool read_inside_sum(const Expr &e, const std::string &tensor) {
   bool found = false;
   for_each_node(e, [&](const Expr &x) {

@@ -62,6 +62,10 @@ Expr substitute(const Expr &e, const std::string &name, const Expr &value);
 // Whether `e` contains a node for which `pred` holds.
 bool contains(const Expr &e, const std::function<bool(const Expr &)> &pred);
 
+// `e` with every load of `def.tensor` replaced by def's value at the load's indices (the
+// substitution of def's index variables is simultaneous).
+Expr inline_definition(const Expr &e, const Compute &def);
+
 // Whether `tensor` is loaded inside the body of a Sum in `e` (where substituting its definition
 // would recompute it once per term).
 bool read_inside_sum(const Expr &e, const std::string &tensor);

@@ -1,7 +1,5 @@
 #include "lowering/FuseElementwise.h"
 
-#include <fmt/format.h>
-
 #include <set>
 
 #include "ilir/IRVisitor.h"
@@ -23,28 +21,6 @@ bool is_index_expression(const ilir::Expr &e) {
   });
 }
 
-// Replaces every load of `def.tensor` by def's value at the load's indices.
-class Inliner : public ilir::IRMutator {
- public:
-  explicit Inliner(const ilir::Compute &def) : def_(def) {}
-
- protected:
-  ilir::Expr visit_Load(const ilir::Load *op, const ilir::Expr &e) override {
-    if (op->tensor != def_.tensor) return IRMutator::visit_Load(op, e);
-    // Rename the definition's indices apart first, so the substitution is simultaneous.
-    ilir::Expr value = def_.value;
-    for (size_t d = 0; d < def_.indices.size(); d++)
-      value = ilir::substitute(value, def_.indices[d],
-                               ilir::Var::make(fmt::format("__fuse{}", d), ilir::VarKind::Index));
-    for (size_t d = 0; d < def_.indices.size(); d++)
-      value = ilir::substitute(value, fmt::format("__fuse{}", d), mutate(op->indices[d]));
-    return value;
-  }
-
- private:
-  const ilir::Compute &def_;
-};
-
 void fuse_case(const ilir::Program &p, ilir::Case &c) {
   for (size_t i = 0; i < c.body.size();) {
     const ilir::Compute &def = c.body[i];
@@ -58,8 +34,8 @@ void fuse_case(const ilir::Program &p, ilir::Case &c) {
     }
     ilir::Compute removed = def;
     c.body.erase(c.body.begin() + i);
-    Inliner inliner(removed);
-    for (size_t u = i; u < c.body.size(); u++) c.body[u].value = inliner.mutate(c.body[u].value);
+    for (size_t u = i; u < c.body.size(); u++)
+      c.body[u].value = ilir::inline_definition(c.body[u].value, removed);
   }
 }
 

@@ -1,7 +1,5 @@
 #include "lowering/FuseProducts.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <optional>
 #include <set>
@@ -37,23 +35,6 @@ std::optional<int64_t> offset_from(const ilir::Expr &index, const std::string &v
     return std::nullopt;
   }
 }
-
-// Replaces every load of `def.tensor` at the current node by def's value at the load's index.
-class Inline : public ilir::IRMutator {
- public:
-  explicit Inline(const ilir::Compute &def) : def_(def) {}
-
- protected:
-  ilir::Expr visit_Load(const ilir::Load *op, const ilir::Expr &e) override {
-    if (op->tensor != def_.tensor) return IRMutator::visit_Load(op, e);
-    ilir::Expr value =
-        ilir::substitute(def_.value, def_.indices[0], ilir::Var::make("__fp", ilir::VarKind::Index));
-    return ilir::substitute(value, "__fp", op->indices[0]);
-  }
-
- private:
-  const ilir::Compute &def_;
-};
 
 // Fuses the temp computed by c.body[at] into its readers if it qualifies; returns whether it did.
 bool fuse_one(ilir::Program &p, ilir::Case &c, size_t at, const std::map<std::string, int64_t> &sizes,
@@ -98,7 +79,7 @@ bool fuse_one(ilir::Program &p, ilir::Case &c, size_t at, const std::map<std::st
   std::vector<ilir::Compute> fused;
   for (size_t u : readers) {
     ilir::Compute op = c.body[u];
-    op.value = Inline(def).mutate(op.value);
+    op.value = ilir::inline_definition(op.value, def);
     if (!internal::match_gemm(access, op, schedule)) return false;
     fused.push_back(std::move(op));
   }

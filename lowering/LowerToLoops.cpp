@@ -167,14 +167,13 @@ class Lowerer {
                                              Halide::DeviceAPI::None, body));
     };
     for (const ilir::Compute &op : c.body) {
-      std::optional<MatmulMatch> mm;
-      if (!match_gemm(access, op, schedule_) && (mm = match_matmul(access, op, schedule_))) {
+      std::optional<GemmMatch> gemm = match_gemm(access, op, schedule_);
+      std::optional<MatmulMatch> mm = gemm ? std::nullopt : match_matmul(access, op, schedule_);
+      if (mm) {
         flush_gemms();
         flush_nodes();
         matmul_stage(op, *mm);
-        continue;
-      }
-      if (std::optional<GemmMatch> gemm = match_gemm(access, op, schedule_)) {
+      } else if (gemm) {
         flush_nodes();
         if (std::any_of(gemms.begin(), gemms.end(),
                         [&](const ilir::Compute *g) { return reads(op, g->tensor); }))
