@@ -1,0 +1,1 @@
+// Placeholder: written by the Relay core work in progress.
