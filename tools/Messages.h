@@ -28,4 +28,26 @@ inline constexpr char kTuneNoEntry[] =
     "--tuned: no tuned schedule for '{}' in {}; run `grove tune` with the same model, weights, --batch and "
     "threads first";
 
+// grove relay
+inline constexpr char kRelayNoMain[] = "{}: the module has no @main to run";
+inline constexpr char kRelayBadArg[] = "--arg: expected NAME=FILE.npy (e.g. --arg x=input.npy), got '{}'";
+inline constexpr char kRelayArgTwice[] = "--arg: parameter %{} is given twice";
+inline constexpr char kRelayMissingArg[] =
+    "--arg: @main's parameter %{} of {} has no value (its parameters: {})";
+inline constexpr char kRelayUnknownArg[] = "--arg: @main of {1} has no parameter %{0} (its parameters: {2})";
+inline constexpr char kRelayArgNotTensor[] =
+    "--arg: parameter %{} has type {}; grove relay run binds tensor parameters from .npy files only";
+inline constexpr char kRelayExecutor[] =
+    "--executor {}: grove relay runs with the reference interpreter only (--executor interp) until the "
+    "compiled executor exists";
+inline constexpr char kRelayOutNotTensors[] =
+    "--out: the result {} is not a tensor or a tuple of tensors; run without --out to print it";
+inline constexpr char kRelayOutDirectory[] =
+    "--out {}: cannot create the directory for the tuple's fields: {}";
+inline constexpr char kRelayMetaNeedsOut[] =
+    "the optimized module has {} large constants (meta[relay.Constant]); write it with --out FILE.relay, "
+    "which "
+    "puts them in FILE.meta.safetensors";
+inline constexpr char kRelayFuseDepth[] = "--fuse-max-depth must be at least 1, got {}";
+
 }  // namespace grove::tool_messages

@@ -6,6 +6,7 @@
 #include "ilir/Error.h"
 #include "tools/Bench.h"
 #include "tools/Commands.h"
+#include "tools/RelayCommands.h"
 #include "tools/Tune.h"
 
 int main(int argc, char **argv) {
@@ -130,6 +131,46 @@ int main(int argc, char **argv) {
   add_bench_options(t, tune.bench);
   tune.bench.repeat = 3;
 
+  // grove relay: the Relay layer.
+  CLI::App *relay = app.add_subcommand(
+      "relay", "Relay programs (TVM's text format 0.0.5): check types, optimize, compare and run them");
+  relay->require_subcommand(1);
+  grove::tool::RelayCheckCommand relay_check;
+  CLI::App *rc = relay->add_subcommand("check", "Type-check FILE and print it with every binding's type");
+  rc->add_option("file", relay_check.file, "Relay text file, e.g. models/relay/mlp.relay")
+      ->required()
+      ->check(CLI::ExistingFile);
+  grove::tool::RelayOptCommand relay_opt;
+  CLI::App *ro = relay->add_subcommand("opt", "Run passes over FILE in the given order and print the module");
+  ro->add_option("file", relay_opt.file, "Relay text file")->required()->check(CLI::ExistingFile);
+  ro->add_option("--passes", relay_opt.passes,
+                 "Comma-separated passes: dce, fold, cse, inline, anf, graph, fuse")
+      ->required();
+  ro->add_option("--out", relay_opt.out,
+                 "Write the module to this file (atomically; large constants to its .meta.safetensors) "
+                 "instead of printing it");
+  ro->add_option("--fuse-max-depth", relay_opt.fuse_max_depth,
+                 "fuse: the most ops in one group (default 256)");
+  ro->add_flag("--types", relay_opt.types, "Print every binding's type as a /* ty=... */ comment");
+  grove::tool::RelayEqualCommand relay_equal;
+  CLI::App *re = relay->add_subcommand(
+      "equal",
+      "Exit 0 if A and B are structurally equal (free variables mapped), else print the first difference "
+      "and exit 1");
+  re->add_option("a", relay_equal.a, "Relay text file")->required()->check(CLI::ExistingFile);
+  re->add_option("b", relay_equal.b, "Relay text file")->required()->check(CLI::ExistingFile);
+  grove::tool::RelayRunCommand relay_run;
+  CLI::App *rr = relay->add_subcommand("run", "Run FILE's @main and write or print its result");
+  rr->add_option("file", relay_run.file, "Relay text file")->required()->check(CLI::ExistingFile);
+  rr->add_option("--arg", relay_run.args,
+                 "A tensor parameter of @main: NAME=FILE.npy (repeat per parameter)");
+  rr->add_option(
+      "--out", relay_run.out,
+      "Result file: OUT.npy for a tensor; for a tuple a directory of 0.npy, 1.npy, ... or OUT.safetensors. "
+      "Without it the result is printed");
+  rr->add_option("--executor", relay_run.executor, "interp (the reference interpreter)");
+  CLI::App *rops = relay->add_subcommand("ops", "List the operators grove's Relay layer supports");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
@@ -142,6 +183,11 @@ int main(int argc, char **argv) {
     if (w->parsed()) return grove::tool::init_weights(init);
     if (b->parsed()) return grove::tool::bench(bench, std::cout);
     if (t->parsed()) return grove::tool::tune(tune, std::cout);
+    if (rc->parsed()) return grove::tool::relay_check(relay_check);
+    if (ro->parsed()) return grove::tool::relay_opt(relay_opt);
+    if (re->parsed()) return grove::tool::relay_equal(relay_equal);
+    if (rr->parsed()) return grove::tool::relay_run(relay_run);
+    if (rops->parsed()) return grove::tool::relay_ops();
   } catch (const grove::UserError &e) {
     // Messages that carry their own location ("file:line:col: error: ...") are not prefixed twice.
     std::string message = e.what();

@@ -33,7 +33,7 @@ inline constexpr char kSafetensorsShapeOverflow[] =
 inline constexpr char kSafetensorsOffsetsOutside[] =
     "{}: tensor '{}': data_offsets [{}, {}] lie outside the data section, which is {} bytes long";
 inline constexpr char kSafetensorsOffsetsSize[] =
-    "{}: tensor '{}': data_offsets [{}, {}] span {} bytes but shape {} of F32 needs {} bytes";
+    "{}: tensor '{}': data_offsets [{}, {}] span {} bytes but shape {} of {} needs {} bytes";
 
 // NumPy .npy reading (grove writes outputs as .npy; it reads them back in tests and tools).
 inline constexpr char kNpyNotNpy[] = "{}: not a .npy file: {}";
@@ -44,7 +44,24 @@ inline constexpr char kNpyDtype[] =
     "{}: the array has dtype '{}'; grove reads only little-endian float32 ('<f4')";
 inline constexpr char kNpyFortran[] =
     "{}: the array is in Fortran (column-major) order; grove reads only C order";
-inline constexpr char kNpyDataSize[] = "{}: shape {} of float32 needs {} data bytes but the file has {}";
+inline constexpr char kNpyDataSize[] = "{}: shape {} of {} needs {} data bytes but the file has {}";
+
+// Tensor files of any dtype (the Relay layer's NDArrays, relay/NDArrayIO.h).
+inline constexpr char kSafetensorsDtypeUnknown[] =
+    "{}: tensor '{}' has dtype {}; grove reads BOOL, I8, I16, I32, I64, U8, U16, U32, U64, F16, F32 and F64";
+inline constexpr char kSafetensorsOverlap[] =
+    "{}: tensors '{}' and '{}' overlap in the data section (data_offsets [{}, {}] and [{}, {}])";
+inline constexpr char kNpyDtypeUnknown[] =
+    "{}: the array has dtype '{}'; grove reads little-endian '|b1', '|i1', '<i2', '<i4', '<i8', '|u1', "
+    "'<u2', "
+    "'<u4', '<u8', '<f2', '<f4' and '<f8'";
+inline constexpr char kBoolNotZeroOrOne[] = "{}: {}: bool element {} is the byte {}, not 0 or 1";
+inline constexpr char kMetaConstantName[] =
+    "{}: tensor '{}' is not a Relay constant: a constants file holds relay.Constant.0, relay.Constant.1, ... "
+    "only";
+inline constexpr char kMetaConstantMissing[] =
+    "{}: relay.Constant.{} is missing: the file holds {} constants, so they must be relay.Constant.0 to "
+    "relay.Constant.{}";
 
 // Binding weights to a model's parameters.
 inline constexpr char kWeightsMissing[] = "{}: missing tensor '{}' (the model expects shape {})";

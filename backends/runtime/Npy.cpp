@@ -138,12 +138,19 @@ class HeaderParser {
 void write_npy(const std::string &path, const Tensor &t) {
   GROVE_CHECK(t.size() == Tensor::num_elements(t.shape), "{} elements for shape {}", t.size(),
               shape_string(t.shape));
-  std::string shape;
-  for (int64_t d : t.shape) shape += std::to_string(d) + ", ";
+  write_npy_bytes(
+      path, "<f4", t.shape,
+      std::string_view(reinterpret_cast<const char *>(t.data.data()), t.data.size() * sizeof(float)));
+}
+
+void write_npy_bytes(const std::string &path, const std::string &descr, const std::vector<int64_t> &shape,
+                     std::string_view bytes) {
+  std::string dims;
+  for (int64_t d : shape) dims += std::to_string(d) + ", ";
   // A 1-tuple needs its trailing comma, "(5,)"; numpy writes "(3, 256)" for longer ones.
-  if (t.shape.size() > 1) shape.resize(shape.size() - 2);
-  if (t.shape.size() == 1) shape.resize(shape.size() - 1);
-  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + shape + "), }";
+  if (shape.size() > 1) dims.resize(dims.size() - 2);
+  if (shape.size() == 1) dims.resize(dims.size() - 1);
+  std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (" + dims + "), }";
 
   // magic (6) + version (2) + header length (2) + header, padded with spaces, ending in '\n'.
   const size_t unpadded = kMagic.size() + 4 + header.size() + 1;
@@ -157,12 +164,24 @@ void write_npy(const std::string &path, const Tensor &t) {
   prefix += static_cast<char>(header.size() & 0xff);
   prefix += static_cast<char>(header.size() >> 8);
   prefix += header;
-  const std::string_view pieces[] = {
-      prefix, std::string_view(reinterpret_cast<const char *>(t.data.data()), t.data.size() * sizeof(float))};
+  const std::string_view pieces[] = {prefix, bytes};
   write_file_atomically(path, pieces);
 }
 
 Tensor read_npy(const std::string &path) {
+  Tensor t;
+  read_npy_into(path, {[&path](const std::string &descr) {
+                         if (descr != "<f4") user_error(msg::kNpyDtype, path, descr);
+                         return NpyElement{sizeof(float), "float32"};
+                       },
+                       [&t](const std::string &, const std::vector<int64_t> &shape) {
+                         t = Tensor(shape);
+                         return reinterpret_cast<char *>(t.data.data());
+                       }});
+  return t;
+}
+
+void read_npy_into(const std::string &path, const NpySink &sink) {
   std::ifstream in(path, std::ios::binary);
   if (!in) user_error(msg::kCannotOpen, path, std::strerror(errno));
   in.seekg(0, std::ios::end);
@@ -192,25 +211,25 @@ Tensor read_npy(const std::string &path) {
 
   std::string_view header_text = std::string_view(bytes).substr(header_begin, header_size);
   const auto header = HeaderParser(path, header_text).parse();
-  if (header.descr != "<f4") user_error(msg::kNpyDtype, path, header.descr);
+  const NpyElement element = sink.element_size(header.descr);
   if (header.fortran_order) user_error(msg::kNpyFortran, path);
 
-  // The byte count is checked against the file size before the tensor is allocated.
+  // The byte count is checked against the file size before the array is allocated.
   const uint64_t data_size = bytes.size() - header_begin - header_size;
-  uint64_t needed = sizeof(float);
+  uint64_t needed = element.size;
   for (int64_t d : header.shape) {
     if (__builtin_mul_overflow(needed, static_cast<uint64_t>(d), &needed)) {
-      user_error(msg::kNpyDataSize, path, shape_string(header.shape),
+      user_error(msg::kNpyDataSize, path, shape_string(header.shape), element.name,
                  fmt::format("more than {}", std::numeric_limits<uint64_t>::max()), data_size);
     }
   }
   if (needed != data_size) {
-    user_error(msg::kNpyDataSize, path, shape_string(header.shape), std::to_string(needed), data_size);
+    user_error(msg::kNpyDataSize, path, shape_string(header.shape), element.name, std::to_string(needed),
+               data_size);
   }
-  Tensor t(header.shape);
-  // An empty tensor's data() may be null, which memcpy must not see even for 0 bytes.
-  if (data_size > 0) std::memcpy(t.data.data(), bytes.data() + header_begin + header_size, data_size);
-  return t;
+  char *out = sink.allocate(header.descr, header.shape);
+  // An empty array's buffer may be null, which memcpy must not see even for 0 bytes.
+  if (data_size > 0) std::memcpy(out, bytes.data() + header_begin + header_size, data_size);
 }
 
 }  // namespace grove

@@ -4,7 +4,11 @@
 // {'descr': '<f4', 'fortran_order': False, 'shape': (3, 256), } padded with spaces and a newline so
 // that the data starts at a multiple of 64 bytes, then the data in C order.
 
+#include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "backends/runtime/Tensor.h"
 
@@ -16,5 +20,24 @@ void write_npy(const std::string &path, const Tensor &t);
 
 // Reads a '<f4' C-order array (format version 1.0, 2.0 or 3.0); anything else is a UserError.
 Tensor read_npy(const std::string &path);
+
+// The generic forms, for arrays of any dtype as raw bytes (the Relay layer's NDArrays).
+// What the reader asks of its caller: `element_size` gives the bytes per element of a header's
+// descr ('<i8', '|b1', ...) and its name for messages, or throws a UserError naming the path for a
+// descr the caller does not read; `allocate` returns where to put the product(shape) * size data
+// bytes, once they are known to be in the file (null only when that is 0).
+struct NpyElement {
+  uint64_t size;
+  std::string name;  // "float32", "int64", ...
+};
+struct NpySink {
+  std::function<NpyElement(const std::string &descr)> element_size;
+  std::function<char *(const std::string &descr, const std::vector<int64_t> &shape)> allocate;
+};
+// Reads a C-order array with read_npy's checks into `sink`'s buffer.
+void read_npy_into(const std::string &path, const NpySink &sink);
+// Writes `bytes` (product(shape) elements of `descr`, C order) as write_npy does.
+void write_npy_bytes(const std::string &path, const std::string &descr, const std::vector<int64_t> &shape,
+                     std::string_view bytes);
 
 }  // namespace grove

@@ -1,5 +1,6 @@
 #include "backends/runtime/Safetensors.h"
 
+#include <algorithm>
 #include <bit>
 #include <cerrno>
 #include <cstring>
@@ -28,8 +29,7 @@ constexpr std::string_view kMetadataKey = "__metadata__";
 
 // One tensor's header entry, validated against the file.
 struct Entry {
-  std::string name;
-  std::vector<int64_t> shape;
+  SafetensorsTensorInfo info;
   uint64_t begin = 0;  // byte offsets into the data section
   uint64_t end = 0;
 };
@@ -73,27 +73,29 @@ const json &field(const std::string &path, const std::string &name, const json &
   return *it;
 }
 
-// Validates one tensor's entry: dtype F32, a non-negative shape whose byte size fits, and offsets
-// inside a data section of `data_size` bytes that span exactly that size.
-Entry parse_entry(const std::string &path, const std::string &name, const json &entry, uint64_t data_size) {
+// Validates one tensor's entry: a dtype the sink reads, a non-negative shape whose byte size fits,
+// and offsets inside a data section of `data_size` bytes that span exactly that size.
+Entry parse_entry(const std::string &path, const std::string &name, const json &entry, uint64_t data_size,
+                  const SafetensorsSink &sink) {
   if (!entry.is_object()) user_error(msg::kSafetensorsEntryNotObject, path, name, entry.type_name());
 
   const json &dtype = field(path, name, entry, "dtype");
   if (!dtype.is_string())
     user_error(msg::kSafetensorsFieldType, path, name, "dtype", "a string", dtype.dump());
-  if (dtype.get_ref<const std::string &>() != "F32") {
-    user_error(msg::kSafetensorsDtype, path, name, dtype.get_ref<const std::string &>());
-  }
 
   Entry result;
-  result.name = name;
+  result.info.name = name;
+  result.info.dtype = dtype.get<std::string>();
+  const uint64_t element_size = sink.element_size(result.info);
+  GROVE_CHECK(element_size >= 1 && element_size <= 16, "element size {} for dtype {}", element_size,
+              result.info.dtype);
   const json &shape = field(path, name, entry, "shape");
   if (!shape.is_array()) {
     user_error(msg::kSafetensorsFieldType, path, name, "shape", "an array of integers", shape.dump());
   }
-  // Bytes needed so far; kept below int64's range so that 4 * numel never overflows.
+  // Bytes needed so far, kept below int64's range.
   constexpr uint64_t kMaxBytes = static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / 2;
-  uint64_t bytes = sizeof(float);
+  uint64_t bytes = element_size;
   for (const json &dim : shape) {
     if (dim.is_number_integer() && !dim.is_number_unsigned()) {
       user_error(msg::kSafetensorsNegativeDim, path, name, shape.dump());
@@ -106,7 +108,7 @@ Entry parse_entry(const std::string &path, const std::string &name, const json &
     if (d > kMaxBytes || (d != 0 && bytes > kMaxBytes / d))
       user_error(msg::kSafetensorsShapeOverflow, path, name, shape.dump());
     bytes *= d;
-    result.shape.push_back(static_cast<int64_t>(d));
+    result.info.shape.push_back(static_cast<int64_t>(d));
   }
 
   const json &offsets = field(path, name, entry, "data_offsets");
@@ -122,13 +124,13 @@ Entry parse_entry(const std::string &path, const std::string &name, const json &
   }
   if (result.end - result.begin != bytes) {
     user_error(msg::kSafetensorsOffsetsSize, path, name, result.begin, result.end, result.end - result.begin,
-               shape_string(result.shape), bytes);
+               shape_string(result.info.shape), result.info.dtype, bytes);
   }
   return result;
 }
 
-// Reads and validates every tensor of `source`; nothing is allocated beyond what it holds.
-Weights read_source(const Source &source) {
+// Reads and validates every tensor of `source` into `sink`; nothing is allocated beyond what it holds.
+void read_source(const Source &source, const SafetensorsSink &sink) {
   const std::string &path = source.path;
   const uint64_t file_size = source.size_in_bytes;
   auto read = [&](uint64_t offset, char *out, uint64_t size) {
@@ -158,49 +160,98 @@ Weights read_source(const Source &source) {
   std::vector<Entry> entries;
   for (const auto &[name, entry] : header.items()) {
     if (name == kMetadataKey) continue;
-    entries.push_back(parse_entry(path, name, entry, data_size));
+    entries.push_back(parse_entry(path, name, entry, data_size, sink));
+  }
+
+  if (sink.disjoint) {
+    std::vector<const Entry *> by_offset;
+    for (const Entry &entry : entries) {
+      if (entry.end > entry.begin) by_offset.push_back(&entry);
+    }
+    std::sort(by_offset.begin(), by_offset.end(),
+              [](const Entry *a, const Entry *b) { return a->begin < b->begin; });
+    for (size_t i = 1; i < by_offset.size(); ++i) {
+      const Entry &a = *by_offset[i - 1], &b = *by_offset[i];
+      if (b.begin < a.end) {
+        user_error(msg::kSafetensorsOverlap, path, a.info.name, b.info.name, a.begin, a.end, b.begin, b.end);
+      }
+    }
   }
 
   // 3. The data, each tensor read straight into its own buffer.
-  Weights weights;
   for (const Entry &entry : entries) {
-    Tensor tensor(entry.shape);
-    read(data_begin + entry.begin, reinterpret_cast<char *>(tensor.data.data()), entry.end - entry.begin);
-    weights.emplace(entry.name, std::move(tensor));
+    read(data_begin + entry.begin, sink.allocate(entry.info), entry.end - entry.begin);
   }
-  return weights;
 }
 
-}  // namespace
+// A sink for F32 tensors only, into `weights`.
+SafetensorsSink weights_sink(const std::string &path, Weights &weights) {
+  return {[&path](const SafetensorsTensorInfo &info) -> uint64_t {
+            if (info.dtype != "F32") user_error(msg::kSafetensorsDtype, path, info.name, info.dtype);
+            return sizeof(float);
+          },
+          [&weights](const SafetensorsTensorInfo &info) {
+            // Map nodes never move, so the buffer stays put while later tensors are added.
+            Tensor &tensor = weights.emplace(info.name, Tensor(info.shape)).first->second;
+            return reinterpret_cast<char *>(tensor.data.data());
+          }};
+}
 
-Weights read_safetensors(const std::string &path) {
+// Reads `path` with read_source and `sink`.
+void read_file(const std::string &path, const SafetensorsSink &sink) {
   std::ifstream in(path, std::ios::binary);
   if (!in) user_error(msg::kCannotOpen, path, std::strerror(errno));
   in.seekg(0, std::ios::end);
   const std::streamoff end = in.tellg();
   if (end < 0) user_error(msg::kCannotOpen, path, "cannot determine its size");
-  return read_source({path, static_cast<uint64_t>(end), [&](uint64_t offset, char *out, uint64_t size) {
-                        read_exact(in, path, offset, out, size);
-                      }});
+  read_source({path, static_cast<uint64_t>(end),
+               [&](uint64_t offset, char *out, uint64_t size) { read_exact(in, path, offset, out, size); }},
+              sink);
+}
+
+}  // namespace
+
+Weights read_safetensors(const std::string &path) {
+  Weights weights;
+  read_file(path, weights_sink(path, weights));
+  return weights;
 }
 
 Weights read_safetensors_bytes(std::string_view bytes, const std::string &name) {
-  return read_source({name, bytes.size(), [&](uint64_t offset, char *out, uint64_t size) {
-                        std::memcpy(out, bytes.data() + offset, size);
-                      }});
+  Weights weights;
+  read_source(
+      {name, bytes.size(),
+       [&](uint64_t offset, char *out, uint64_t size) { std::memcpy(out, bytes.data() + offset, size); }},
+      weights_sink(name, weights));
+  return weights;
 }
 
+void read_safetensors_into(const std::string &path, const SafetensorsSink &sink) { read_file(path, sink); }
+
 void write_safetensors(const std::string &path, const Weights &weights) {
-  json header = json::object();
-  std::vector<std::string_view> pieces(1);  // pieces[0] becomes the length and header
-  uint64_t offset = 0;
+  std::vector<std::pair<SafetensorsTensorInfo, std::string_view>> tensors;
   for (const auto &[name, tensor] : weights) {
     GROVE_CHECK(tensor.size() == Tensor::num_elements(tensor.shape), "tensor {} has {} elements for shape {}",
                 name, tensor.size(), shape_string(tensor.shape));
-    const uint64_t bytes = tensor.data.size() * sizeof(float);
-    header[name] = {{"dtype", "F32"}, {"shape", tensor.shape}, {"data_offsets", {offset, offset + bytes}}};
-    pieces.emplace_back(reinterpret_cast<const char *>(tensor.data.data()), bytes);
-    offset += bytes;
+    tensors.emplace_back(SafetensorsTensorInfo{name, "F32", tensor.shape},
+                         std::string_view(reinterpret_cast<const char *>(tensor.data.data()),
+                                          tensor.data.size() * sizeof(float)));
+  }
+  write_safetensors_tensors(path, tensors);
+}
+
+void write_safetensors_tensors(
+    const std::string &path, const std::vector<std::pair<SafetensorsTensorInfo, std::string_view>> &tensors) {
+  json header = json::object();
+  std::vector<std::string_view> pieces(1);  // pieces[0] becomes the length and header
+  uint64_t offset = 0;
+  for (const auto &[info, bytes] : tensors) {
+    GROVE_CHECK(!header.contains(info.name) && info.name != kMetadataKey, "tensor '{}' written twice",
+                info.name);
+    header[info.name] = {
+        {"dtype", info.dtype}, {"shape", info.shape}, {"data_offsets", {offset, offset + bytes.size()}}};
+    pieces.push_back(bytes);
+    offset += bytes.size();
   }
   header[std::string(kMetadataKey)] = {{"producer", "grove"}};
 

@@ -1,5 +1,422 @@
-// Placeholder: the op group is being written (an empty group until then).
+// Elementwise operators: unary math, clip, logical_not, arithmetic and comparisons with NumPy
+// broadcasting, and where. Type relations follow TVM's (IdentityRel, BroadcastRel, BroadcastCompRel,
+// WhereRel), with the dtype checks TVM leaves to code generation made here:
+//   * exp log sqrt tanh sigmoid erf: float tensors only (TVM type-checks ints, then fails or
+//     truncates when lowering);
+//   * negative abs nn.relu clip, and add subtract multiply divide: float or integer, not bool;
+//     integer arithmetic wraps around (two's complement) and `divide` truncates toward zero, as
+//     TVM's integer division does; an integer division by zero is an OpError;
+//   * logical_not: bool only;
+//   * comparisons: any dtype, both the same; the result is bool;
+//   * where(cond, x, y): cond bool (TVM accepts any dtype and tests != 0), x and y the same dtype.
+// Kernels compute float32 math in double and round once; float32 arithmetic is exact in float.
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "frontend/relay/ops/Broadcast.h"
 #include "frontend/relay/ops/Op.h"
+
 namespace grove::relay {
-std::vector<OpDef> elementwise_ops() { return {}; }
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Dtype families
+// ---------------------------------------------------------------------------------------------
+
+enum class Family { Float, Numeric, Bool, Any };
+
+bool in_family(Family f, DType t) {
+  switch (f) {
+    case Family::Float:
+      return is_float(t);
+    case Family::Numeric:
+      return is_float(t) || is_int(t);
+    case Family::Bool:
+      return t == DType::Bool;
+    case Family::Any:
+      return true;
+  }
+  return false;
+}
+
+const char *family_name(Family f) {
+  switch (f) {
+    case Family::Float:
+      return "a float tensor";
+    case Family::Numeric:
+      return "a float or integer tensor";
+    case Family::Bool:
+      return "a bool tensor";
+    case Family::Any:
+      return "a tensor";
+  }
+  return "?";
+}
+
+void check_family(Family f, DType t, const char *what = nullptr) {
+  if (in_family(f, t)) return;
+  throw OpError(fmt::format("{}expected {}, found {}", what ? what : "", family_name(f), to_string(t)));
+}
+
+void check_same_dtype(DType a, DType b) {
+  if (a != b) throw OpError(fmt::format("dtypes differ: {} and {}", to_string(a), to_string(b)));
+}
+
+template <typename T>
+constexpr bool kIsFloat = std::is_floating_point_v<T>;
+template <typename T>
+constexpr bool kIsInt = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+
+template <typename T>
+constexpr bool in_family_v(Family f) {
+  switch (f) {
+    case Family::Float:
+      return kIsFloat<T>;
+    case Family::Numeric:
+      return kIsFloat<T> || kIsInt<T>;
+    case Family::Bool:
+      return std::is_same_v<T, bool>;
+    case Family::Any:
+      return true;
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Type relations
+// ---------------------------------------------------------------------------------------------
+
+// The result is the argument's type (TVM's IdentityRel), for a dtype of family F.
+template <Family F>
+Type unary_rel(const std::vector<Type> &args, const Attrs &) {
+  const TensorType *x = tensor_arg(args, 0);
+  if (!x) return {};
+  check_family(F, x->dtype);
+  return TensorType::make(x->shape, x->dtype);
+}
+
+Type clip_rel(const std::vector<Type> &args, const Attrs &attrs) {
+  require_attr(attrs, "a_min");
+  require_attr(attrs, "a_max");
+  attr_float(attrs, "a_min", 0.0);
+  attr_float(attrs, "a_max", 0.0);
+  return unary_rel<Family::Numeric>(args, attrs);
+}
+
+// TVM's BroadcastRel (F = Numeric, result dtype of the arguments) and BroadcastCompRel (F = Any,
+// result bool).
+template <Family F, bool kCompare>
+Type binary_rel(const std::vector<Type> &args, const Attrs &) {
+  const TensorType *a = tensor_arg(args, 0);
+  const TensorType *b = tensor_arg(args, 1);
+  if (!a || !b) return {};
+  check_same_dtype(a->dtype, b->dtype);
+  check_family(F, a->dtype);
+  return TensorType::make(broadcast_shapes(a->shape, b->shape), kCompare ? DType::Bool : a->dtype);
+}
+
+// TVM's WhereRel: x and y broadcast together, then with the condition.
+Type where_rel(const std::vector<Type> &args, const Attrs &) {
+  const TensorType *c = tensor_arg(args, 0);
+  const TensorType *x = tensor_arg(args, 1);
+  const TensorType *y = tensor_arg(args, 2);
+  if (!c || !x || !y) return {};
+  check_family(Family::Bool, c->dtype, "condition: ");
+  check_same_dtype(x->dtype, y->dtype);
+  return TensorType::make(broadcast_shapes(c->shape, broadcast_shapes(x->shape, y->shape)), x->dtype);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kernels
+// ---------------------------------------------------------------------------------------------
+
+// Elementwise math on doubles; float32 inputs are widened and the result rounded once.
+double op_exp(double x) { return std::exp(x); }
+double op_log(double x) { return std::log(x); }
+double op_sqrt(double x) { return std::sqrt(x); }
+double op_tanh(double x) { return std::tanh(x); }
+double op_sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+double op_erf(double x) { return std::erf(x); }
+
+using MathFn = double (*)(double);
+
+template <MathFn Fn>
+std::vector<NDArray> float_math_kernel(const std::vector<NDArray> &args, const Attrs &) {
+  const NDArray &x = args[0];
+  NDArray out(x.dtype(), x.shape());
+  visit_dtype(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (kIsFloat<T>) {
+      const T *in = x.data<T>();
+      T *o = out.data<T>();
+      for (int64_t i = 0, n = x.size(); i < n; ++i) o[i] = static_cast<T>(Fn(static_cast<double>(in[i])));
+    } else {
+      check_family(Family::Float, x.dtype());
+    }
+  });
+  return {out};
+}
+
+// Integer arithmetic in the unsigned type of the same width: wraps around instead of overflowing.
+template <typename T>
+using Unsigned = std::make_unsigned_t<T>;
+
+struct Negative {
+  template <typename T>
+  T operator()(T x) const {
+    if constexpr (kIsInt<T>) return static_cast<T>(Unsigned<T>(0) - static_cast<Unsigned<T>>(x));
+    return -x;
+  }
+};
+struct Abs {
+  template <typename T>
+  T operator()(T x) const {
+    if constexpr (kIsInt<T>) return x < 0 ? Negative()(x) : x;
+    return std::abs(x);
+  }
+};
+struct Relu {
+  template <typename T>
+  T operator()(T x) const {
+    return x > T(0) ? x : T(0);
+  }
+};
+struct LogicalNot {
+  bool operator()(bool x) const { return !x; }
+};
+
+// A unary kernel applying Fn to dtypes of family F.
+template <typename Fn, Family F>
+std::vector<NDArray> unary_kernel(const std::vector<NDArray> &args, const Attrs &) {
+  const NDArray &x = args[0];
+  NDArray out(x.dtype(), x.shape());
+  visit_dtype(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (in_family_v<T>(F)) {
+      const T *in = x.data<T>();
+      T *o = out.data<T>();
+      for (int64_t i = 0, n = x.size(); i < n; ++i) o[i] = Fn()(in[i]);
+    } else {
+      check_family(F, x.dtype());
+    }
+  });
+  return {out};
+}
+
+// A bound converted to T as TVM's make_const does: rounded for floats, truncated toward zero (and
+// saturated) for integers.
+template <typename T>
+T bound_as(double v) {
+  if constexpr (kIsInt<T>) {
+    if (std::isnan(v)) throw OpError("clip bound is NaN");
+    const double lo = static_cast<double>(std::numeric_limits<T>::min());
+    const double hi = static_cast<double>(std::numeric_limits<T>::max());
+    if (v <= lo) return std::numeric_limits<T>::min();
+    if (v >= hi) return std::numeric_limits<T>::max();
+    return static_cast<T>(v);
+  }
+  return static_cast<T>(v);
+}
+
+// clip(x) = max(min(x, a_max), a_min), TVM's order (it matters only when a_min > a_max).
+std::vector<NDArray> clip_kernel(const std::vector<NDArray> &args, const Attrs &attrs) {
+  require_attr(attrs, "a_min");
+  require_attr(attrs, "a_max");
+  const double a_min = attr_float(attrs, "a_min", 0.0), a_max = attr_float(attrs, "a_max", 0.0);
+  const NDArray &x = args[0];
+  NDArray out(x.dtype(), x.shape());
+  visit_dtype(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (in_family_v<T>(Family::Numeric)) {
+      const T lo = bound_as<T>(a_min), hi = bound_as<T>(a_max);
+      const T *in = x.data<T>();
+      T *o = out.data<T>();
+      for (int64_t i = 0, n = x.size(); i < n; ++i) {
+        const T v = in[i] < hi ? in[i] : hi;
+        o[i] = v > lo ? v : lo;
+      }
+    } else {
+      check_family(Family::Numeric, x.dtype());
+    }
+  });
+  return {out};
+}
+
+struct Add {
+  template <typename T>
+  T operator()(T a, T b) const {
+    if constexpr (kIsInt<T>) return static_cast<T>(static_cast<Unsigned<T>>(a) + static_cast<Unsigned<T>>(b));
+    return a + b;
+  }
+};
+struct Subtract {
+  template <typename T>
+  T operator()(T a, T b) const {
+    if constexpr (kIsInt<T>) return static_cast<T>(static_cast<Unsigned<T>>(a) - static_cast<Unsigned<T>>(b));
+    return a - b;
+  }
+};
+struct Multiply {
+  template <typename T>
+  T operator()(T a, T b) const {
+    if constexpr (kIsInt<T>) return static_cast<T>(static_cast<Unsigned<T>>(a) * static_cast<Unsigned<T>>(b));
+    return a * b;
+  }
+};
+struct Divide {
+  template <typename T>
+  T operator()(T a, T b) const {
+    if constexpr (kIsInt<T>) {
+      if (b == 0) throw OpError("integer division by zero");
+      // The one quotient that overflows wraps to itself, as in two's complement hardware.
+      if (b == -1) return Negative()(a);
+    }
+    return a / b;
+  }
+};
+
+struct Equal {
+  template <typename T>
+  bool operator()(T a, T b) const {
+    return a == b;
+  }
+};
+struct NotEqual {
+  template <typename T>
+  bool operator()(T a, T b) const {
+    return a != b;
+  }
+};
+struct Less {
+  template <typename T>
+  bool operator()(T a, T b) const {
+    return a < b;
+  }
+};
+struct Greater {
+  template <typename T>
+  bool operator()(T a, T b) const {
+    return a > b;
+  }
+};
+struct LessEqual {
+  template <typename T>
+  bool operator()(T a, T b) const {
+    return a <= b;
+  }
+};
+struct GreaterEqual {
+  template <typename T>
+  bool operator()(T a, T b) const {
+    return a >= b;
+  }
+};
+
+// A binary kernel with broadcasting:
+//   1. the dtypes must agree (and be of family F);
+//   2. the result shape is the broadcast of the concrete shapes: a `?` the type allowed that met a
+//      mismatching size fails here, naming both shapes;
+//   3. walk the result, reading each input through its broadcast strides.
+template <typename Fn, Family F, bool kCompare>
+std::vector<NDArray> binary_kernel(const std::vector<NDArray> &args, const Attrs &) {
+  const NDArray &a = args[0], &b = args[1];
+  check_same_dtype(a.dtype(), b.dtype());
+  const Shape shape = broadcast_shapes(a.shape(), b.shape());
+  NDArray out(kCompare ? DType::Bool : a.dtype(), shape);
+  visit_dtype(a.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (in_family_v<T>(F)) {
+      using R = std::conditional_t<kCompare, bool, T>;
+      const T *pa = a.data<T>(), *pb = b.data<T>();
+      R *o = out.data<R>();
+      BroadcastIndex it(shape, {a.shape(), b.shape()});
+      for (int64_t i = 0; i < it.size(); ++i, it.next()) o[i] = Fn()(pa[it[0]], pb[it[1]]);
+    } else {
+      check_family(F, a.dtype());
+    }
+  });
+  return {out};
+}
+
+std::vector<NDArray> where_kernel(const std::vector<NDArray> &args, const Attrs &) {
+  const NDArray &c = args[0], &x = args[1], &y = args[2];
+  check_family(Family::Bool, c.dtype(), "condition: ");
+  check_same_dtype(x.dtype(), y.dtype());
+  const Shape shape = broadcast_shapes(c.shape(), broadcast_shapes(x.shape(), y.shape()));
+  NDArray out(x.dtype(), shape);
+  visit_dtype(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const bool *pc = c.data<bool>();
+    const T *px = x.data<T>(), *py = y.data<T>();
+    T *o = out.data<T>();
+    BroadcastIndex it(shape, {c.shape(), x.shape(), y.shape()});
+    for (int64_t i = 0; i < it.size(); ++i, it.next()) o[i] = pc[it[0]] ? px[it[1]] : py[it[2]];
+  });
+  return {out};
+}
+
+// ---------------------------------------------------------------------------------------------
+// The table
+// ---------------------------------------------------------------------------------------------
+
+OpDef float_unary(const char *name, TypeRelation rel, Kernel kernel) {
+  return {name, 1, OpPattern::ElemWise, {}, rel, kernel};
+}
+
+template <typename Fn>
+OpDef arith(const char *name) {
+  return {name,
+          2,
+          OpPattern::Broadcast,
+          {},
+          binary_rel<Family::Numeric, false>,
+          binary_kernel<Fn, Family::Numeric, false>};
+}
+
+template <typename Fn>
+OpDef compare(const char *name) {
+  return {
+      name, 2, OpPattern::Broadcast, {}, binary_rel<Family::Any, true>, binary_kernel<Fn, Family::Any, true>};
+}
+
+}  // namespace
+
+std::vector<OpDef> elementwise_ops() {
+  const TypeRelation float_rel = unary_rel<Family::Float>;
+  const TypeRelation numeric_rel = unary_rel<Family::Numeric>;
+  return {
+      float_unary("exp", float_rel, float_math_kernel<op_exp>),
+      float_unary("log", float_rel, float_math_kernel<op_log>),
+      float_unary("sqrt", float_rel, float_math_kernel<op_sqrt>),
+      float_unary("tanh", float_rel, float_math_kernel<op_tanh>),
+      float_unary("sigmoid", float_rel, float_math_kernel<op_sigmoid>),
+      float_unary("erf", float_rel, float_math_kernel<op_erf>),
+      {"negative", 1, OpPattern::ElemWise, {}, numeric_rel, unary_kernel<Negative, Family::Numeric>},
+      {"abs", 1, OpPattern::ElemWise, {}, numeric_rel, unary_kernel<Abs, Family::Numeric>},
+      {"nn.relu", 1, OpPattern::ElemWise, {}, numeric_rel, unary_kernel<Relu, Family::Numeric>},
+      {"clip", 1, OpPattern::ElemWise, {"a_min", "a_max"}, clip_rel, clip_kernel},
+      {"logical_not",
+       1,
+       OpPattern::ElemWise,
+       {},
+       unary_rel<Family::Bool>,
+       unary_kernel<LogicalNot, Family::Bool>},
+      arith<Add>("add"),
+      arith<Subtract>("subtract"),
+      arith<Multiply>("multiply"),
+      arith<Divide>("divide"),
+      compare<Equal>("equal"),
+      compare<NotEqual>("not_equal"),
+      compare<Less>("less"),
+      compare<Greater>("greater"),
+      compare<LessEqual>("less_equal"),
+      compare<GreaterEqual>("greater_equal"),
+      {"where", 3, OpPattern::Broadcast, {}, where_rel, where_kernel},
+  };
+}
+
 }  // namespace grove::relay

@@ -1,0 +1,180 @@
+#include "tools/RelayCommands.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <iostream>
+#include <map>
+
+#include "frontend/relay/Interpreter.h"
+#include "frontend/relay/NDArrayIO.h"
+#include "frontend/relay/Parser.h"
+#include "frontend/relay/Printer.h"
+#include "frontend/relay/StructuralEqual.h"
+#include "frontend/relay/TypeInfer.h"
+#include "frontend/relay/Value.h"
+#include "frontend/relay/ops/Op.h"
+#include "frontend/relay/passes/PassList.h"
+#include "ilir/Error.h"
+#include "tools/Messages.h"
+
+namespace grove::tool {
+
+namespace msg = tool_messages;
+using namespace grove::relay;
+
+namespace {
+
+bool same_path(const std::string &a, const std::string &b) {
+  std::error_code ec;
+  if (std::filesystem::exists(a, ec) && std::filesystem::exists(b, ec))
+    return std::filesystem::equivalent(a, b, ec);
+  return std::filesystem::weakly_canonical(a, ec) == std::filesystem::weakly_canonical(b, ec);
+}
+
+// --out must name neither an input nor an input's constants sidecar.
+void check_out_is_not_input(const std::string &out,
+                            const std::vector<std::pair<std::string, std::string>> &inputs) {
+  for (const auto &[path, what] : inputs)
+    if (!path.empty() && same_path(out, path)) user_error(msg::kOutIsInput, out, what);
+}
+
+Module load_typed(const std::string &file) {
+  Module m = parse_relay_file(file);
+  infer_types(m);
+  return m;
+}
+
+// The parameters of @main by name hint (without `%`).
+const Function &main_function(const Module &m, const std::string &file) {
+  const Expr *main = m.find_function("main");
+  if (!main) user_error(msg::kRelayNoMain, file);
+  return *main->as<Function>();
+}
+
+// Writes a tensor or a (nested) tuple of tensors: OUT.npy for a tensor; for a tuple, one .npy per
+// field under the directory OUT (fields "0.npy", "1.npy", nested "1.0.npy"), or one safetensors file
+// when OUT ends in ".safetensors" (tensors named "0", "1", "1.0").
+void flatten_result(const Value &v, const std::string &name, std::map<std::string, NDArray> &out) {
+  if (const auto *t = v->as<TensorValue>()) {
+    out.emplace(name, t->data);
+    return;
+  }
+  if (const auto *t = v->as<TupleValue>()) {
+    for (size_t i = 0; i < t->fields.size(); ++i)
+      flatten_result(t->fields[i], name.empty() ? std::to_string(i) : name + "." + std::to_string(i), out);
+    return;
+  }
+  user_error(msg::kRelayOutNotTensors, value_to_string(v));
+}
+
+void write_result(const Value &result, const std::string &out) {
+  if (const auto *t = result->as<TensorValue>()) {
+    write_npy_array(out, t->data);
+    return;
+  }
+  std::map<std::string, NDArray> fields;
+  flatten_result(result, "", fields);
+  if (out.size() > 12 && out.ends_with(".safetensors")) {
+    write_safetensors_arrays(out, fields);
+    return;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(out, ec);
+  if (ec || !std::filesystem::is_directory(out)) user_error(msg::kRelayOutDirectory, out, ec.message());
+  for (const auto &[name, array] : fields)
+    write_npy_array((std::filesystem::path(out) / (name + ".npy")).string(), array);
+}
+
+}  // namespace
+
+int relay_check(const RelayCheckCommand &c) {
+  Module m = load_typed(c.file);
+  PrintOptions options;
+  options.show_types = true;
+  std::cout << print_module(m, options).text;
+  return 0;
+}
+
+int relay_opt(const RelayOptCommand &c) {
+  std::vector<const PassInfo *> passes = parse_pass_list(c.passes);
+  if (!c.out.empty()) check_out_is_not_input(c.out, {{c.file, "Relay"}, {meta_path(c.file), "constants"}});
+  PassOptions pass_options;
+  if (c.fuse_max_depth < 1) user_error(msg::kRelayFuseDepth, c.fuse_max_depth);
+  pass_options.fuse_max_depth = c.fuse_max_depth;
+  Module m = run_passes(parse_relay_file(c.file), passes, pass_options);
+  PrintOptions options;
+  options.show_types = c.types;
+  if (c.out.empty()) {
+    PrintedModule printed = print_module(m, options);
+    if (!printed.meta.empty()) user_error(msg::kRelayMetaNeedsOut, printed.meta.size());
+    std::cout << printed.text;
+  } else {
+    if (same_path(meta_path(c.out), c.file) || same_path(meta_path(c.out), meta_path(c.file)))
+      user_error(msg::kOutIsInput, meta_path(c.out), "constants");
+    write_relay_file(c.out, m, options);
+  }
+  return 0;
+}
+
+int relay_equal(const RelayEqualCommand &c) {
+  Module a = parse_relay_file(c.a), b = parse_relay_file(c.b);
+  EqualResult r = structural_equal(a, b, /*map_free_vars=*/true);
+  if (r.equal) {
+    std::cout << "equal\n";
+    return 0;
+  }
+  std::cout << fmt::format("not equal: first difference at {}\n  {}: {}\n  {}: {}\n", r.path, c.a, r.lhs, c.b,
+                           r.rhs);
+  return 1;
+}
+
+int relay_run(const RelayRunCommand &c) {
+  if (c.executor != "interp") user_error(msg::kRelayExecutor, c.executor);
+  std::vector<std::pair<std::string, std::string>> inputs{{c.file, "Relay"},
+                                                          {meta_path(c.file), "constants"}};
+  std::map<std::string, std::string> arg_files;
+  for (const std::string &a : c.args) {
+    size_t eq = a.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == a.size()) user_error(msg::kRelayBadArg, a);
+    std::string name = a.substr(0, eq), path = a.substr(eq + 1);
+    if (!name.empty() && name[0] == '%') name = name.substr(1);
+    if (!arg_files.emplace(name, path).second) user_error(msg::kRelayArgTwice, name);
+    inputs.emplace_back(path, "--arg " + name);
+  }
+  if (!c.out.empty()) check_out_is_not_input(c.out, inputs);
+
+  Module m = load_typed(c.file);
+  const Function &main = main_function(m, c.file);
+  std::vector<Value> args;
+  std::string params;
+  for (const Expr &p : main.params) params += (params.empty() ? "%" : ", %") + p.as<Var>()->name_hint;
+  for (const Expr &p : main.params) {
+    const std::string &name = p.as<Var>()->name_hint;
+    auto it = arg_files.find(name);
+    if (it == arg_files.end()) user_error(msg::kRelayMissingArg, name, c.file, params);
+    if (!p.type().as<TensorType>()) user_error(msg::kRelayArgNotTensor, name, to_string(p.type()));
+    args.push_back(tensor_value(read_npy_array(it->second)));
+    arg_files.erase(it);
+  }
+  if (!arg_files.empty()) user_error(msg::kRelayUnknownArg, arg_files.begin()->first, c.file, params);
+
+  Value result = run_main(m, args);
+  if (c.out.empty())
+    std::cout << value_to_string(result) << "\n";
+  else
+    write_result(result, c.out);
+  return 0;
+}
+
+int relay_ops() {
+  for (const OpDef &op : all_ops()) {
+    std::string attrs;
+    for (const std::string &a : op.attr_names) attrs += (attrs.empty() ? "" : ", ") + a;
+    std::cout << fmt::format("{:<20} {:<21} args {}  attrs: {}\n", op.name, to_string(op.pattern),
+                             op.num_args, attrs.empty() ? "-" : attrs);
+  }
+  return 0;
+}
+
+}  // namespace grove::tool

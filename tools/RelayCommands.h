@@ -1,0 +1,35 @@
+#pragma once
+// `grove relay ...`: the Relay layer on the command line — check (types), opt (passes), equal
+// (structural equality), run (the reference interpreter) and ops (the op table).
+
+#include <string>
+#include <vector>
+
+namespace grove::tool {
+
+struct RelayCheckCommand {
+  std::string file;
+};
+
+struct RelayOptCommand {
+  std::string file, passes, out;
+  int fuse_max_depth = 256;
+  bool types = false;  // print `/* ty=... */` comments
+};
+
+struct RelayEqualCommand {
+  std::string a, b;
+};
+
+struct RelayRunCommand {
+  std::string file, out, executor = "interp";
+  std::vector<std::string> args;  // NAME=FILE.npy
+};
+
+int relay_check(const RelayCheckCommand &c);
+int relay_opt(const RelayOptCommand &c);
+int relay_equal(const RelayEqualCommand &c);
+int relay_run(const RelayRunCommand &c);
+int relay_ops();
+
+}  // namespace grove::tool
