@@ -1,8 +1,5 @@
 #pragma once
-// The Relay text format's lexer: text → tokens with 1-based line and column.
-// Assumes nothing of the text; guarantees a token list ending in End (comments, whitespace and the
-// `#[version = "0.0.5"]` header dropped), or a UserError at the first character that cannot start a
-// token, an unterminated comment or string, a malformed or out-of-range number, or a `#[metadata]`.
+// The Relay text format's lexer: text → tokens with 1-based line and column (private to the parser).
 
 #include <cstdint>
 #include <string>
@@ -89,6 +86,9 @@ std::string describe(const Token &token);
 // A string token's contents with its escapes (\" \\ \n \t) decoded.
 std::string unescape(std::string_view raw);
 
+// Tokens ending in End (comments, whitespace and the `#[version = "0.0.5"]` header dropped), or a
+// UserError at a character that starts no token, an unterminated comment or string, a malformed or
+// out-of-range number, or a `#[metadata]` section.
 std::vector<Token> lex(const dsl::SourceFile &source);
 
 }  // namespace grove::relay

@@ -11,6 +11,7 @@
 // `e` itself, so each later `%0` shares it. `e1; e2` is `let %"" = e1; e2`.
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "frontend/relay/Messages.h"
@@ -155,7 +156,11 @@ Expr Parser::parse_postfix() {
     } else if (peek().kind == Tok::Period) {
       const Token &dot = next();
       const Token &index = peek();
-      if (index.kind != Tok::Int) error(index, msg::kTupleIndex, describe(index));
+      // The lexer reads digits after '.' as an index; anything else (`.-1`, `.1i64`) is not one.
+      const bool digits_only =
+          std::all_of(index.text.begin(), index.text.end(), [](char c) { return c >= '0' && c <= '9'; });
+      if (index.kind != Tok::Int || !digits_only || index.bits > static_cast<uint64_t>(INT32_MAX))
+        error(index, msg::kTupleIndex, describe(index));
       next();
       e = TupleGetItem::make(std::move(e), static_cast<int>(index.bits), span_of(dot));
     } else {
@@ -572,9 +577,20 @@ Type Parser::parse_type() {
   DepthGuard guard(*this, peek());
   const Token &t = peek();
   switch (t.kind) {
-    case Tok::LParen:
+    case Tok::LParen: {
+      // `(T)` groups (TVM's prelude writes `-> (fn(A) -> A)`); a 1-tuple type is written `(T,)`.
       next();
-      return TupleType::make(parse_type_list(Tok::RParen), span_of(t));
+      std::vector<Type> fields;
+      bool trailing_comma = false;
+      while (peek().kind != Tok::RParen) {
+        fields.push_back(parse_type());
+        trailing_comma = accept(Tok::Comma);
+        if (!trailing_comma) break;
+      }
+      expect(Tok::RParen, "',' or ')' in the tuple type");
+      if (fields.size() == 1 && !trailing_comma) return fields[0];
+      return TupleType::make(std::move(fields), span_of(t));
+    }
     case Tok::Fn: {
       next();
       type_vars_.push();

@@ -2,7 +2,6 @@
 // The Relay text parser's state, shared by Parser.cpp (programs, definitions, ADTs, entry points)
 // and ParseExpr.cpp (expressions, types, patterns, attributes). Private to the parser.
 
-#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>

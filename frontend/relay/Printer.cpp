@@ -10,6 +10,7 @@
 #include <optional>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "backends/runtime/FileIO.h"
@@ -177,7 +178,8 @@ void operands_of(const Expr &e, std::vector<const Expr *> &out) {
 //      by step 1 with two more spaces of indentation.
 class Printer : public ExprFunctor<std::string, int> {
  public:
-  Printer(const PrintOptions &options, std::vector<NDArray> *meta) : options_(options), meta_(meta) {}
+  Printer(const PrintOptions &options, std::vector<NDArray> *meta)
+      : options_(options), meta_(meta), meta_base_(meta ? meta->size() : 0) {}
 
   std::string module(const Module &m) {
     std::string out = "#[version = \"0.0.5\"]\n";
@@ -205,16 +207,7 @@ class Printer : public ExprFunctor<std::string, int> {
  protected:
   std::string visit_Constant(const Constant *n, const Expr &e, int) override {
     if (std::optional<std::string> text = literal(n->data)) return *text;
-    auto [it, inserted] = meta_index_.emplace(e.get(), 0);
-    if (inserted) {
-      if (meta_) {
-        it->second = meta_->size();
-        meta_->push_back(n->data);
-      } else {
-        it->second = meta_index_.size() - 1;
-      }
-    }
-    return fmt::format("meta[relay.Constant][{}]", it->second);
+    return fmt::format("meta[relay.Constant][{}]", meta_index(n->data));
   }
   std::string visit_Var(const Var *, const Expr &e, int) override { return "%" + var_name(e); }
   std::string visit_GlobalVar(const GlobalVar *n, const Expr &, int) override { return "@" + n->name; }
@@ -242,18 +235,25 @@ class Printer : public ExprFunctor<std::string, int> {
   std::string visit_Function(const Function *n, const Expr &e, int indent) override {
     return function_text("fn ", n, e, indent);
   }
+  // Pieces are printed in separate statements, in text order: printing allocates names and
+  // graph-binding numbers, and the operands of `+` are evaluated in no fixed order.
   std::string visit_Let(const Let *, const Expr &e, int indent) override {
-    return "(\n" + scope(e, indent + 2) + "\n" + pad(indent) + ")";
+    std::string inner = scope(e, indent + 2);
+    return "(\n" + inner + "\n" + pad(indent) + ")";
   }
   std::string visit_If(const If *n, const Expr &, int indent) override {
-    return "if (" + name_of(n->cond) + ") {\n" + scope(n->then_branch, indent + 2) + "\n" + pad(indent) +
-           "} else {\n" + scope(n->else_branch, indent + 2) + "\n" + pad(indent) + "}";
+    std::string s = "if (" + name_of(n->cond) + ") {\n";
+    s += scope(n->then_branch, indent + 2);
+    s += "\n" + pad(indent) + "} else {\n";
+    s += scope(n->else_branch, indent + 2);
+    return s + "\n" + pad(indent) + "}";
   }
   std::string visit_Match(const Match *n, const Expr &, int indent) override {
     std::string s = std::string(n->complete ? "match" : "match?") + " (" + name_of(n->data) + ") {\n";
     for (const Clause &c : n->clauses) {
-      s += pad(indent + 2) + pattern(c.lhs) + " => {\n" + scope(c.rhs, indent + 4) + "\n" + pad(indent + 2) +
-           "},\n";
+      s += pad(indent + 2) + pattern(c.lhs) + " => {\n";
+      s += scope(c.rhs, indent + 4);
+      s += "\n" + pad(indent + 2) + "},\n";
     }
     return s + pad(indent) + "}";
   }
@@ -276,11 +276,12 @@ class Printer : public ExprFunctor<std::string, int> {
     while (const auto *let = e.as<Let>()) {
       // A let-bound function may call itself: name the variable before printing the value.
       const std::string var = binder(let->var);
-      const std::string value = in_place(let->value, indent, out);
+      const std::string value = in_place(let->value, indent, out);  // after `var`: names in text order
       out += pad(indent) + "let " + var + " = " + value + type_comment(let->value) + ";\n";
       e = let->body;
     }
-    out += pad(indent) + in_place(e, indent, out);
+    std::string result = in_place(e, indent, out);
+    out += pad(indent) + result;
     for (const ExprNode *node : scopes_.back()) bound_.erase(node);
     scopes_.pop_back();
     return out;
@@ -323,7 +324,8 @@ class Printer : public ExprFunctor<std::string, int> {
       }
       stack.pop_back();
       const std::string name = "%" + std::to_string(next_temp_++);
-      out += pad(indent) + name + " = " + dispatch(e, indent) + type_comment(e) + ";\n";
+      const std::string value = dispatch(e, indent);
+      out += pad(indent) + name + " = " + value + type_comment(e) + ";\n";
       bound_.emplace(e.get(), name);
       scopes_.back().push_back(e.get());
     }
@@ -340,6 +342,20 @@ class Printer : public ExprFunctor<std::string, int> {
   std::string type_comment(const Expr &e) {
     if (!options_.show_types || !e->checked_type.defined()) return "";
     return " /* ty=" + to_string(e->checked_type) + " */";
+  }
+
+  // The meta index of `data`: constants with the same dtype, shape and bytes share one entry, so
+  // that printing a parsed module (a node per reference) gives the same text again.
+  size_t meta_index(const NDArray &data) {
+    const size_t key = std::hash<std::string_view>()(
+        std::string_view(reinterpret_cast<const char *>(data.raw()), data.nbytes()));
+    for (size_t index : meta_by_hash_[key]) {
+      if (meta_entries_[index].bitwise_equal(data)) return index + meta_base_;
+    }
+    meta_by_hash_[key].push_back(meta_entries_.size());
+    meta_entries_.push_back(data);
+    if (meta_) meta_->push_back(data);
+    return meta_entries_.size() - 1 + meta_base_;
   }
 
   // ---- variables ----
@@ -361,11 +377,18 @@ class Printer : public ExprFunctor<std::string, int> {
     name_counts_.emplace(name, 0);
     return name;
   }
-  // A binding occurrence: `%x` or `%x: T`.
+  // A binding occurrence: `%x` or `%x: T`. A variable bound again (a shared let or function
+  // printed once per use) gets a fresh name, which the uses printed after it take, so that the
+  // text never binds one name twice.
   std::string binder(const Expr &var) {
     const auto *v = var.as<Var>();
     GROVE_CHECK(v, "a binder that is a {}", to_string(var->kind));
-    std::string s = "%" + var_name(var);
+    if (bound_once_.insert(var.get()).second) {
+      var_name(var);
+    } else {
+      var_names_[var.get()] = fresh_name(sanitize(v->name_hint));
+    }
+    std::string s = "%" + var_names_.at(var.get());
     if (v->type_annotation.defined()) s += ": " + to_string(v->type_annotation);
     return s;
   }
@@ -387,8 +410,10 @@ class Printer : public ExprFunctor<std::string, int> {
     s += "(" + params + attrs + ") ";
     if (f->ret_type.defined()) s += "-> " + to_string(f->ret_type) + " ";
     // A global function's free variables (if any) are declared where its body starts.
-    std::string body = prefix.rfind("def ", 0) == 0 ? free_var_lines(e, indent + 2) : "";
-    return s + "{\n" + body + scope(f->body, indent + 2) + "\n" + pad(indent) + "}";
+    s += "{\n";
+    if (prefix.rfind("def ", 0) == 0) s += free_var_lines(e, indent + 2);
+    s += scope(f->body, indent + 2);
+    return s + "\n" + pad(indent) + "}";
   }
 
   // Patterns nest as deep as they are written: recursion is fine.
@@ -432,9 +457,12 @@ class Printer : public ExprFunctor<std::string, int> {
   std::vector<NDArray> *meta_;
   std::unordered_map<const ExprNode *, std::string> var_names_;
   std::unordered_map<std::string, int> name_counts_;
+  std::unordered_set<const ExprNode *> bound_once_;          // variables whose binder was printed
   std::unordered_map<const ExprNode *, std::string> bound_;  // graph bindings visible here
   std::vector<std::vector<const ExprNode *>> scopes_;        // what each open scope bound
-  std::unordered_map<const ExprNode *, size_t> meta_index_;
+  std::vector<NDArray> meta_entries_;  // this printer's constants; meta[i] is meta_entries_[i - meta_base_]
+  std::unordered_map<size_t, std::vector<size_t>> meta_by_hash_;
+  size_t meta_base_ = 0;
   int next_temp_ = 0;
 };
 

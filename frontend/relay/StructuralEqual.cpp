@@ -107,37 +107,35 @@ void children_of(const Expr &e, std::vector<Child> &out) {
 // Paths, kept as a tree of steps so that a 100,000-deep walk does not copy long strings
 // ---------------------------------------------------------------------------------------------
 
+// One step: `.field`, `.field[index]` or `.field[index]suffix` below its parent step.
 struct PathStep {
-  int parent;  // -1 at the root
-  std::string label;
+  int parent;  // -1 below the root
+  const char *field;
+  int index;
+  const char *suffix;
 };
 
 class PathTree {
  public:
-  int add(int parent, std::string label) {
-    steps_.push_back({parent, std::move(label)});
+  explicit PathTree(std::string root) : root_(std::move(root)) {}
+  int add(int parent, const Child &c) {
+    steps_.push_back({parent, c.field, c.index, c.suffix});
     return static_cast<int>(steps_.size()) - 1;
   }
-  static std::string label(const Child &c) {
-    std::string s = std::string(".") + c.field;
-    if (c.index >= 0) s += fmt::format("[{}]", c.index);
-    if (c.suffix) s += c.suffix;
-    return s;
-  }
-  // The path to `step`; a run of one label repeated (a let chain's `.body.body...`) is shortened
-  // to `(.body)*N`.
+  // The path to `step` (-1: the root); a run of one label repeated (a let chain's `.body.body...`)
+  // is shortened to `(.body)*N`.
   std::string render(int step, const std::string &tail) const {
-    std::vector<const std::string *> labels;
-    for (int s = step; s >= 0; s = steps_[s].parent) labels.push_back(&steps_[s].label);
+    std::vector<std::string> labels;
+    for (int s = step; s >= 0; s = steps_[s].parent) labels.push_back(label(steps_[s]));
     std::reverse(labels.begin(), labels.end());
-    std::string out;
+    std::string out = root_;
     for (size_t i = 0; i < labels.size();) {
       size_t j = i;
-      while (j < labels.size() && *labels[j] == *labels[i]) ++j;
+      while (j < labels.size() && labels[j] == labels[i]) ++j;
       if (j - i > 3) {
-        out += fmt::format("({})*{}", *labels[i], j - i);
+        out += fmt::format("({})*{}", labels[i], j - i);
       } else {
-        for (size_t k = i; k < j; ++k) out += *labels[k];
+        for (size_t k = i; k < j; ++k) out += labels[k];
       }
       i = j;
     }
@@ -145,6 +143,14 @@ class PathTree {
   }
 
  private:
+  static std::string label(const PathStep &s) {
+    std::string out = std::string(".") + s.field;
+    if (s.index >= 0) out += fmt::format("[{}]", s.index);
+    if (s.suffix) out += s.suffix;
+    return out;
+  }
+
+  std::string root_;
   std::vector<PathStep> steps_;
 };
 
@@ -223,48 +229,55 @@ struct PairHash {
 };
 
 // Compares expressions with the iterative algorithm:
-//   1. A work stack holds pairs (lhs, rhs, path step, binds). Popping a pair already compared skips
-//      it: compared pairs are memoized, so shared subgraphs are compared once. Any difference ends
-//      the whole comparison, so a pair that is still being compared can be assumed equal.
-//   2. Node-local parts are compared at once: kind, names, constants, attributes, type annotations,
-//      types, patterns (binding pattern variables) and type parameters (binding them).
-//   3. Children are pushed in reverse, so they are compared in children_of's order: binders before
-//      the expressions in their scope. A binder pair is paired when popped; a variable use must
-//      then be paired with its partner, or, free, is paired on first meeting (map_free_vars) or must
-//      be the same node.
+//   1. A work stack holds pairs (lhs, rhs, path step). Popping a pair already compared skips it:
+//      compared pairs are memoized, so shared subgraphs are compared once. Any difference ends the
+//      whole comparison, so a pair that is still being compared can be assumed equal.
+//   2. Node-local parts are compared at once: kind, names, constants, attributes, types, and the
+//      binders a node introduces (a Function's parameters and type parameters, a Let's variable, a
+//      Match's pattern variables), which are paired with their counterparts, annotations compared.
+//   3. A node that paired binders pushes a task that unpairs them, then its children, in reverse,
+//      so that children are compared in children_of's order and the binders stay paired exactly
+//      while the node's subtree is compared. A shared binder (a Let in graph form reached twice)
+//      may thus pair with a different counterpart each time, so sharing never matters.
+//   4. A variable use must be paired with its counterpart; a free one is paired for good on first
+//      meeting (map_free_vars) or must be the very same node.
 class ExprComparer {
  public:
   explicit ExprComparer(bool map_free_vars) : map_free_vars_(map_free_vars) {}
 
   // Compares a and b, with `root` naming them in paths (e.g. "@main").
+  // Tasks point at the Expr handles inside the nodes (or at a and b), which outlive the walk.
   EqualResult compare(const Expr &a, const Expr &b, const std::string &root) {
-    int root_step = paths_.add(-1, root);
-    std::vector<Task> stack{{a, b, root_step, false, {}}};
+    PathTree paths(root);
+    std::vector<Task> stack{{&a, &b, -1, false, -1}};
     std::vector<Child> ca, cb;
     while (!stack.empty()) {
-      Task task = std::move(stack.back());
+      const Task task = stack.back();
       stack.pop_back();
-      if (!task.unbind.empty()) {
-        for (const auto &[x, y] : task.unbind) type_vars_.unpair(x, y);
+      if (task.unbind >= 0) {
+        for (const auto &[x, y] : scopes_[task.unbind].vars) vars_.unpair(x, y);
+        for (const auto &[x, y] : scopes_[task.unbind].types) type_vars_.unpair(x, y);
         continue;
       }
-      if (!task.lhs.defined() || !task.rhs.defined()) {
-        if (task.lhs.defined() != task.rhs.defined())
-          return fail(task.step, {"", show(task.lhs), show(task.rhs)});
+      const Expr &lhs = *task.lhs, &rhs = *task.rhs;
+      if (!lhs.defined() || !rhs.defined()) {
+        if (lhs.defined() != rhs.defined()) return fail(paths, task.step, {"", show(lhs), show(rhs)});
         continue;
       }
-      if (!task.binds && !compared_.insert({task.lhs.get(), task.rhs.get()}).second) continue;
-      if (auto d = compare_local(task)) return fail(task.step, *d);
-      // A function's type parameters are bound over its body only: unpaired once it is compared.
-      if (!newly_bound_.empty()) stack.push_back({{}, {}, -1, false, std::move(newly_bound_)});
-      newly_bound_.clear();
-      children_of(task.lhs, ca);
-      children_of(task.rhs, cb);
+      if (!task.binds && !compared_.insert({lhs.get(), rhs.get()}).second) continue;
+      if (auto d = compare_local(lhs, rhs, task.binds)) return fail(paths, task.step, *d);
+      // 3. The binders this pair introduced are unpaired once its subtree is compared.
+      if (!bound_.vars.empty() || !bound_.types.empty()) {
+        scopes_.push_back(std::move(bound_));
+        bound_ = {};
+        stack.push_back({nullptr, nullptr, -1, false, static_cast<int>(scopes_.size()) - 1});
+      }
+      children_of(lhs, ca);
+      children_of(rhs, cb);
       GROVE_CHECK(ca.size() == cb.size(), "equal-looking {} nodes with {} and {} children",
-                  to_string(task.lhs->kind), ca.size(), cb.size());
+                  to_string(lhs->kind), ca.size(), cb.size());
       for (size_t i = ca.size(); i-- > 0;) {
-        stack.push_back(
-            {*ca[i].expr, *cb[i].expr, paths_.add(task.step, PathTree::label(ca[i])), ca[i].binds, {}});
+        stack.push_back({ca[i].expr, cb[i].expr, paths.add(task.step, ca[i]), ca[i].binds, -1});
       }
     }
     return {};
@@ -280,21 +293,25 @@ class ExprComparer {
     return bind_params(a, b, ".type_vars");
   }
   void unbind_type_vars() {
-    for (const auto &[x, y] : newly_bound_) type_vars_.unpair(x, y);
-    newly_bound_.clear();
+    for (const auto &[x, y] : bound_.types) type_vars_.unpair(x, y);
+    bound_.types.clear();
   }
 
  private:
   struct Task {
-    Expr lhs, rhs;
+    const Expr *lhs, *rhs;
     int step;
     bool binds;
-    // When not empty, the task only unpairs these type variables (the end of a function's scope).
-    std::vector<std::pair<const TypeNode *, const TypeNode *>> unbind;
+    int unbind;  // >= 0: the task only unpairs scopes_[unbind] (the end of a binder's scope)
+  };
+  // Pairs made by one node's binders.
+  struct Scope {
+    std::vector<std::pair<const ExprNode *, const ExprNode *>> vars;
+    std::vector<std::pair<const TypeNode *, const TypeNode *>> types;
   };
 
-  EqualResult fail(int step, const Difference &d) {
-    return {false, paths_.render(step, d.tail), d.lhs, d.rhs};
+  static EqualResult fail(const PathTree &paths, int step, const Difference &d) {
+    return {false, paths.render(step, d.tail), d.lhs, d.rhs};
   }
 
   std::optional<Difference> differ(const std::string &tail, std::string lhs, std::string rhs) {
@@ -302,8 +319,7 @@ class ExprComparer {
   }
 
   // 2. The node-local parts of a pair.
-  std::optional<Difference> compare_local(const Task &task) {
-    const Expr &a = task.lhs, &b = task.rhs;
+  std::optional<Difference> compare_local(const Expr &a, const Expr &b, bool binds) {
     if (a->kind != b->kind) return differ("", show(a), show(b));
     switch (a->kind) {
       case ExprKind::Constant:
@@ -311,7 +327,7 @@ class ExprComparer {
           return differ("", show(a), show(b));
         return std::nullopt;
       case ExprKind::Var:
-        return vars(a, b, task.binds);
+        return vars(a, b, binds);
       case ExprKind::GlobalVar:
         if (a.as<GlobalVar>()->name != b.as<GlobalVar>()->name) return differ("", show(a), show(b));
         return std::nullopt;
@@ -338,6 +354,10 @@ class ExprComparer {
       case ExprKind::Function:
         return functions(a.as<Function>(), b.as<Function>());
       case ExprKind::Let:
+        if (auto d = vars(a.as<Let>()->var, b.as<Let>()->var, true)) {
+          return differ(".var" + d->tail, d->lhs, d->rhs);
+        }
+        return std::nullopt;
       case ExprKind::If:
       case ExprKind::RefCreate:
       case ExprKind::RefRead:
@@ -362,6 +382,7 @@ class ExprComparer {
       return differ(".type_annotation" + d->tail, d->lhs, d->rhs);
     }
     vars_.pair(pa, pb);
+    if (binds) bound_.vars.emplace_back(pa, pb);
     return std::nullopt;
   }
 
@@ -383,6 +404,11 @@ class ExprComparer {
     if (auto d = bind_params(a->type_params, b->type_params, ".type_params")) return d;
     if (!(a->attrs == b->attrs)) return differ(".attrs", show(a->attrs), show(b->attrs));
     if (auto d = types(a->ret_type, b->ret_type)) return differ(".ret_type" + d->tail, d->lhs, d->rhs);
+    for (size_t i = 0; i < a->params.size(); ++i) {
+      if (auto d = vars(a->params[i], b->params[i], true)) {
+        return differ(fmt::format(".params[{}]{}", i, d->tail), d->lhs, d->rhs);
+      }
+    }
     return std::nullopt;
   }
 
@@ -444,7 +470,7 @@ class ExprComparer {
     return std::nullopt;
   }
 
-  // Pairs type parameters, recording the new pairs in newly_bound_ for the end of their scope.
+  // Pairs type parameters, recording the new pairs in bound_ for the end of their scope.
   std::optional<Difference> bind_params(const std::vector<Type> &a, const std::vector<Type> &b,
                                         const char *field) {
     if (a.size() != b.size()) {
@@ -456,7 +482,7 @@ class ExprComparer {
       if (!type_vars_.pair(a[i].get(), b[i].get())) {
         return differ(fmt::format("{}[{}]", field, i), show(a[i]), show(b[i]));
       }
-      if (!was_paired) newly_bound_.emplace_back(a[i].get(), b[i].get());
+      if (!was_paired) bound_.types.emplace_back(a[i].get(), b[i].get());
     }
     return std::nullopt;
   }
@@ -540,11 +566,11 @@ class ExprComparer {
   }
 
   bool map_free_vars_;
-  PathTree paths_;
   Bijection<ExprNode> vars_;
   Bijection<TypeNode> type_vars_;
   std::unordered_set<std::pair<const void *, const void *>, PairHash> compared_;
-  std::vector<std::pair<const TypeNode *, const TypeNode *>> newly_bound_;
+  Scope bound_;                // what the node being compared binds
+  std::vector<Scope> scopes_;  // what the open scopes bound, for their unbind tasks
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -585,50 +611,45 @@ size_t hash_attrs(const Attrs &attrs) {
 }
 
 // Hashes by the iterative algorithm:
-//   1. Variables are numbered in the order they are first met, binders included (binders come
-//      before their uses in children_of's order), so alpha-renamed expressions number alike. A
-//      Var hashes as its number and annotation; free ones without map_free_vars as their address.
-//   2. Each node's hash combines its kind, its node-local parts and its children's hashes, and is
+//   1. Each node's hash combines its kind, its node-local parts and its children's hashes, and is
 //      memoized per node: a DAG is hashed in time linear in its nodes.
-//   3. Type variables bound by a FuncType are numbered by their depth inside the type; others in
-//      the order first met, like variables.
+//   2. A bound variable hashes as where its binder puts it, which does not depend on the context
+//      (so a memoized hash stays right however the node is shared): parameter i of a function, the
+//      variable of a let, variable i of a pattern; with its annotation. Binders are hashed before
+//      the nodes they scope (prepare()). Different variables may hash alike; equal ones always do.
+//   3. A free variable is numbered in the order first met (map_free_vars), or hashes as its address.
+//   4. A type variable bound by a FuncType hashes as its depth inside the type, a function's type
+//      parameter as its position, others like free variables.
 class Hasher {
  public:
   explicit Hasher(bool map_free_vars) : map_free_vars_(map_free_vars) {}
 
   size_t hash(const Expr &root) {
     struct Frame {
-      Expr e;
-      bool binds;
+      const Expr *e;  // a handle inside a node (or root), which outlives the walk
       bool expanded;
     };
-    std::vector<Frame> stack{{root, false, false}};
+    std::vector<Frame> stack{{&root, false}};
     std::vector<Child> children;
     while (!stack.empty()) {
-      Frame &f = stack.back();
-      if (!f.e.defined()) {
-        stack.pop_back();
-        continue;
-      }
-      if (memo_.count(f.e.get())) {
+      const Frame f = stack.back();
+      const Expr &e = *f.e;
+      if (!e.defined() || memo_.count(e.get())) {
         stack.pop_back();
         continue;
       }
       if (!f.expanded) {
-        f.expanded = true;
-        Expr e = f.e;
+        stack.back().expanded = true;
         if (const auto *v = e.as<Var>()) {
-          memo_[e.get()] = var_hash(e, v, f.binds);
+          memo_[e.get()] = free_var_hash(e, v);
           stack.pop_back();
           continue;
         }
         prepare(e);
         children_of(e, children);
-        for (size_t i = children.size(); i-- > 0;)
-          stack.push_back({*children[i].expr, children[i].binds, false});
+        for (size_t i = children.size(); i-- > 0;) stack.push_back({children[i].expr, false});
         continue;
       }
-      Expr e = f.e;
       stack.pop_back();
       size_t h = local_hash(e);
       children_of(e, children);
@@ -644,26 +665,31 @@ class Hasher {
   }
 
  private:
-  size_t var_hash(const Expr &e, const Var *v, bool binds) {
+  // 3. A variable met before any binder of it: free.
+  size_t free_var_hash(const Expr &e, const Var *v) {
     size_t h = combine(0x7a, type_hash(v->type_annotation));
-    if (!binds && !map_free_vars_ && !numbers_.count(e.get())) {
-      return combine(h, std::hash<const void *>()(e.get()));
-    }
-    auto [it, inserted] = numbers_.emplace(e.get(), numbers_.size());
-    return combine(h, it->second);
+    if (!map_free_vars_) return combine(h, std::hash<const void *>()(e.get()));
+    return combine(h, free_numbers_++);
   }
 
-  // Numbers what a node binds before its children are hashed: type parameters and pattern variables.
+  // 2. Hashes the variables a node binds, before its children (binders and uses) are hashed.
   void prepare(const Expr &e) {
+    auto bind = [&](const Expr &v, size_t binder, size_t position) {
+      // A variable bound at two places (ill-formed) keeps its first hash.
+      if (memo_.count(v.get())) return;
+      memo_[v.get()] =
+          combine(combine(combine(0x62, binder), position), type_hash(v.as<Var>()->type_annotation));
+    };
     if (const auto *f = e.as<Function>()) {
-      // Numbered afresh (over an earlier use of the same node), as equality pairs them per function.
-      for (const Type &tp : f->type_params) type_numbers_[tp.get()] = next_type_number_++;
-    }
-    if (const auto *m = e.as<Match>()) {
+      // Type parameters first: the parameters' annotations may use them.
+      for (size_t i = 0; i < f->type_params.size(); ++i) function_type_params_[f->type_params[i].get()] = i;
+      for (size_t i = 0; i < f->params.size(); ++i) bind(f->params[i], 1, i);
+    } else if (const auto *l = e.as<Let>()) {
+      bind(l->var, 2, 0);
+    } else if (const auto *m = e.as<Match>()) {
       for (const Clause &c : m->clauses) {
-        for (const Expr &v : pattern_vars(c.lhs)) {
-          if (!memo_.count(v.get())) memo_[v.get()] = var_hash(v, v.as<Var>(), true);
-        }
+        std::vector<Expr> vars = pattern_vars(c.lhs);
+        for (size_t i = 0; i < vars.size(); ++i) bind(vars[i], 3, i);
       }
     }
   }
@@ -767,11 +793,11 @@ class Hasher {
         for (size_t i = scope.size(); i-- > 0;) {
           if (scope[i] == t.get()) return combine(combine(h, 1), scope.size() - 1 - i);
         }
-        if (!map_free_vars_ && !type_numbers_.count(t.get())) {
-          return combine(h, std::hash<const void *>()(t.get()));
+        if (auto it = function_type_params_.find(t.get()); it != function_type_params_.end()) {
+          return combine(combine(h, 3), it->second);
         }
-        auto [it, inserted] = type_numbers_.emplace(t.get(), next_type_number_);
-        if (inserted) ++next_type_number_;
+        if (!map_free_vars_) return combine(h, std::hash<const void *>()(t.get()));
+        auto [it, inserted] = free_type_numbers_.emplace(t.get(), free_type_numbers_.size());
         return combine(combine(h, 2), it->second);
       }
       case TypeKind::GlobalTypeVar:
@@ -788,9 +814,9 @@ class Hasher {
 
   bool map_free_vars_;
   std::unordered_map<const ExprNode *, size_t> memo_;
-  std::unordered_map<const ExprNode *, size_t> numbers_;
-  std::unordered_map<const TypeNode *, size_t> type_numbers_;
-  size_t next_type_number_ = 0;
+  size_t free_numbers_ = 0;
+  std::unordered_map<const TypeNode *, size_t> function_type_params_;  // position in their function
+  std::unordered_map<const TypeNode *, size_t> free_type_numbers_;
 };
 
 }  // namespace

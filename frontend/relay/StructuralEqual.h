@@ -4,8 +4,10 @@
 //
 //   * Vars are equal when bound at corresponding binders (function parameters, let variables, pattern
 //     variables); type variables likewise (Function and FuncType type parameters, ADT parameters).
-//     Free variables: with map_free_vars they are paired one-to-one on first meeting, otherwise they
-//     must be the same node. A Var's type annotation is compared (absent differs from present).
+//     A binder's pairing holds over its scope only, so a let or function shared in graph form equals
+//     separate copies of it. Free variables: with map_free_vars they are paired one-to-one on first
+//     meeting, otherwise they must be the same node. A Var's type annotation is compared (absent
+//     differs from present).
 //   * GlobalVar, GlobalTypeVar, Constructor and Op compare by name; Constants by dtype, shape and
 //     bytes; Attrs by value in any order. Spans, name hints and checked_type are ignored, and so is
 //     sharing: a DAG equals the tree it unfolds to.

@@ -25,6 +25,12 @@ UserError mismatch(const Span &at, const std::string &what, const Type &expected
   return UserError(fmt::format("{}: type error: {}: expected {}, found {}", to_string(at), what,
                                to_string(expected), to_string(found)));
 }
+UserError infinite_result(const Span &at, const std::string &global) {
+  return UserError(
+      fmt::format("{}: type error: @{} would return a value of its own type, which is infinite; "
+                  "annotate its result type",
+                  to_string(at), global));
+}
 UserError op_error(const Span &at, const std::string &op, const std::string &message) {
   return UserError(fmt::format("{}: type error in {}: {}", to_string(at), op, message));
 }
@@ -271,12 +277,12 @@ class Inferencer {
       const Expr &fn = functions[m].second;
       Type inferred = infer(fn);
       if (fully_annotated(fn.as<Function>())) continue;
-      // Cannot fail: the signature's result is a hole or the annotation the body was unified with.
+      // Fails only when the result would contain itself: `def @f() { @f }` returns @f's own type.
       const auto *sig = current_[functions[m].first].as<FuncType>();
       try {
         solver_.unify(sig->ret_type, inferred.as<FuncType>()->ret_type);
       } catch (const TypeMismatch &) {
-        GROVE_CHECK(false, "@{} does not match its own signature", functions[m].first);
+        throw msg::infinite_result(fn->span, functions[m].first);
       }
     }
     // 3. Solve, check and write types; the globals' types are now final.

@@ -8,6 +8,7 @@
 // (structural equality ignores sharing: a DAG equals the tree it unfolds to, but graph form means
 // "evaluated once"). On failure it prints before, expected and actual, and the first difference.
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -82,6 +83,11 @@ inline size_t let_chain_length(Expr e) {
     e = l->body;
   }
   return n;
+}
+
+// A variable named prefix + i (for long generated chains).
+inline Expr numbered_var(const char *prefix, int i, Type type = {}) {
+  return Var::make(fmt::format("{}{}", prefix, i), std::move(type));
 }
 
 inline Expr f32(double v) { return Constant::make(NDArray::scalar(DType::Float32, v)); }

@@ -238,27 +238,48 @@ def @main(%r, %x: float32) {
   EXPECT_TRUE(check_pass(dead_code_elimination, program, program));
 }
 
+TEST(DeadCode, SeesThroughAliasesOfClosures) {
+  EXPECT_TRUE(check_pass(dead_code_elimination, R"(#[version = "0.0.5"]
+def @main(%r, %x: float32) {
+  let %write = fn (%y: float32) { ref_write(%r, %y) };
+  let %pure = fn (%y: float32) { negative(%y) };
+  let %w = %write;
+  let %p = %pure;
+  let %u = %w(%x);
+  let %v = %p(%x);
+  %x
+})",
+                         R"(#[version = "0.0.5"]
+def @main(%r, %x: float32) {
+  let %write = fn (%y: float32) { ref_write(%r, %y) };
+  let %w = %write;
+  let %u = %w(%x);
+  %x
+})"));
+}
+
 constexpr int kDeep = 100000;
 
-// let %x0 = add(%p, 1f); let %d0 = multiply(%x0, 2f); let %x1 = add(%x0, 1f); ... %x{n-1}: every
-// %d is dead, every %x live.
+// let %x0 = add(%p, 1f); let %d0 = multiply(%x0, 2f); let %x1 = add(%x0, 1f); ... %x{n-1}, 100,000
+// lets: every %d is dead, every %x live.
 TEST(DeadCode, HundredThousandLetChain) {
   using namespace testing;
+  constexpr int n = kDeep / 2;  // pairs of lets
   Expr p = Var::make("p", f32_type());
   std::vector<Expr> xs, ds;
-  for (int i = 0; i < kDeep; ++i) {
-    xs.push_back(Var::make("x" + std::to_string(i), Type()));
-    ds.push_back(Var::make("d" + std::to_string(i), Type()));
+  for (int i = 0; i < n; ++i) {
+    xs.push_back(numbered_var("x", i));
+    ds.push_back(numbered_var("d", i));
   }
   Expr body = xs.back();
-  for (int i = kDeep - 1; i >= 0; --i) {
+  for (int i = n - 1; i >= 0; --i) {
     body = Let::make(ds[i], call("multiply", {xs[i], f32(2)}), body);
     body = Let::make(xs[i], call("add", {i == 0 ? p : xs[i - 1], f32(1)}), body);
   }
   Module out = dead_code_elimination(main_module({p}, body));
   Expr e = main_body(out);
-  ASSERT_EQ(let_chain_length(e), static_cast<size_t>(kDeep));
-  for (int i = 0; i < kDeep; ++i) {
+  ASSERT_EQ(let_chain_length(e), static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
     const auto *l = e.as<Let>();
     ASSERT_TRUE(l->var.same_as(xs[i])) << "let " << i;
     e = l->body;
@@ -271,12 +292,22 @@ TEST(DeadCode, HundredThousandDeadLetsDieInOnePass) {
   using namespace testing;
   Expr p = Var::make("p", f32_type());
   std::vector<Expr> xs;
-  for (int i = 0; i < kDeep; ++i) xs.push_back(Var::make("x" + std::to_string(i), Type()));
+  for (int i = 0; i < kDeep; ++i) xs.push_back(numbered_var("x", i));
   Expr body = p;
   for (int i = kDeep - 1; i >= 0; --i)
     body = Let::make(xs[i], call("add", {i == 0 ? p : xs[i - 1], f32(1)}), body);
   Module out = dead_code_elimination(main_module({p}, body));
   EXPECT_TRUE(main_body(out).same_as(p));
+}
+
+// let %d = %p; negative(negative(...negative(%p)...)), 100,000 deep in graph form.
+TEST(DeadCode, HundredThousandDeepCallNest) {
+  using namespace testing;
+  Expr p = Var::make("p", f32_type());
+  Expr chain = p;
+  for (int i = 0; i < kDeep; ++i) chain = call("negative", {chain});
+  Module out = dead_code_elimination(main_module({p}, Let::make(Var::make("d", Type()), p, chain)));
+  EXPECT_TRUE(main_body(out).same_as(chain));
 }
 
 }  // namespace

@@ -156,8 +156,8 @@ TEST(EliminateCommonSubexpr, HundredThousandLetChain) {
   int n = kDeep / 2;
   std::vector<Expr> xs, ys;
   for (int i = 0; i < n; ++i) {
-    xs.push_back(Var::make("x" + std::to_string(i), Type()));
-    ys.push_back(Var::make("y" + std::to_string(i), Type()));
+    xs.push_back(numbered_var("x", i));
+    ys.push_back(numbered_var("y", i));
   }
   Expr body = ys.back();
   for (int i = n - 1; i >= 0; --i) {

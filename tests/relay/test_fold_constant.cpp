@@ -184,7 +184,7 @@ constexpr int kDeep = 100000;
 TEST(FoldConstant, HundredThousandLetChain) {
   using namespace testing;
   std::vector<Expr> xs;
-  for (int i = 0; i < kDeep; ++i) xs.push_back(Var::make("x" + std::to_string(i), Type()));
+  for (int i = 0; i < kDeep; ++i) xs.push_back(numbered_var("x", i));
   Expr body = xs.back();
   for (int i = kDeep - 1; i >= 1; --i) body = Let::make(xs[i], call("add", {xs[i - 1], f32(1)}), body);
   body = Let::make(xs[0], f32(1), body);

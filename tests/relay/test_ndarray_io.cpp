@@ -5,10 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstring>
 #include <limits>
 
-#include "backends/runtime/Safetensors.h"
 #include "frontend/relay/NDArrayIO.h"
 #include "ilir/Error.h"
 #include "tests/runtime/TestFiles.h"

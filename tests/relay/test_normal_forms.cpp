@@ -224,7 +224,7 @@ TEST(ToANormalForm, HundredThousandLetChainIsUnchanged) {
   using namespace testing;
   Expr p = Var::make("p", f32_type());
   std::vector<Expr> xs;
-  for (int i = 0; i < kDeep; ++i) xs.push_back(Var::make("x" + std::to_string(i), Type()));
+  for (int i = 0; i < kDeep; ++i) xs.push_back(numbered_var("x", i));
   Expr body = xs.back();
   for (int i = kDeep - 1; i >= 0; --i)
     body = Let::make(xs[i], call("negative", {i == 0 ? p : xs[i - 1]}), body);
@@ -321,7 +321,7 @@ TEST(ToGraphNormalForm, HundredThousandLetChain) {
   using namespace testing;
   Expr p = Var::make("p", f32_type());
   std::vector<Expr> xs;
-  for (int i = 0; i < kDeep; ++i) xs.push_back(Var::make("x" + std::to_string(i), Type()));
+  for (int i = 0; i < kDeep; ++i) xs.push_back(numbered_var("x", i));
   Expr body = xs.back();
   for (int i = kDeep - 1; i >= 0; --i)
     body = Let::make(xs[i], call("negative", {i == 0 ? p : xs[i - 1]}), body);
@@ -335,6 +335,23 @@ TEST(ToGraphNormalForm, HundredThousandLetChain) {
   EXPECT_TRUE(e.same_as(p));
   // And back: 100,000 lets again.
   EXPECT_EQ(let_chain_length(main_body(to_a_normal_form(out))), static_cast<size_t>(kDeep));
+}
+
+// let %x = %p; negative(...negative(%x)...), 100,000 deep: the let goes, the nest stays.
+TEST(ToGraphNormalForm, HundredThousandDeepCallNest) {
+  using namespace testing;
+  Expr p = Var::make("p", f32_type());
+  Expr x = Var::make("x", Type());
+  Expr chain = x;
+  for (int i = 0; i < kDeep; ++i) chain = call("negative", {chain});
+  Module out = to_graph_normal_form(main_module({p}, Let::make(x, p, chain)));
+  Expr e = main_body(out);
+  for (int i = 0; i < kDeep; ++i) {
+    const auto *c = e.as<Call>();
+    ASSERT_TRUE(c != nullptr) << "level " << i;
+    e = c->args[0];
+  }
+  EXPECT_TRUE(e.same_as(p));
 }
 
 }  // namespace

@@ -3,7 +3,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-
 #include "frontend/relay/Parser.h"
 #include "frontend/relay/TypeInfer.h"
 #include "ilir/Error.h"
@@ -580,6 +579,15 @@ TEST(TypeInferText, UnknownDimsJoinAcrossBranches) {
   EXPECT_EQ(main_type("def @main(%x: Tensor[(?, 1), uint16], %y: Tensor[(?, ?), uint16], %c: bool) {\n"
                       "  if (%c) { %x } else { %y }\n}\n"),
             "fn (Tensor[(?, 1), uint16], Tensor[(?, ?), uint16], bool) -> Tensor[(?, ?), uint16]");
+}
+
+TEST(TypeInferText, AGlobalReturningItselfIsAnInfiniteTypeError) {
+  // Found by fuzz_relay: these were internal errors.
+  auto error = [](const std::string &text) { return type_error([&] { main_type(text); }); };
+  for (const char *text : {"def @main() {\n  @main\n}\n", "def @main() {\n  (@main())()()\n}\n"})
+    EXPECT_THAT(error(text),
+                HasSubstr("type error: @main would return a value of its own type, which is infinite"))
+        << text;
 }
 
 TEST(TypeInferText, ErrorsPointAtTheSource) {
