@@ -38,8 +38,9 @@ inline constexpr char kRelayUnknownArg[] = "--arg: @main of {1} has no parameter
 inline constexpr char kRelayArgNotTensor[] =
     "--arg: parameter %{} has type {}; grove relay run binds tensor parameters from .npy files only";
 inline constexpr char kRelayExecutor[] =
-    "--executor {}: grove relay runs with the reference interpreter only (--executor interp) until the "
-    "compiled executor exists";
+    "--executor {}: grove relay run knows --executor interp (the reference interpreter) and --executor vm "
+    "(the compiled virtual machine)";
+inline constexpr char kRelayDumpStage[] = "--stage {}: grove relay dump knows --stage vm (the VM's bytecode)";
 inline constexpr char kRelayOutNotTensors[] =
     "--out: the result {} is not a tensor or a tuple of tensors; run without --out to print it";
 inline constexpr char kRelayOutDirectory[] =

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <map>
 
+#include "backends/relay/VMRunner.h"
 #include "frontend/relay/Interpreter.h"
 #include "frontend/relay/NDArrayIO.h"
 #include "frontend/relay/Parser.h"
@@ -130,7 +131,7 @@ int relay_equal(const RelayEqualCommand &c) {
 }
 
 int relay_run(const RelayRunCommand &c) {
-  if (c.executor != "interp") user_error(msg::kRelayExecutor, c.executor);
+  if (c.executor != "interp" && c.executor != "vm") user_error(msg::kRelayExecutor, c.executor);
   std::vector<std::pair<std::string, std::string>> inputs{{c.file, "Relay"},
                                                           {meta_path(c.file), "constants"}};
   std::map<std::string, std::string> arg_files;
@@ -159,11 +160,17 @@ int relay_run(const RelayRunCommand &c) {
   }
   if (!arg_files.empty()) user_error(msg::kRelayUnknownArg, arg_files.begin()->first, c.file, params);
 
-  Value result = run_main(m, args);
+  Value result = c.executor == "vm" ? run_main_on_vm(m, args) : run_main(m, args);
   if (c.out.empty())
     std::cout << value_to_string(result) << "\n";
   else
     write_result(result, c.out);
+  return 0;
+}
+
+int relay_dump(const RelayDumpCommand &c) {
+  if (c.stage != "vm") user_error(msg::kRelayDumpStage, c.stage);
+  std::cout << dump_vm(load_typed(c.file));
   return 0;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // `grove relay ...`: the Relay layer on the command line — check (types), opt (passes), equal
-// (structural equality), run (the reference interpreter) and ops (the op table).
+// (structural equality), run (the reference interpreter or the VM), dump (the VM's bytecode) and ops
+// (the op table).
 
 #include <string>
 #include <vector>
@@ -29,7 +30,12 @@ struct RelayRunCommand {
 int relay_check(const RelayCheckCommand &c);
 int relay_opt(const RelayOptCommand &c);
 int relay_equal(const RelayEqualCommand &c);
+struct RelayDumpCommand {
+  std::string file, stage = "vm";
+};
+
 int relay_run(const RelayRunCommand &c);
+int relay_dump(const RelayDumpCommand &c);
 int relay_ops();
 
 }  // namespace grove::tool

@@ -168,7 +168,12 @@ int main(int argc, char **argv) {
       "--out", relay_run.out,
       "Result file: OUT.npy for a tensor; for a tuple a directory of 0.npy, 1.npy, ... or OUT.safetensors. "
       "Without it the result is printed");
-  rr->add_option("--executor", relay_run.executor, "interp (the reference interpreter)");
+  rr->add_option("--executor", relay_run.executor,
+                 "interp (the reference interpreter, default) or vm (the compiled virtual machine)");
+  grove::tool::RelayDumpCommand relay_dump;
+  CLI::App *rd = relay->add_subcommand("dump", "Print one stage of FILE's compilation");
+  rd->add_option("file", relay_dump.file, "Relay text file")->required()->check(CLI::ExistingFile);
+  rd->add_option("--stage", relay_dump.stage, "vm (the VM's bytecode: functions, registers, instructions)");
   CLI::App *rops = relay->add_subcommand("ops", "List the operators grove's Relay layer supports");
 
   try {
@@ -187,6 +192,7 @@ int main(int argc, char **argv) {
     if (ro->parsed()) return grove::tool::relay_opt(relay_opt);
     if (re->parsed()) return grove::tool::relay_equal(relay_equal);
     if (rr->parsed()) return grove::tool::relay_run(relay_run);
+    if (rd->parsed()) return grove::tool::relay_dump(relay_dump);
     if (rops->parsed()) return grove::tool::relay_ops();
   } catch (const grove::UserError &e) {
     // Messages that carry their own location ("file:line:col: error: ...") are not prefixed twice.

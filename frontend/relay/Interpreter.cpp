@@ -565,7 +565,7 @@ Value global_function(const Module &module, const std::string &name) {
   return Machine(module).global(name, {});
 }
 
-Value run_main(const Module &module, const std::vector<Value> &args) {
+void check_main_arguments(const Module &module, const std::vector<Value> &args) {
   const Expr *main = module.find_function("main");
   if (main == nullptr) user_error(msg::kNoMain);
   const auto &params = main->as<Function>()->params;
@@ -581,6 +581,14 @@ Value run_main(const Module &module, const std::vector<Value> &args) {
     if (!found.empty())
       user_error(msg::kMainArgument, at(params[i]->span), var->name_hint, to_string(type), found);
   }
+}
+
+std::string describe_value(const Value &v) { return describe(v); }
+
+bool value_fits(const NDArray &a, const TensorType &t) { return fits(a, t); }
+
+Value run_main(const Module &module, const std::vector<Value> &args) {
+  check_main_arguments(module, args);
   return apply(module, global_function(module, "main"), args);
 }
 

@@ -16,6 +16,17 @@ namespace grove::relay {
 // The value of the closed expression `e` (no free variables), whose globals are `module`'s.
 Value evaluate(const Module &module, const Expr &e);
 
+// Checks `args` against @main's parameter types — their count; for tensors the dtype, the rank and
+// every known dimension (`?` accepts any size); the kind of anything else — and throws a UserError
+// naming the parameter, the expected type and what was found. run_main and the VM both call it.
+void check_main_arguments(const Module &module, const std::vector<Value> &args);
+
+// How messages describe a value: "a tensor of shape (1, 8) and dtype float32", "a tuple of 2 fields".
+std::string describe_value(const Value &v);
+
+// Whether `a` has `t`'s dtype, rank and every known dimension of it.
+bool value_fits(const NDArray &a, const TensorType &t);
+
 // Calls @main with `args`, first checking each against @main's parameter type (count, tensor dtype
 // and rank, every known dimension; `?` accepts any size): a mismatch is a UserError naming the
 // parameter, the expected type and what was found.

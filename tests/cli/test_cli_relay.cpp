@@ -133,6 +133,39 @@ TEST(CliRelay, RunWritesTheResultOfTheMlp) {
                 1e-5 + 1e-4 * std::fabs(expected.data<float>()[i]));
 }
 
+TEST(CliRelay, RunWithTheVmGivesTheMlpsResult) {
+  TempDir dir;
+  auto fixture = relay::read_safetensors_arrays(kModels + "fixtures/mlp.safetensors");
+  std::string args;
+  for (const char *name : {"x", "w1", "b1", "w2", "b2"}) {
+    relay::write_npy_array(dir.file(std::string(name) + ".npy"), fixture.at(name));
+    args += std::string(" --arg ") + name + "=" + dir.file(std::string(name) + ".npy");
+  }
+  CliResult r =
+      run_grove("relay run " + kModels + "mlp.relay" + args + " --executor vm --out " + dir.file("out.npy"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  relay::NDArray out = relay::read_npy_array(dir.file("out.npy"));
+  const relay::NDArray &expected = fixture.at("expected");
+  ASSERT_EQ(out.shape(), expected.shape());
+  for (int64_t i = 0; i < out.size(); ++i)
+    EXPECT_NEAR(out.data<float>()[i], expected.data<float>()[i],
+                1e-5 + 1e-4 * std::fabs(expected.data<float>()[i]));
+}
+
+TEST(CliRelay, DumpVmPrintsTheBytecode) {
+  TempDir dir;
+  write_text(dir.file("add.relay"), kAddProgram);
+  CliResult r = run_grove("relay dump " + dir.file("add.relay") + " --stage vm");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("@main: 0 captured, 2 params, 3 registers, 0 storage\n"
+                                  "  0: InvokeKernel ($2) <- k0($0, $1)\n"
+                                  "  1: Ret $2\n"
+                                  "k0: add+multiply\n"));
+  r = run_grove("relay dump " + dir.file("add.relay") + " --stage graph");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("--stage vm"));
+}
+
 TEST(CliRelay, RunWritesATupleAsADirectoryOfArrays) {
   TempDir dir;
   write_text(dir.file("pair.relay"), R"(#[version = "0.0.5"]
@@ -170,7 +203,7 @@ TEST(CliRelay, RunErrorsNameTheParameter) {
   r = run_grove("relay run " + dir.file("add.relay") + " --arg z=" + dir.file("x.npy"));
   EXPECT_EQ(r.status, 1) << r.output;
 
-  r = run_grove("relay run " + dir.file("add.relay") + " --executor vm");
+  r = run_grove("relay run " + dir.file("add.relay") + " --executor jit");
   EXPECT_EQ(r.status, 1) << r.output;
   EXPECT_THAT(r.output, HasSubstr("--executor interp"));
 

@@ -363,7 +363,7 @@ std::vector<NDArray> where_kernel(const std::vector<NDArray> &args, const Attrs 
 // The table
 // ---------------------------------------------------------------------------------------------
 
-OpDef float_unary(const char *name, TypeRelation rel, Kernel kernel) {
+OpDef float_unary(const char *name, TypeRelation rel, OpKernel kernel) {
   return {name, 1, OpPattern::ElemWise, {}, rel, kernel};
 }
 

@@ -47,7 +47,7 @@ class OpError : public std::runtime_error {
 };
 
 using TypeRelation = Type (*)(const std::vector<Type> &args, const Attrs &attrs);
-using Kernel = std::vector<NDArray> (*)(const std::vector<NDArray> &args, const Attrs &attrs);
+using OpKernel = std::vector<NDArray> (*)(const std::vector<NDArray> &args, const Attrs &attrs);
 
 struct OpDef {
   std::string name;                     // as in the text format: "nn.conv2d"
@@ -55,7 +55,7 @@ struct OpDef {
   OpPattern pattern;                    // for operator fusion
   std::vector<std::string> attr_names;  // the keyword attributes the op accepts
   TypeRelation relation;
-  Kernel kernel;
+  OpKernel kernel;
 };
 
 // The op named `name`, or null.

@@ -1,0 +1,303 @@
+// The anchor ops of fused groups and their schedules: nn.dense and nn.batch_matmul as
+// register-blocked GEMMs, nn.conv2d as a tiled direct convolution, and the 2-D pools.
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+
+#include "backends/relay/HalideLowerer.h"
+#include "frontend/relay/ops/Op.h"
+
+namespace grove::relay::halide_internal {
+
+// C[b, i, j] = sum_k a(b, i, k) * B[b, k, j], with B a root tensor (batch, k, n) or (k, n): a
+// register-blocked GEMM. The output is tiled into `rows` x `cols` blocks (cols a multiple of the
+// vector width); each block accumulates in a small stage computed inside it, its loops k, row,
+// column with the column vectorized and the rest of the block unrolled.
+Tensor Lowerer::gemm(const std::string &name, DType dtype, int64_t batch, int64_t m, int64_t n, int64_t k,
+                     const std::function<HExpr(HExpr, HExpr, HExpr)> &a, const Tensor &b_kj) {
+  const Halide::Type t = htype(dtype, span_);
+  const bool batched = b_kj.shape.size() == 3;
+  HVar j("j"), i("i"), b("b"), jo("jo"), io("io"), ji("ji"), ii("ii"), jv("jv"), jj("jj"), t_("t");
+  RDom rk(0, static_cast<int>(k), fresh("rk"));
+  Func acc(fresh(name + "_acc"));
+  acc(j, i, b) = zero(t);
+  HExpr bv = batched ? b_kj.f(std::vector<HExpr>{j, rk.x, b_kj.shape[0] == 1 ? HExpr(0) : HExpr(b)})
+                     : b_kj.f(std::vector<HExpr>{j, rk.x});
+  acc(j, i, b) += a(b, i, rk.x) * bv;
+  const Shape shape = batch > 0 ? Shape{batch, m, n} : Shape{m, n};
+  Tensor c{Func(fresh(name)), dtype, shape, true};
+  if (batch > 0)
+    c.f(j, i, b) = acc(j, i, b);
+  else
+    c.f(j, i) = acc(j, i, 0);
+  const int w = lanes(dtype);
+  const int vec = n >= w ? w : 1;
+  const int cols = n >= 2 * w ? 2 * w : n >= w ? w : static_cast<int>(n);
+  const int rows = static_cast<int>(std::min<int64_t>(m, 4));
+  c.f.compute_root()
+      .tile(j, i, jo, io, ji, ii, cols, rows, Halide::TailStrategy::ShiftInwards)
+      .reorder(ji, ii, jo, io);
+  if (vec > 1) c.f.vectorize(ji, vec);
+  if (batch > 0) {
+    c.f.fuse(io, b, t_).parallel(t_);
+  } else {
+    c.f.parallel(io);
+  }
+  acc.compute_at(c.f, jo);
+  Halide::Stage update = acc.update();
+  if (vec > 1) {
+    acc.vectorize(j, vec);
+    update.split(j, jj, jv, vec).reorder(jv, jj, i, rk).vectorize(jv).unroll(jj).unroll(i);
+  } else {
+    update.reorder(j, i, rk).unroll(i);
+  }
+  acc.unroll(i);
+  scheduled_.insert(c.f.name());
+  return c;
+}
+
+// C[b, i, j] = sum_k a(b, i, k) * bt(b, j, k) where both operands are contiguous in k (dense's
+// weight, batch_matmul's transpose_b): dot products vectorized over k. Each tile of `cols` x `rows`
+// outputs keeps one vector of partial sums per output (loads of both operands are contiguous, no
+// transposed copy), then sums its lanes and the k % lanes tail. Column tiles are the outer,
+// parallel loop, so a tile's weight rows stay in cache while every row tile passes over them.
+Tensor Lowerer::gemm_dot(const std::string &name, DType dtype, int64_t batch, int64_t m, int64_t n, int64_t k,
+                         const std::function<HExpr(HExpr, HExpr, HExpr)> &a,
+                         const std::function<HExpr(HExpr, HExpr, HExpr)> &bt) {
+  const Halide::Type t = htype(dtype, span_);
+  const int w = lanes(dtype);
+  const int64_t k_vec = k / w, k_tail = k % w;
+  HVar kl("kl"), j("j"), i("i"), b("b"), jo("jo"), io("io"), ji("ji"), ii("ii"), t_("t");
+  const HExpr bb = batch > 0 ? HExpr(b) : HExpr(0);
+  Func part(fresh(name + "_part"));
+  HExpr total;
+  RDom r;
+  if (k_vec > 0) {
+    r = RDom(0, static_cast<int>(k_vec), fresh("rk"));
+    part(kl, j, i, b) = zero(t);
+    HExpr kk = r.x * w + kl;
+    part(kl, j, i, b) += a(b, i, kk) * bt(b, j, kk);
+    RDom rl(0, w, fresh("rl"));
+    total = Halide::sum(part(rl.x, j, i, bb));
+  }
+  if (k_tail > 0) {
+    RDom rt(static_cast<int>(k_vec * w), static_cast<int>(k_tail), fresh("rt"));
+    HExpr tail = Halide::sum(a(bb, i, rt.x) * bt(bb, j, rt.x));
+    total = total.defined() ? total + tail : tail;
+  }
+  const Shape shape = batch > 0 ? Shape{batch, m, n} : Shape{m, n};
+  Tensor c{Func(fresh(name)), dtype, shape, true};
+  if (batch > 0)
+    c.f(j, i, b) = total;
+  else
+    c.f(j, i) = total;
+  const int cols = static_cast<int>(std::min<int64_t>(n, 4));
+  const int rows = static_cast<int>(std::min<int64_t>(m, vector_bytes_ >= 64 ? 4 : 2));
+  c.f.compute_root()
+      .tile(j, i, jo, io, ji, ii, cols, rows, Halide::TailStrategy::ShiftInwards)
+      .reorder(ji, ii, io, jo);
+  if (batch > 0) {
+    c.f.reorder(ji, ii, io, jo, b).fuse(jo, b, t_).parallel(t_);
+  } else {
+    c.f.parallel(jo);
+  }
+  if (k_vec > 0) {
+    part.compute_at(c.f, io).vectorize(kl).unroll(j).unroll(i);
+    part.update().reorder(kl, j, i, r.x).vectorize(kl).unroll(j).unroll(i);
+  }
+  scheduled_.insert(c.f.name());
+  return c;
+}
+
+Tensor Lowerer::dense(const Call &call, const Tensor &x, const Tensor &w, const TensorType &out) {
+  if (x.dtype != out.dtype || !is_float(x.dtype))
+    unsupported(fmt::format("nn.dense of {} to {}", to_string(x.dtype), to_string(out.dtype)), call.span);
+  const int64_t k = w.shape[1], n = w.shape[0], m = numel(x.shape) / k;
+  const Tensor x2 = materialize(reshape(x, {m, k}));
+  const Tensor wr = materialize(w);
+  Tensor c = gemm_dot(
+      "nn.dense", out.dtype, 0, m, n, k,
+      [&](HExpr, HExpr i, HExpr kk) {
+        return at(x2, {i, kk});
+      },
+      [&](HExpr, HExpr j, HExpr kk) {
+        return at(wr, {j, kk});
+      });
+  return reshape(c, out.shape);
+}
+
+Tensor Lowerer::batch_matmul(const Call &call, const Tensor &x, const Tensor &y, const TensorType &out) {
+  if (x.dtype != out.dtype || !is_float(x.dtype))
+    unsupported(fmt::format("nn.batch_matmul of {} to {}", to_string(x.dtype), to_string(out.dtype)),
+                call.span);
+  const bool ta = attr_bool(call.attrs, "transpose_a", false),
+             tb = attr_bool(call.attrs, "transpose_b", true);
+  const int64_t batch = out.shape[0], m = out.shape[1], n = out.shape[2];
+  const int64_t k = ta ? x.shape[1] : x.shape[2];
+  const Tensor xr = materialize(x);
+  const bool x_batched = x.shape[0] != 1, y_batched = y.shape[0] != 1;
+  if (tb && !ta) {
+    const Tensor yr = materialize(y);
+    return gemm_dot(
+        "nn.batch_matmul", out.dtype, batch, m, n, k,
+        [&](HExpr b, HExpr i, HExpr kk) {
+          return at(xr, {x_batched ? b : HExpr(0), i, kk});
+        },
+        [&](HExpr b, HExpr j, HExpr kk) {
+          return at(yr, {y_batched ? b : HExpr(0), j, kk});
+        });
+  }
+  Tensor yk = y;  // as (batch, k, n)
+  if (tb) {
+    yk = define("y_t", y.dtype, {y.shape[0], k, n}, [&](const std::vector<HExpr> &i) {
+      return at(y, {i[0], i[2], i[1]});
+    });
+    yk.f.compute_root();
+    schedule_stage(yk.f, yk.shape, yk.dtype, false);
+    yk.root = true;
+  } else {
+    yk = materialize(y);
+  }
+  auto a = [&](HExpr b, HExpr i, HExpr kk) {
+    HExpr bb = x_batched ? b : HExpr(0);
+    return ta ? at(xr, {bb, kk, i}) : at(xr, {bb, i, kk});
+  };
+  return gemm("nn.batch_matmul", out.dtype, batch, m, n, k, a, yk);
+}
+
+// Direct convolution, NCHW/OIHW, any stride, dilation, padding and groups. The output is tiled
+// over (columns, output channels); each tile accumulates in a stage computed inside it, with the
+// window and input channels outermost, output channels unrolled and columns vectorized.
+Tensor Lowerer::conv2d(const Call &call, const Tensor &x, const Tensor &w, const TensorType &out) {
+  if (x.dtype != out.dtype || !is_float(x.dtype))
+    unsupported(fmt::format("nn.conv2d of {} to {}", to_string(x.dtype), to_string(out.dtype)), call.span);
+  const Halide::Type t = htype(x.dtype, call.span);
+  std::vector<int64_t> strides = attr_ints(call.attrs, "strides", {1, 1});
+  std::vector<int64_t> dilation = attr_ints(call.attrs, "dilation", {1, 1});
+  std::vector<int64_t> pad = attr_ints(call.attrs, "padding", {0, 0});
+  if (strides.size() == 1) strides.push_back(strides[0]);
+  if (dilation.size() == 1) dilation.push_back(dilation[0]);
+  if (pad.size() == 1) pad = {pad[0], pad[0], pad[0], pad[0]};
+  if (pad.size() == 2) pad = {pad[0], pad[1], pad[0], pad[1]};
+  const int64_t groups = attr_int(call.attrs, "groups", 1);
+  const int64_t c_in = x.shape[1], h = x.shape[2], wd = x.shape[3];
+  const int64_t o = w.shape[0], ic = w.shape[1], kh = w.shape[2], kw = w.shape[3];
+  const int64_t opg = o / groups, oh = out.shape[2], ow = out.shape[3];
+  (void)c_in;
+  // The input with its zero padding, materialized when there is any.
+  Tensor p = materialize(x);
+  const int64_t top = pad[0], left = pad[1];
+  if (top || left || pad[2] || pad[3]) {
+    p = define("pad", x.dtype, {x.shape[0], x.shape[1], h + pad[0] + pad[2], wd + pad[1] + pad[3]},
+               [&](const std::vector<HExpr> &i) {
+                 HExpr y = i[2] - static_cast<int>(top), xx = i[3] - static_cast<int>(left);
+                 HExpr inside = y >= 0 && y < static_cast<int>(h) && xx >= 0 && xx < static_cast<int>(wd);
+                 HExpr v = at(x, {i[0], i[1], Halide::clamp(y, 0, static_cast<int>(h - 1)),
+                                  Halide::clamp(xx, 0, static_cast<int>(wd - 1))});
+                 return Halide::select(inside, v, zero(t));
+               });
+    p.f.compute_root();
+    schedule_stage(p.f, p.shape, p.dtype, false);
+    p.root = true;
+  }
+  const Tensor wr = materialize(w);
+  HVar ox("ox"), oy("oy"), oc("oc"), nb("nb"), xo("xo"), co("co"), xi("xi"), ci("ci"), xv("xv"), xx("xx"),
+      t_("t");
+  RDom r(0, static_cast<int>(kw), 0, static_cast<int>(kh), 0, static_cast<int>(ic), fresh("rw"));
+  Func acc(fresh("conv2d_acc"));
+  acc(ox, oy, oc, nb) = zero(t);
+  HExpr in_c = (oc / static_cast<int>(opg)) * static_cast<int>(ic) + r.z;
+  acc(ox, oy, oc, nb) +=
+      p.f(ox * static_cast<int>(strides[1]) + r.x * static_cast<int>(dilation[1]),
+          oy * static_cast<int>(strides[0]) + r.y * static_cast<int>(dilation[0]), in_c, nb) *
+      wr.f(r.x, r.y, r.z, oc);
+  Tensor c{Func(fresh("nn.conv2d")), out.dtype, out.shape, true};
+  c.f(ox, oy, oc, nb) = acc(ox, oy, oc, nb);
+  const int wl = lanes(out.dtype);
+  const int vec = ow >= wl ? wl : 1;
+  const int cols = ow >= 2 * wl ? 2 * wl : ow >= wl ? wl : static_cast<int>(ow);
+  const int chans = static_cast<int>(std::min<int64_t>(o, 4));
+  c.f.compute_root()
+      .tile(ox, oc, xo, co, xi, ci, cols, chans, Halide::TailStrategy::ShiftInwards)
+      .reorder(xi, ci, xo, co, oy, nb)
+      .fuse(oy, nb, t_)
+      .parallel(t_);
+  if (vec > 1) c.f.vectorize(xi, vec);
+  acc.compute_at(c.f, xo).unroll(oc);
+  Halide::Stage update = acc.update();
+  if (vec > 1) {
+    acc.vectorize(ox, vec);
+    update.split(ox, xx, xv, vec).reorder(xv, xx, oc, r.x, r.y, r.z).vectorize(xv).unroll(xx).unroll(oc);
+  } else {
+    update.reorder(ox, oc, r.x, r.y, r.z).unroll(oc);
+  }
+  (void)oh;
+  scheduled_.insert(c.f.name());
+  return c;
+}
+
+// Pools: the window's positions inside the input count (and, with count_include_pad, those in the
+// padding); the counts are separable, so each output position's count is rows(oy) * cols(ox),
+// tabulated at compile time. Max: the largest element, lowest() for a window with none; average:
+// the float64 sum over the count (0 for none), as the interpreter computes it.
+Tensor Lowerer::pool2d(bool is_max, const Call &call, const Tensor &x, const TensorType &out) {
+  const Halide::Type t = htype(x.dtype, call.span);
+  if (!t.is_float()) unsupported(fmt::format("{} of {}", op_, to_string(x.dtype)), call.span);
+  std::vector<int64_t> size = attr_ints(call.attrs, "pool_size", {});
+  std::vector<int64_t> strides = attr_ints(call.attrs, "strides", {1, 1});
+  std::vector<int64_t> dilation = attr_ints(call.attrs, "dilation", {1, 1});
+  std::vector<int64_t> pad = attr_ints(call.attrs, "padding", {0, 0});
+  for (auto *v : {&size, &strides, &dilation})
+    if (v->size() == 1) v->push_back((*v)[0]);
+  if (pad.size() == 1) pad = {pad[0], pad[0], pad[0], pad[0]};
+  if (pad.size() == 2) pad = {pad[0], pad[1], pad[0], pad[1]};
+  const bool cip = !is_max && attr_bool(call.attrs, "count_include_pad", false);
+  const int64_t h = x.shape[2], wd = x.shape[3], oh = out.shape[2], ow = out.shape[3];
+  auto counts = [&](int64_t extent, int64_t outs, int64_t k, int64_t s, int64_t d, int64_t lo, int64_t hi) {
+    Halide::Buffer<int32_t> buf(static_cast<int>(outs));
+    for (int64_t o = 0; o < outs; ++o) {
+      int32_t c = 0;
+      for (int64_t r = 0; r < k; ++r) {
+        const int64_t iy = o * s - lo + r * d;
+        if (iy >= extent + hi) break;
+        if ((iy >= 0 && iy < extent) || (cip && iy >= -lo)) ++c;
+      }
+      buf(static_cast<int>(o)) = c;
+    }
+    return buf;
+  };
+  Halide::Buffer<int32_t> rows = counts(h, oh, size[0], strides[0], dilation[0], pad[0], pad[2]);
+  Halide::Buffer<int32_t> cols = counts(wd, ow, size[1], strides[1], dilation[1], pad[1], pad[3]);
+  const Tensor xr = materialize(x);
+  HVar ox("d3"), oy("d2"), c("d1"), nb("d0");
+  RDom r(0, static_cast<int>(size[1]), 0, static_cast<int>(size[0]), fresh("rp"));
+  HExpr iy =
+      oy * static_cast<int>(strides[0]) - static_cast<int>(pad[0]) + r.y * static_cast<int>(dilation[0]);
+  HExpr ix =
+      ox * static_cast<int>(strides[1]) - static_cast<int>(pad[1]) + r.x * static_cast<int>(dilation[1]);
+  HExpr inside = iy >= 0 && iy < static_cast<int>(h) && ix >= 0 && ix < static_cast<int>(wd);
+  HExpr v = xr.f(Halide::clamp(ix, 0, static_cast<int>(wd - 1)),
+                 Halide::clamp(iy, 0, static_cast<int>(h - 1)), c, nb);
+  const Halide::Type f64 = Halide::Float(64);
+  Func acc(fresh(is_max ? "max_pool_acc" : "avg_pool_acc"));
+  if (is_max) {
+    acc(ox, oy, c, nb) = Halide::cast(t, -INFINITY);
+    HExpr cur = acc(ox, oy, c, nb);
+    acc(ox, oy, c, nb) = Halide::select(inside && cur < v, v, cur);
+  } else {
+    acc(ox, oy, c, nb) = zero(f64);
+    acc(ox, oy, c, nb) += Halide::select(inside, Halide::cast(f64, v), zero(f64));
+  }
+  acc.compute_root();
+  schedule_stage(acc, out.shape, is_max ? x.dtype : DType::Float64, true);
+  const HExpr lowest = Halide::cast(t, HExpr(t.bits() == 32 ? -double(FLT_MAX) : -DBL_MAX));
+  return define(op_, out.dtype, out.shape, [&](const std::vector<HExpr> &i) -> HExpr {
+    HExpr a = acc(i[3], i[2], i[1], i[0]);
+    HExpr count = rows(i[2]) * cols(i[3]);
+    if (is_max) return Halide::select(count > 0, a, lowest);
+    return Halide::select(count > 0, a / Halide::cast(f64, count), zero(f64));
+  });
+}
+
+}  // namespace grove::relay::halide_internal

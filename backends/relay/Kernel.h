@@ -1,0 +1,45 @@
+#pragma once
+// Fused kernels for the compiled Relay executor: what the virtual machine calls for each
+// `Primitive=1` function that operator fusion produced, and who compiles them.
+//
+// A KernelCompiler turns one Primitive function (typed: infer_types has run) into a Kernel for
+// concrete input shapes. The VM asks once per call site and shape; compilers cache by function and
+// shapes, so a shape with `?` compiles for each shape first seen. Inputs are the function's
+// parameters in order, each a tensor (fusion gives Primitive functions tensor parameters; a
+// tuple-typed parameter arrives flattened, field by field, left to right). Outputs: the result
+// tensor, or a tuple result's fields (flattened the same way).
+//
+// Two compilers exist: the reference one, which runs the function body with the interpreter's
+// kernels (backends/relay/InterpreterKernels.h), and the Halide one (backends/relay/HalideKernels.h),
+// which lowers the whole group to one Halide pipeline and JIT-compiles it.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "frontend/relay/IR.h"
+
+namespace grove::relay {
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  // Runs on `inputs` (shapes as compiled for) and returns the outputs. May be called from one
+  // thread at a time per Kernel.
+  virtual std::vector<NDArray> run(const std::vector<NDArray> &inputs) = 0;
+  // A one-line description for `grove relay dump --stage vm` and debug logs (e.g. "halide: add+relu").
+  virtual std::string describe() const = 0;
+};
+
+class KernelCompiler {
+ public:
+  virtual ~KernelCompiler() = default;
+  // The kernel of `primitive` (a Function with Primitive=1) for inputs of these dtypes and concrete
+  // shapes. Throws UserError for what the compiler cannot handle (naming the op) — callers may then
+  // fall back to another compiler.
+  virtual std::shared_ptr<Kernel> compile(const Expr &primitive, const std::vector<DType> &dtypes,
+                                          const std::vector<Shape> &shapes) = 0;
+  virtual std::string name() const = 0;
+};
+
+}  // namespace grove::relay

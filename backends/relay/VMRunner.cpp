@@ -1,0 +1,31 @@
+#include "backends/relay/VMRunner.h"
+
+#include <memory>
+#include <utility>
+
+#include "backends/relay/HalideKernels.h"
+#include "backends/relay/InterpreterKernels.h"
+#include "backends/relay/VM.h"
+#include "backends/relay/VMCompiler.h"
+
+namespace grove::relay {
+
+namespace {
+
+std::unique_ptr<KernelCompiler> cli_kernel_compiler(const Module &module) {
+  return make_fallback_kernel_compiler(make_halide_kernel_compiler(),
+                                       make_interpreter_kernel_compiler(module));
+}
+
+}  // namespace
+
+Value run_main_on_vm(const Module &module, const std::vector<Value> &args) {
+  vm::Executable exe = vm::compile(module);
+  std::unique_ptr<KernelCompiler> kernels = cli_kernel_compiler(exe.module);
+  VirtualMachine machine(std::move(exe), std::move(kernels));
+  return machine.run_main(args);
+}
+
+std::string dump_vm(const Module &module) { return vm::to_string(vm::compile(module)); }
+
+}  // namespace grove::relay

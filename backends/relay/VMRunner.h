@@ -1,0 +1,20 @@
+#pragma once
+// The VM as the command line uses it: compile a module, pick the kernel compiler (Halide, falling
+// back to the interpreter's kernels for each group Halide cannot lower), run @main or print the
+// bytecode.
+
+#include <string>
+#include <vector>
+
+#include "frontend/relay/IR.h"
+#include "frontend/relay/Value.h"
+
+namespace grove::relay {
+
+// Runs `module`'s @main on the VM (arguments checked as the interpreter's run_main checks them).
+Value run_main_on_vm(const Module &module, const std::vector<Value> &args);
+
+// The bytecode of `module` (`grove relay dump FILE --stage vm`), with each kernel's compiler named.
+std::string dump_vm(const Module &module);
+
+}  // namespace grove::relay

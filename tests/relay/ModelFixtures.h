@@ -1,0 +1,98 @@
+#pragma once
+// The example programs of models/relay with their fixtures (models/relay/fixtures/make_fixtures.py):
+// loading, typing, and building @main's arguments — tensors by parameter name, the LSTM's sequence
+// as a List, the TreeLSTM's trees as a List of Tree values. Shared by the interpreter's and the
+// VM's tests.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "datasets/PTBReader.h"
+#include "frontend/relay/NDArrayIO.h"
+#include "frontend/relay/Parser.h"
+#include "frontend/relay/TypeInfer.h"
+#include "frontend/relay/Value.h"
+
+namespace grove::relay::testing {
+
+inline const std::string kModels = std::string(GROVE_SOURCE_DIR) + "/models/relay/";
+
+struct LoadedModel {
+  Module module;
+  std::map<std::string, NDArray> fixture;
+};
+
+// models/relay/NAME.relay, type-checked, with fixtures/NAME.safetensors.
+inline LoadedModel load_model(const std::string &name) {
+  LoadedModel l{parse_relay_file(kModels + name + ".relay"),
+                read_safetensors_arrays(kModels + "fixtures/" + name + ".safetensors")};
+  infer_types(l.module);
+  return l;
+}
+
+inline Value list_value(const Module &m, const std::vector<Value> &items) {
+  Value list = adt_value(*m.find_constructor("Nil"), {});
+  for (auto it = items.rbegin(); it != items.rend(); ++it)
+    list = adt_value(*m.find_constructor("Cons"), {*it, list});
+  return list;
+}
+
+// The arguments of @main by parameter name: from `special` when given there, else the fixture's tensor.
+inline std::vector<Value> main_args(const LoadedModel &l, const std::map<std::string, Value> &special = {}) {
+  std::vector<Value> args;
+  for (const Expr &p : l.module.find_function("main")->as<Function>()->params) {
+    const std::string &name = p.as<Var>()->name_hint;
+    if (auto it = special.find(name); it != special.end()) {
+      args.push_back(it->second);
+      continue;
+    }
+    auto it = l.fixture.find(name);
+    EXPECT_NE(it, l.fixture.end()) << "the fixture has no " << name;
+    args.push_back(tensor_value(it->second));
+  }
+  return args;
+}
+
+// The LSTM's input: the fixture's xs [T, 1, D] as a List of T tensors [1, D].
+inline Value lstm_sequence(const LoadedModel &l) {
+  const NDArray &xs = l.fixture.at("xs");
+  std::vector<Value> steps;
+  for (int64_t t = 0; t < xs.shape()[0]; ++t) {
+    NDArray x(DType::Float32, {1, xs.shape()[2]});
+    std::copy_n(xs.data<float>() + t * x.size(), x.size(), x.data<float>());
+    steps.push_back(tensor_value(x));
+  }
+  return list_value(l.module, steps);
+}
+
+// A PTB tree (nodes in post-order) as a Tree[int32] value: Leaf(token) or Node(left, right).
+inline Value tree_value(const Module &m, const Tree &tree) {
+  std::vector<Value> node_values(tree.size());
+  for (int32_t n = 0; n < tree.size(); ++n) {
+    if (tree.num_children(n) == 0) {
+      NDArray token(DType::Int32, {});
+      token.data<int32_t>()[0] = tree.token[n];
+      node_values[n] = adt_value(*m.find_constructor("Leaf"), {tensor_value(token)});
+    } else {
+      EXPECT_EQ(tree.num_children(n), 2) << "the fixture's trees are binary";
+      node_values[n] = adt_value(*m.find_constructor("Node"),
+                                 {node_values[tree.child(n, 0)], node_values[tree.child(n, 1)]});
+    }
+  }
+  return node_values[tree.root];
+}
+
+// The TreeLSTM's input: fixtures/treelstm_trees.txt as a List[Tree[int32]].
+inline Value treelstm_trees(const LoadedModel &l, size_t *count = nullptr) {
+  std::vector<Tree> trees = read_ptb_trees(kModels + "fixtures/treelstm_trees.txt", nullptr);
+  std::vector<Value> values;
+  for (const Tree &t : trees) values.push_back(tree_value(l.module, t));
+  if (count) *count = trees.size();
+  return list_value(l.module, values);
+}
+
+}  // namespace grove::relay::testing

@@ -1,0 +1,500 @@
+// The Halide kernel compiler (backends/relay/HalideKernels.h). Programs are fused with fuse_ops;
+// every Primitive function is then run twice on the same deterministic inputs: by the reference
+// interpreter (its op kernels) and by the Halide kernel compiled for the inputs' shapes.
+// Tolerances: injective ops (arithmetic, comparisons, data movement) must match exactly; float
+// transcendental functions within 1e-6 and reductions, GEMMs, convolutions, pools and softmax
+// within 1e-5, each relative to max(1, |reference|) (the interpreter accumulates in float64,
+// Halide's GEMM and convolution in the tensor's dtype).
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "backends/relay/HalideKernels.h"
+#include "frontend/relay/IR.h"
+#include "frontend/relay/Interpreter.h"
+#include "frontend/relay/Parser.h"
+#include "frontend/relay/TypeInfer.h"
+#include "frontend/relay/Value.h"
+#include "frontend/relay/Visitor.h"
+#include "frontend/relay/passes/FuseOps.h"
+#include "ilir/Error.h"
+
+namespace grove::relay {
+namespace {
+
+using ::testing::HasSubstr;
+
+KernelCompiler &compiler() {
+  static KernelCompiler *c = make_halide_kernel_compiler().release();
+  return *c;
+}
+
+Module fused(const std::string &text) {
+  Module m = fuse_ops(parse_module(text, "halide_test.relay"));
+  infer_types(m);
+  return m;
+}
+
+// The Primitive functions of @main, innermost first.
+std::vector<Expr> primitives(const Module &m) {
+  std::vector<Expr> out;
+  post_order_visit(*m.find_function("main"), [&](const Expr &e) {
+    if (const auto *f = e.as<Function>(); f && f->has_attr(attr::kPrimitive)) out.push_back(e);
+  });
+  return out;
+}
+
+// Deterministic values: floats in [-1, 1) ([0, 1) when `positive`), integers in [-4, 12) (some out of range
+// as take indices, which clip or wrap), bools 0/1.
+NDArray make_input(DType dtype, const Shape &shape, uint32_t *state, bool positive = false) {
+  NDArray a(dtype, shape);
+  for (int64_t i = 0; i < a.size(); ++i) {
+    *state = *state * 1664525u + 1013904223u;
+    const double u = static_cast<double>(*state >> 8) / static_cast<double>(1 << 24) / (positive ? 2 : 1) +
+                     (positive ? 0.5 : 0.0);
+    switch (dtype) {
+      case DType::Float32:
+        a.data<float>()[i] = static_cast<float>(u * 2.0 - 1.0);
+        break;
+      case DType::Float64:
+        a.data<double>()[i] = u * 2.0 - 1.0;
+        break;
+      case DType::Int32:
+        a.data<int32_t>()[i] = static_cast<int32_t>(u * 16) - 4;
+        break;
+      case DType::Int64:
+        a.data<int64_t>()[i] = static_cast<int64_t>(u * 16) - 4;
+        break;
+      case DType::Bool:
+        a.data<uint8_t>()[i] = u < 0.5;
+        break;
+      default:
+        ADD_FAILURE() << "no inputs of dtype " << to_string(dtype);
+    }
+  }
+  return a;
+}
+
+void flatten_value(const Value &v, std::vector<NDArray> *out) {
+  if (const auto *t = v->as<TensorValue>()) return out->push_back(t->data);
+  for (const Value &f : v->as<TupleValue>()->fields) flatten_value(f, out);
+}
+
+// A parameter's argument (a tensor, or a tuple of them) and its flattened tensors.
+Value make_arg(const Type &type, uint32_t *state, std::vector<NDArray> *flat, bool positive = false) {
+  if (const auto *tt = type.as<TupleType>()) {
+    std::vector<Value> fields;
+    for (const Type &f : tt->fields) fields.push_back(make_arg(f, state, flat, positive));
+    return tuple_value(fields);
+  }
+  const auto *t = type.as<TensorType>();
+  flat->push_back(make_input(t->dtype, t->shape, state, positive));
+  return tensor_value(flat->back());
+}
+
+void expect_close(const NDArray &got, const NDArray &want, double tol, const std::string &what) {
+  ASSERT_EQ(got.dtype(), want.dtype()) << what;
+  ASSERT_EQ(got.shape(), want.shape()) << what;
+  if (tol == 0) {
+    EXPECT_TRUE(got.bitwise_equal(want)) << what;
+    return;
+  }
+  int bad = 0;
+  for (int64_t i = 0; i < want.size() && bad < 5; ++i) {
+    const double g = got.element_as_double(i), w = want.element_as_double(i);
+    if (!(std::abs(g - w) <= tol * std::max(1.0, std::abs(w)))) {
+      ADD_FAILURE() << what << ": element " << i << " is " << g << ", expected " << w;
+      ++bad;
+    }
+  }
+}
+
+// Runs every Primitive function of the fused `text` both ways; returns their descriptions.
+std::vector<std::string> check_program(const std::string &text, double tol, bool positive = false) {
+  Module m = fused(text);
+  std::vector<std::string> described;
+  uint32_t state = 12345;
+  for (const Expr &prim : primitives(m)) {
+    const auto *fn = prim.as<Function>();
+    std::vector<Value> args;
+    std::vector<NDArray> inputs;
+    for (const Expr &p : fn->params) args.push_back(make_arg(p->checked_type, &state, &inputs, positive));
+    std::vector<NDArray> want;
+    flatten_value(apply(m, closure_value(prim), args), &want);
+    std::vector<DType> dtypes;
+    std::vector<Shape> shapes;
+    for (const NDArray &a : inputs) dtypes.push_back(a.dtype()), shapes.push_back(a.shape());
+    std::shared_ptr<Kernel> kernel = compiler().compile(prim, dtypes, shapes);
+    std::vector<NDArray> got = kernel->run(inputs);
+    EXPECT_EQ(got.size(), want.size()) << kernel->describe();
+    for (size_t i = 0; i < std::min(got.size(), want.size()); ++i)
+      expect_close(got[i], want[i], tol, kernel->describe() + " output " + std::to_string(i));
+    described.push_back(kernel->describe());
+  }
+  return described;
+}
+
+constexpr double kExact = 0, kMath = 1e-6, kReduce = 1e-5;
+
+TEST(HalideKernels, FloatArithmeticWithBroadcastingIsExact) {
+  auto d = check_program(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(2, 3, 17), float32], %y: Tensor[(3, 1), float32], %z: Tensor[(17), float32]) {
+  %0 = add(%x, %y);
+  %1 = multiply(%0, %z);
+  %2 = subtract(%1, 0.5f);
+  %3 = divide(%2, add(abs(%z), 1f));
+  %4 = negative(%3);
+  %5 = nn.relu(%4);
+  clip(add(%5, %3), a_min=-0.25, a_max=0.75)
+})",
+                         kExact);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_THAT(d[0], HasSubstr("halide: "));
+  EXPECT_THAT(d[0], HasSubstr("clip"));
+}
+
+TEST(HalideKernels, FloatMathWithinTolerance) {
+  check_program(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(5, 19), float32]) {
+  %0 = exp(%x);
+  %1 = log(add(abs(%x), 1f));
+  %2 = sqrt(add(abs(%x), 0.1f));
+  %3 = tanh(%x);
+  %4 = sigmoid(%x);
+  add(add(add(%0, %1), add(%2, %3)), %4)
+})",
+                kMath);
+}
+
+TEST(HalideKernels, ComparisonsGiveBoolAndWhereSelects) {
+  check_program(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(4, 9), float32], %y: Tensor[(9), float32]) {
+  %0 = less(%x, %y);
+  %1 = greater_equal(%x, 0f);
+  %2 = logical_not(%1);
+  where(%2, %x, %y)
+})",
+                kExact);
+  check_program(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(4, 9), float32], %y: Tensor[(9), float32]) {
+  (equal(%x, %y), not_equal(%x, %y), less_equal(%x, %y), greater(%x, %y))
+})",
+                kExact);
+}
+
+TEST(HalideKernels, IntegerArithmeticWrapsLikeTheInterpreter) {
+  check_program(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(3, 11), int32], %y: Tensor[(11), int32]) {
+  %0 = multiply(add(%x, %y), 2147483647);
+  %1 = subtract(negative(%0), %y);
+  %2 = abs(%1);
+  %3 = clip(%2, a_min=-5, a_max=1e20);
+  where(greater(%x, %y), nn.relu(%3), %x)
+})",
+                kExact);
+  check_program(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(3, 11), int64], %y: Tensor[(3, 1), int64]) {
+  multiply(subtract(%x, %y), 9223372036854775807i64)
+})",
+                kExact);
+}
+
+TEST(HalideKernels, Reductions) {
+  check_program(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(4, 6, 10), float32]) {
+  (sum(%x, axis=[1]), mean(%x, axis=[0, 2], keepdims=True), max(%x, axis=[1], exclude=True), sum(%x))
+})",
+                kReduce);
+  check_program(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(5, 7), int32], %y: Tensor[(5, 7), int64]) {
+  (sum(%x, axis=[1]), mean(%x, axis=[1]), max(%x, axis=[0]), mean(%y, axis=[0], keepdims=True))
+})",
+                kExact);
+}
+
+TEST(HalideKernels, Softmax) {
+  check_program(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(6, 37), float32], %y: Tensor[(2, 5, 3), float64]) {
+  (nn.softmax(%x), nn.softmax(%y, axis=1))
+})",
+                kReduce);
+}
+
+TEST(HalideKernels, TransformsAreExact) {
+  check_program(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(2, 3, 4), float32], %y: Tensor[(4, 3), float32]) {
+  %0 = reshape(%x, newshape=[-1, 4]);
+  %1 = transpose(%0, axes=[1, 0]);
+  %2 = expand_dims(%1, axis=0);
+  %3 = squeeze(%2, axis=[0]);
+  %4 = strided_slice(%3, begin=[3, 1], end=[0, 6], strides=[-2, 2]);
+  %5 = transpose(%x);
+  (%4, %5, reshape(%y, newshape=[2, 6]))
+})",
+                kExact);
+  check_program(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(2, 1, 5, 1), int64], %y: Tensor[(3, 6), float64]) {
+  (strided_slice(%x, begin=[1], end=[4], axes=[2]), strided_slice(%y, begin=[1, 2], end=[2, -1], slice_mode="size"),
+   squeeze(%x), expand_dims(%y, axis=-1, num_newaxis=2), sum(%y, axis=[-1]), take(%y, %x, axis=-1))
+})",
+                kExact);
+}
+
+TEST(HalideKernels, ConcatenateAndSplit) {
+  auto d = check_program(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(2, 3), float32], %y: Tensor[(2, 5), float32], %z: Tensor[(2, 1), float32]) {
+  %0 = concatenate((%x, %y, %z), axis=1);
+  %1 = split(%0, indices_or_sections=[2, 7], axis=1);
+  (add(%1.0, 1f), %1.1, %1.2)
+})",
+                         kExact);
+  EXPECT_FALSE(d.empty());
+  check_program(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(6, 4), int32]) {
+  split(%x, indices_or_sections=3)
+})",
+                kExact);
+}
+
+TEST(HalideKernels, TakeClipsAndWrapsIndices) {
+  check_program(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(5, 3), float32], %i: Tensor[(2, 4), int32], %j: Tensor[(7), int64]) {
+  (take(%x, %i, axis=0), take(%x, %j, mode="wrap"), take(%x, %i, axis=1, mode="wrap"))
+})",
+                kExact);
+}
+
+TEST(HalideKernels, DenseBiasAddReluFuseIntoOneKernel) {
+  auto d = check_program(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(6, 40), float32], %w: Tensor[(24, 40), float32], %b: Tensor[(24), float32]) {
+  %0 = nn.dense(%x, %w, units=24);
+  %1 = nn.bias_add(%0, %b);
+  nn.relu(%1)
+})",
+                         kReduce);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0], "halide: nn.dense+nn.bias_add+nn.relu");
+  // A rank-3 input, a width below the vector width, float64.
+  check_program(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(2, 3, 8), float32], %w: Tensor[(5, 8), float32], %y: Tensor[(3, 16), float64], %v: Tensor[(33, 16), float64]) {
+  (nn.dense(%x, %w), nn.dense(%y, %v))
+})",
+                kReduce);
+}
+
+TEST(HalideKernels, BatchMatmul) {
+  check_program(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(3, 5, 12), float32], %y: Tensor[(3, 20, 12), float32], %a: Tensor[(1, 12, 5), float32], %b: Tensor[(3, 12, 9), float32]) {
+  (nn.batch_matmul(%x, %y), nn.batch_matmul(%a, %b, transpose_a=True, transpose_b=False),
+   nn.batch_matmul(%a, %y, transpose_a=True), nn.batch_matmul(%x, %b, transpose_b=False))
+})",
+                kReduce);
+}
+
+TEST(HalideKernels, Conv2dBiasAddRelu) {
+  auto d = check_program(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(2, 4, 13, 19), float32], %w: Tensor[(6, 4, 3, 3), float32], %b: Tensor[(6), float32]) {
+  %0 = nn.conv2d(%x, %w, padding=[1, 1], channels=6, kernel_size=[3, 3]);
+  %1 = nn.bias_add(%0, %b);
+  nn.relu(%1)
+})",
+                         kReduce);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0], "halide: nn.conv2d+nn.bias_add+nn.relu");
+  // Stride, dilation, asymmetric padding, groups.
+  check_program(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(1, 4, 11, 12), float32], %w: Tensor[(6, 2, 3, 2), float32]) {
+  nn.conv2d(%x, %w, strides=[2, 1], dilation=[1, 2], padding=[1, 0, 2, 1], groups=2)
+})",
+                kReduce);
+}
+
+TEST(HalideKernels, Pools) {
+  check_program(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(2, 3, 9, 10), float32]) {
+  (nn.max_pool2d(%x, pool_size=[3, 3], strides=[2, 2], padding=[1, 1]),
+   nn.avg_pool2d(%x, pool_size=[2, 3], strides=[2, 2], padding=[0, 1, 1, 1], ceil_mode=True),
+   nn.avg_pool2d(%x, pool_size=[3, 3], padding=[1, 1], count_include_pad=True))
+})",
+                kReduce);
+}
+
+TEST(HalideKernels, BatchNorm) {
+  check_program(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(2, 3, 4, 5), float32], %g: Tensor[(3), float32], %b: Tensor[(3), float32], %m: Tensor[(3), float32], %v: Tensor[(3), float32]) {
+  %0 = nn.batch_norm(%x, %g, %b, %m, %v);
+  nn.relu(%0.0)
+})",
+                kReduce, /*positive=*/true);
+}
+
+TEST(HalideKernels, DiamondFusesIntoOneKernel) {
+  auto d = check_program(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(7, 33), float32]) {
+  %0 = add(%x, 1f);
+  %1 = exp(%0);
+  %2 = tanh(%0);
+  multiply(%1, %2)
+})",
+                         kMath);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0], "halide: add+exp+tanh+multiply");
+}
+
+TEST(HalideKernels, EveryKernelOfTheCnnModel) {
+  std::FILE *f = std::fopen(GROVE_SOURCE_DIR "/models/relay/cnn.relay", "rb");
+  ASSERT_NE(f, nullptr);
+  std::string text;
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, n);
+  std::fclose(f);
+  // Positive inputs: batch norm's variance is a parameter of its kernel.
+  auto d = check_program(text, kReduce, /*positive=*/true);
+  EXPECT_THAT(d, ::testing::Contains(HasSubstr("nn.conv2d+nn.bias_add+nn.relu")));
+}
+
+TEST(HalideKernels, KernelsAreCachedByShape) {
+  Module m = fused(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(?, 8), float32]) {
+  nn.relu(add(%x, 1f))
+})");
+  std::vector<Expr> prims = primitives(m);
+  ASSERT_EQ(prims.size(), 1u);
+  auto k1 = compiler().compile(prims[0], {DType::Float32}, {{3, 8}});
+  auto k2 = compiler().compile(prims[0], {DType::Float32}, {{3, 8}});
+  auto k3 = compiler().compile(prims[0], {DType::Float32}, {{5, 8}});
+  EXPECT_EQ(k1.get(), k2.get());
+  EXPECT_NE(k1.get(), k3.get());
+  uint32_t state = 7;
+  NDArray x = make_input(DType::Float32, {5, 8}, &state);
+  NDArray y = k3->run({x})[0];
+  ASSERT_EQ(y.shape(), (Shape{5, 8}));
+  for (int64_t i = 0; i < x.size(); ++i)
+    EXPECT_EQ(y.data<float>()[i], std::max(x.data<float>()[i] + 1.0f, 0.0f));
+  // The kernel checks what it is given against what it was compiled for.
+  try {
+    k1->run({x});
+    ADD_FAILURE() << "expected a UserError";
+  } catch (const UserError &err) {
+    EXPECT_THAT(err.what(), HasSubstr("shape (3, 8)"));
+  }
+  EXPECT_THROW(compiler().compile(prims[0], {DType::Float32}, {{kAnyDim, 8}}), UserError);
+}
+
+TEST(HalideKernels, UnsupportedOpsAreUserErrorsNamingTheOp) {
+  Module m = fused(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(4), float32]) {
+  erf(%x)
+})");
+  std::vector<Expr> prims = primitives(m);
+  ASSERT_EQ(prims.size(), 1u);
+  try {
+    compiler().compile(prims[0], {DType::Float32}, {{4}});
+    ADD_FAILURE() << "expected a UserError";
+  } catch (const UserError &err) {
+    EXPECT_THAT(err.what(),
+                HasSubstr("the Halide kernel compiler does not support erf (at halide_test.relay:3:3)"));
+  }
+  Module d = fused(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(4), int32], %y: Tensor[(4), int32]) {
+  divide(%x, %y)
+})");
+  try {
+    compiler().compile(primitives(d)[0], {DType::Int32, DType::Int32}, {{4}, {4}});
+    ADD_FAILURE() << "expected a UserError";
+  } catch (const UserError &err) {
+    EXPECT_THAT(err.what(), HasSubstr("does not support integer divide (int32)"));
+  }
+}
+
+TEST(HalideKernels, ACompilerWithItsOwnThreadCountCanBeDestroyed) {
+  Module m = fused(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(16, 32), float32], %w: Tensor[(8, 32), float32]) {
+  nn.relu(nn.dense(%x, %w))
+})");
+  uint32_t state = 3;
+  NDArray x = make_input(DType::Float32, {16, 32}, &state), w = make_input(DType::Float32, {8, 32}, &state);
+  std::vector<NDArray> got;
+  {
+    HalideKernelOptions options;
+    options.threads = 2;
+    std::unique_ptr<KernelCompiler> local = make_halide_kernel_compiler(options);
+    EXPECT_EQ(local->name(), "halide");
+    got =
+        local->compile(primitives(m)[0], {DType::Float32, DType::Float32}, {{16, 32}, {8, 32}})->run({x, w});
+  }
+  // The outputs outlive the compiler and its kernels; checked against a hand-written loop.
+  for (int64_t i = 0; i < 16; ++i)
+    for (int64_t j = 0; j < 8; ++j) {
+      double acc = 0;
+      for (int64_t k = 0; k < 32; ++k)
+        acc += double(x.data<float>()[i * 32 + k]) * w.data<float>()[j * 32 + k];
+      EXPECT_NEAR(got[0].data<float>()[i * 8 + j], std::max(acc, 0.0), 1e-5);
+    }
+  EXPECT_THROW(make_halide_kernel_compiler({"no-such-target", 0}), UserError);
+}
+
+// Not a test: run with --gtest_also_run_disabled_tests for the timings quoted in reports.
+double median_ms(const std::function<void()> &f, int runs) {
+  std::vector<double> ms;
+  for (int i = 0; i < runs; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    f();
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+TEST(HalideKernels, DISABLED_Timing) {
+  const std::vector<std::string> programs = {
+      R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(64, 1024), float32], %w: Tensor[(1024, 1024), float32]) { nn.dense(%x, %w) })",
+      R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(64, 1024), float32], %w: Tensor[(1024, 1024), float32], %b: Tensor[(1024), float32]) {
+  nn.relu(nn.bias_add(nn.dense(%x, %w), %b))
+})",
+      R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(1, 64, 56, 56), float32], %w: Tensor[(64, 64, 3, 3), float32]) {
+  nn.conv2d(%x, %w, padding=[1, 1])
+})",
+      R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(1, 64, 56, 56), float32], %w: Tensor[(64, 64, 3, 3), float32], %b: Tensor[(64), float32]) {
+  nn.relu(nn.bias_add(nn.conv2d(%x, %w, padding=[1, 1]), %b))
+})"};
+  for (const std::string &text : programs) {
+    Module m = fused(text);
+    Expr prim = primitives(m)[0];
+    const auto *fn = prim.as<Function>();
+    uint32_t state = 1;
+    std::vector<NDArray> inputs;
+    std::vector<Value> args;
+    for (const Expr &p : fn->params) args.push_back(make_arg(p->checked_type, &state, &inputs));
+    std::vector<DType> dtypes;
+    std::vector<Shape> shapes;
+    for (const NDArray &a : inputs) dtypes.push_back(a.dtype()), shapes.push_back(a.shape());
+    auto t0 = std::chrono::steady_clock::now();
+    auto kernel = compiler().compile(prim, dtypes, shapes);
+    const double compile_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    std::vector<NDArray> got;
+    Value want;
+    median_ms([&] { got = kernel->run(inputs); }, 5);  // warm up the thread pool and caches
+    const double halide = median_ms([&] { got = kernel->run(inputs); }, 31);
+    const double interp = median_ms([&] { want = apply(m, closure_value(prim), args); }, 5);
+    expect_close(got[0], want->as<TensorValue>()->data, kReduce, kernel->describe());
+    std::printf("%s: compile %.0f ms, halide %.2f ms, interpreter %.2f ms\n", kernel->describe().c_str(),
+                compile_ms, halide, interp);
+  }
+}
+
+}  // namespace
+}  // namespace grove::relay
