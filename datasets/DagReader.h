@@ -1,5 +1,5 @@
 #pragma once
-// Readers of the non-tree input structures (MODELS.md, "Input structures"):
+// Readers of the non-tree input structures (docs/MODELS.md, "Input structures"):
 //   * DAGs: JSON, `{"nodes": [{"token": 3, "preds": [0, 1]}, ...]}` per DAG, or a JSON list of such
 //     objects. `preds` lists the node's ordered predecessor slots; `null` is an empty slot, and a
 //     missing `preds` is no slot at all. Tokens are integer ids.
@@ -25,7 +25,7 @@ std::vector<Dag> read_dags(const std::string &path);
 std::vector<Dag> read_dag_text(std::string_view text, const std::string &file);
 
 // The direction a DAG-RNN sweeps a grid, named by the corner it runs towards: `SouthEast` starts at
-// the top-left cell, each cell's slot p0 is the cell above and slot p1 the cell to its left (MODELS.md);
+// the top-left cell, each cell's slot p0 is the cell above and slot p1 the cell to its left (docs/MODELS.md);
 // `SouthWest`: above and right; `NorthEast`: below and left; `NorthWest`: below and right. A slot
 // outside the grid is empty.
 enum class Sweep { SouthEast, SouthWest, NorthEast, NorthWest };

@@ -16,7 +16,7 @@ order of first appearance (so that MV-RNN's per-word H×H matrices stay small an
 the same integer ids); perfect: 64 perfect binary trees of height 7 (255 nodes each), leaf tokens
 cycling through 100 ids; nary (child-sum TreeLSTM only): 100 random trees of 10–50 nodes whose
 internal nodes have 1–5 children, like dependency trees (fixed seed), tokens among 1,000 ids. Weights: `grove init-weights --seed 1`, one safetensors file per model, H
-and input set, read by grove and by the peers (same names and shapes: MODELS.md).
+and input set, read by grove and by the peers (same names and shapes: docs/MODELS.md).
 
 Protocol (experiments/README.md): one warm-up pass, --repeat timed passes of all trees in calls of
 `batch` trees; the figure is the median of (pass time ÷ calls) in ms per batch. Every tool runs with

@@ -8,7 +8,7 @@
    right, as ids of datasets/sst/vocab.txt (lengths 2–56, as a sentence classifier sees them).
    Grids: 20 grids of 16×16 tokens drawn from 1,000 ids with a fixed seed.
 2. Weights: `grove init-weights --seed 1 --sizes H=h,D=h,V=...`, one safetensors file per model and
-   H, read by grove and by the peer (the same names and shapes: MODELS.md).
+   H, read by grove and by the peer (the same names and shapes: docs/MODELS.md).
 3. For each model × H × batch: grove, then the peer (experiments/peers/pytorch_seq.py: nn.LSTM /
    nn.GRU over packed calls; the DAG-RNN by anti-diagonal wavefronts).
    - grove: `grove bench --sequences|--grids --json`, the trees' protocol: compile once, one warm-up

@@ -23,7 +23,7 @@ struct Tensor {
   int64_t size() const { return static_cast<int64_t>(data.size()); }
 };
 
-// A model's weights by parameter name (the names of ../shared/MODELS.md).
+// A model's weights by parameter name (the names of docs/MODELS.md).
 using Weights = std::map<std::string, Tensor>;
 
 // "[3, 256]" — how shapes appear in messages.

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""FLOP counts of the tree models of /work/shared/MODELS.md, for the FLOP limit = FLOPs / peak.
+"""FLOP counts of the tree models of docs/MODELS.md, for the FLOP limit = FLOPs / peak.
 
 Counts 2·M·K per product of an [M, K] matrix with a vector, per node, and ignores elementwise work
 (gates, sums, the embedding lookup).  Products with a vector that is zero by definition are not

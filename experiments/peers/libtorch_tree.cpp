@@ -1,4 +1,4 @@
-// libtorch peer of grove: the tree models of /work/shared/MODELS.md (TreeFC, TreeGRU, TreeLSTM,
+// libtorch peer of grove: the tree models of docs/MODELS.md (TreeFC, TreeGRU, TreeLSTM,
 // ChildSumTreeLSTM, MVRNN), fp32 inference, level-batched by hand with libtorch 1.13.
 //
 // Level batching, per call of N trees:
@@ -230,7 +230,7 @@ int64_t compact_tokens(std::vector<Tree> &trees) {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Weights: MODELS.md names and shapes, from safetensors or seeded random.
+// Weights: docs/MODELS.md names and shapes, from safetensors or seeded random.
 
 using Weights = std::map<std::string, Tensor>;
 using Shapes = std::vector<std::pair<std::string, std::vector<int64_t>>>;
@@ -621,7 +621,7 @@ int run(const Options &o) {
 }  // namespace
 
 int main(int argc, char **argv) {
-  CLI::App app{"libtorch level-batched peer of grove (tree models of MODELS.md, fp32 inference)"};
+  CLI::App app{"libtorch level-batched peer of grove (tree models of docs/MODELS.md, fp32 inference)"};
   Options o;
   app.add_option("--model", o.model, "treefc, treegru, treelstm, childsumtreelstm or mvrnn")
       ->required()

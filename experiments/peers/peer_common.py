@@ -6,7 +6,7 @@ peers recurses on the Python stack per node.  A tree is a `Tree` with, per node 
   children[n]  list of child node indices (empty for a leaf), in input order
 The root is the last node.
 
-Weights are a dict name -> float32 numpy array with the names and shapes of /work/shared/MODELS.md.
+Weights are a dict name -> float32 numpy array with the names and shapes of docs/MODELS.md.
 They are read from / written to safetensors files with plain struct + json (no extra packages).
 """
 

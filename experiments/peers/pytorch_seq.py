@@ -7,7 +7,7 @@
                        --batch-first) and packs them with pack_padded_sequence (enforce_sorted=False),
                        so every sequence stops at its own length; the output is h_n, the last state of
                        each sequence, in input order.
-  --model dagrnn       a DAG-RNN by hand over R×C grids, the south-east sweep of MODELS.md:
+  --model dagrnn       a DAG-RNN by hand over R×C grids, the south-east sweep of docs/MODELS.md:
                          h(r, c) = tanh(U x(r, c) + W_0 h(r-1, c) + W_1 h(r, c-1) + b)
                        (zero states outside the grid). Per call: U x + b for every cell of the N grids
                        in one GEMM; then the anti-diagonals d = r + c in order, each one `index_select`
@@ -17,7 +17,7 @@
 
 Inputs are grove's: --sequences FILE (token ids, one sequence per line, separated by spaces) or
 --grids FILE (one per line: R C and then R·C token ids, row-major); --weights W.safetensors with
-grove's names and shapes (MODELS.md; `grove init-weights` writes them): LSTM/GRU emb, W_ih, W_hh,
+grove's names and shapes (docs/MODELS.md; `grove init-weights` writes them): LSTM/GRU emb, W_ih, W_hh,
 b_ih, b_hh; DAG-RNN emb, U, W_0, W_1, b.
 
 Protocol (experiments/README.md, as pytorch_tree.py): one pass runs all inputs in calls of --batch;
@@ -80,7 +80,7 @@ def read_grids(path):
 
 
 def load_weights(path, model, tokens_max):
-    """Reads grove's safetensors file and checks names and shapes against MODELS.md."""
+    """Reads grove's safetensors file and checks names and shapes against docs/MODELS.md."""
     weights = pc.read_safetensors(path)
     for name in ("emb", "W_hh" if model != "dagrnn" else "W_0"):
         if name not in weights:

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""PyTorch peers of grove: tree models of /work/shared/MODELS.md, fp32 inference, two modes.
+"""PyTorch peers of grove: tree models of docs/MODELS.md, fp32 inference, two modes.
 
   --mode eager    per-node evaluation with nn modules, node after node in post-order (what a
                   straightforward PyTorch tree model does; no batching across nodes or trees)

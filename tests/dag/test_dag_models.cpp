@@ -1,7 +1,7 @@
 // End-to-end correctness of the DAG and sequence models: models/dagrnn.grove over random DAGs and
 // image grids (every sweep direction), models/lstm.grove and models/gru.grove over batches of
 // sequences of different lengths, each against the independent references of tests/reference
-// (MODELS.md's equations in double precision), with several batch sizes and schedules.
+// (docs/MODELS.md's equations in double precision), with several batch sizes and schedules.
 //
 // Tolerance, per element: |grove - reference| <= 1e-4 * |reference| + 1e-5 (float32 against double).
 

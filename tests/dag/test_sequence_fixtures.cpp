@@ -1,5 +1,5 @@
 // grove's LSTM and GRU against PyTorch's nn.LSTM / nn.GRU themselves: the fixtures of tests/fixtures
-// were written by experiments/fixtures/make_sequence_fixtures.py (seeded weights under MODELS.md's
+// were written by experiments/fixtures/make_sequence_fixtures.py (seeded weights under docs/MODELS.md's
 // names, the sequences, and PyTorch's last hidden state of each). Every element must agree to 1e-4
 // relative (plus 1e-6 absolute, for elements near zero).
 

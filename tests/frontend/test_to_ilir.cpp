@@ -1,4 +1,4 @@
-// Lowering to ILIR: each model file of models/ becomes the Program MODELS.md describes, and the
+// Lowering to ILIR: each model file of models/ becomes the Program docs/MODELS.md describes, and the
 // lowering's conventions (loads, child access, compiler temps, temp sharing and renaming) hold.
 #include <fmt/format.h>
 #include <gmock/gmock.h>

@@ -1,6 +1,6 @@
 // End-to-end correctness of grove's models: each model file of models/ is parsed, compiled for the
 // CPU with random weights and run on batches of trees; every root output must match the
-// independent reference of tests/reference (MODELS.md's equations in double precision).
+// independent reference of tests/reference (docs/MODELS.md's equations in double precision).
 //
 // Tolerance, per element: |grove - reference| <= 1e-4 * |reference| + 1e-5. grove computes in
 // float32 and the reference in double, so this leaves room for float rounding over SST-depth trees

@@ -1,7 +1,7 @@
 #pragma once
 // Independent reference implementations of grove's models, for the end-to-end correctness tests.
 //
-// Each function follows the equations of MODELS.md (the project's model specification) to the
+// Each function follows the equations of docs/MODELS.md (the project's model specification) to the
 // letter, one node at a time, in plain C++: weights are read as float32, everything is computed and
 // accumulated in double, and only the returned tensor is rounded to float32. Nothing here shares
 // code with grove's front end, lowering or backends, so an agreement between the two is evidence
@@ -25,18 +25,18 @@ namespace grove::reference {
 
 enum class ModelKind { TreeFC, TreeGRU, TreeLSTM, ChildSumTreeLSTM, MVRNN, DAGRNN, LSTM, GRU };
 
-// "TreeLSTM", "ChildSumTreeLSTM", ... (the model names of MODELS.md).
+// "TreeLSTM", "ChildSumTreeLSTM", ... (the model names of docs/MODELS.md).
 std::string model_name(ModelKind model);
 // "treelstm", "childsum_treelstm", ... (the model file models/<stem>.grove).
 std::string model_file_stem(ModelKind model);
 
-// One parameter of a model: its MODELS.md name and shape.
+// One parameter of a model: its docs/MODELS.md name and shape.
 struct ParamSpec {
   std::string name;
   std::vector<int64_t> shape;
 };
 
-// The parameters of `model` with hidden size H, input size D and vocabulary size V, in MODELS.md's
+// The parameters of `model` with hidden size H, input size D and vocabulary size V, in docs/MODELS.md's
 // order. TreeFC and MVRNN require D = H.
 std::vector<ParamSpec> model_params(ModelKind model, int64_t H, int64_t D, int64_t V);
 

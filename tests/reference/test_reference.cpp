@@ -1,5 +1,5 @@
 // Sanity tests of the reference models themselves: tiny cases worked out by hand (H = 1 or 2, the
-// equations of MODELS.md written out as scalar formulas), equivalences between models, structure
+// equations of docs/MODELS.md written out as scalar formulas), equivalences between models, structure
 // handling (any node numbering, deep chains) and the weight generator.
 
 #include <gmock/gmock.h>

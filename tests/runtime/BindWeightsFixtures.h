@@ -1,5 +1,5 @@
 #pragma once
-// The program both bind-weights suites check weight files against: the parameters of MODELS.md's
+// The program both bind-weights suites check weight files against: the parameters of docs/MODELS.md's
 // binary TreeLSTM in size variables, and one state that takes no part in binding.
 
 #include <string>

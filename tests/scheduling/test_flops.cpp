@@ -1,4 +1,4 @@
-// FLOP counts from the ILIR (tools/Flops.h) against hand counts of MODELS.md's products (the
+// FLOP counts from the ILIR (tools/Flops.h) against hand counts of docs/MODELS.md's products (the
 // convention of experiments/peers/flops.py: 2·M·K per matrix–vector product per node), and against
 // the peers' own count on the SST test trees.
 
