@@ -30,19 +30,38 @@ inline constexpr char kTuneNoEntry[] =
 
 // grove relay
 inline constexpr char kRelayNoMain[] = "{}: the module has no @main to run";
-inline constexpr char kRelayBadArg[] = "--arg: expected NAME=FILE.npy (e.g. --arg x=input.npy), got '{}'";
+inline constexpr char kRelayBadArg[] =
+    "--arg: expected NAME=FILE.npy or NAME=@VALUE_FILE (e.g. --arg x=input.npy), got '{}'";
 inline constexpr char kRelayArgTwice[] = "--arg: parameter %{} is given twice";
 inline constexpr char kRelayMissingArg[] =
     "--arg: @main's parameter %{} of {} has no value (its parameters: {})";
 inline constexpr char kRelayUnknownArg[] = "--arg: @main of {1} has no parameter %{0} (its parameters: {2})";
 inline constexpr char kRelayArgNotTensor[] =
-    "--arg: parameter %{} has type {}; grove relay run binds tensor parameters from .npy files only";
+    "--arg: parameter %{} has type {}; a .npy file binds tensor parameters only: write the value in Relay's "
+    "syntax in a file and pass NAME=@FILE (or --trees for a list of trees)";
+inline constexpr char kRelayValueType[] =
+    "--arg {}=@{}: parameter %{} has type {}, but the value has type {}";
+inline constexpr char kRelayValueIllTyped[] =
+    "--arg {}=@{}: parameter %{} has type {}, but the value does not type-check: {}";
+inline constexpr char kRelayValueTooDeep[] =
+    "--arg {}=@FILE: a value file nests at most 500 levels, so a list written as Cons(x, Cons(...)) has at "
+    "most about 500 elements; pass trees with --trees, or a long sequence as a tensor (.npy)";
+inline constexpr char kRelayValueFreeVar[] =
+    "--arg {}=@{}: the value has a free variable %{}; a value file holds a closed expression such as "
+    "Cons(Leaf(3), Nil), (1f, 2i64) or True";
+inline constexpr char kRelayNoTreeParam[] =
+    "--trees: @main of {} has no parameter of type List[Tree[int32]] or List[Rose[int32]] that --arg does "
+    "not give (its parameters: {})";
+inline constexpr char kRelayManyTreeParams[] =
+    "--trees: @main of {} has several parameters that take trees ({}); grove binds --trees to exactly one: "
+    "give the others with --arg NAME=@FILE";
+inline constexpr char kRelayVocabWithoutTrees[] = "--vocab {}: a vocabulary is only read with --trees";
 inline constexpr char kRelayExecutor[] =
     "--executor {}: grove relay run knows --executor interp (the reference interpreter) and --executor vm "
     "(the compiled virtual machine)";
 inline constexpr char kRelayDumpStage[] = "--stage {}: grove relay dump knows --stage vm (the VM's bytecode)";
 inline constexpr char kRelayOutNotTensors[] =
-    "--out: the result {} is not a tensor or a tuple of tensors; run without --out to print it";
+    "--out: the result {} is not a tensor or a tuple or list of tensors; run without --out to print it";
 inline constexpr char kRelayOutDirectory[] =
     "--out {}: cannot create the directory for the tuple's fields: {}";
 inline constexpr char kRelayMetaNeedsOut[] =

@@ -5,15 +5,20 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
 
+#include "backends/relay/RecursiveFunctions.h"
 #include "backends/relay/VMRunner.h"
+#include "datasets/PTBReader.h"
 #include "frontend/relay/Interpreter.h"
 #include "frontend/relay/NDArrayIO.h"
 #include "frontend/relay/Parser.h"
 #include "frontend/relay/Printer.h"
 #include "frontend/relay/StructuralEqual.h"
+#include "frontend/relay/TreeValues.h"
 #include "frontend/relay/TypeInfer.h"
 #include "frontend/relay/Value.h"
+#include "frontend/relay/Visitor.h"
 #include "frontend/relay/ops/Op.h"
 #include "frontend/relay/passes/PassList.h"
 #include "ilir/Error.h"
@@ -53,18 +58,30 @@ const Function &main_function(const Module &m, const std::string &file) {
   return *main->as<Function>();
 }
 
-// Writes a tensor or a (nested) tuple of tensors: OUT.npy for a tensor; for a tuple, one .npy per
-// field under the directory OUT (fields "0.npy", "1.npy", nested "1.0.npy"), or one safetensors file
-// when OUT ends in ".safetensors" (tensors named "0", "1", "1.0").
+// Writes a tensor or a (nested) tuple or List of tensors: OUT.npy for a tensor; else one .npy per
+// field or element under the directory OUT ("0.npy", "1.npy", nested "1.0.npy"), or one safetensors
+// file when OUT ends in ".safetensors" (tensors named "0", "1", "1.0"). A List's elements are walked
+// in a loop, so a long list costs no C stack; recursion is per level of nesting only.
 void flatten_result(const Value &v, const std::string &name, std::map<std::string, NDArray> &out) {
+  auto field_name = [&](size_t i) {
+    return name.empty() ? std::to_string(i) : name + "." + std::to_string(i);
+  };
   if (const auto *t = v->as<TensorValue>()) {
     out.emplace(name, t->data);
     return;
   }
   if (const auto *t = v->as<TupleValue>()) {
-    for (size_t i = 0; i < t->fields.size(); ++i)
-      flatten_result(t->fields[i], name.empty() ? std::to_string(i) : name + "." + std::to_string(i), out);
+    for (size_t i = 0; i < t->fields.size(); ++i) flatten_result(t->fields[i], field_name(i), out);
     return;
+  }
+  size_t i = 0;
+  for (const Value *cell = &v;; ++i) {
+    const auto *adt = (*cell)->as<ADTValue>();
+    const std::string ctor = adt ? adt->constructor.as<Constructor>()->name : "";
+    if (ctor == "Nil" && adt->fields.empty()) return;
+    if (ctor != "Cons" || adt->fields.size() != 2) break;
+    flatten_result(adt->fields[0], field_name(i), out);
+    cell = &adt->fields[1];
   }
   user_error(msg::kRelayOutNotTensors, value_to_string(v));
 }
@@ -87,6 +104,57 @@ void write_result(const Value &result, const std::string &out) {
     write_npy_array((std::filesystem::path(out) / (name + ".npy")).string(), array);
 }
 
+// The value of `--arg NAME=@PATH`: a closed Relay expression (constructors, tuples, literals) read
+// with the module's ADTs, type-checked against the parameter's type, then evaluated.
+//   1. Parse and bind it to a variable annotated with the parameter's type: inference unifies the two.
+//   2. If that fails, infer the value's own type on a fresh parse: if it has one, the error is the
+//      mismatch (expected and found); if not, the value's own type error is the one to report.
+//   3. Evaluate the typed expression.
+Value read_value_file(const Module &m, const std::string &name, const std::string &path, const Type &type) {
+  const std::string text = read_text_file(path, "value file");
+  Expr value;
+  try {
+    value = parse_expr(text, path, &m);
+  } catch (const UserError &e) {
+    if (std::string_view(e.what()).find("nested too deeply") == std::string_view::npos) throw;
+    throw UserError(std::string(e.what()) + "\n" + fmt::format(msg::kRelayValueTooDeep, name));
+  }
+  if (std::vector<Expr> free = free_vars(value); !free.empty())
+    user_error(msg::kRelayValueFreeVar, name, path, free[0].as<Var>()->name_hint);
+  Expr var = Var::make(name, type);
+  Expr bound = Let::make(var, value, var);
+  try {
+    infer_type(bound, m);
+  } catch (const UserError &) {
+    Type found;
+    try {
+      found = infer_type(parse_expr(text, path, &m), m);
+    } catch (const UserError &e) {
+      user_error(msg::kRelayValueIllTyped, name, path, name, to_string(type), e.what());
+    }
+    user_error(msg::kRelayValueType, name, path, name, to_string(type), to_string(found));
+  }
+  return evaluate(m, bound);
+}
+
+// The index of @main's parameter that --trees binds: the one parameter of type List[Tree[int32]]
+// or List[Rose[int32]] that no --arg gives.
+size_t tree_parameter(const Function &main, const std::string &file, const std::string &params,
+                      const std::map<std::string, std::string> &arg_files) {
+  std::vector<size_t> found;
+  std::string names;
+  for (size_t i = 0; i < main.params.size(); ++i) {
+    if (!is_tree_list_type(main.params[i].type()) || arg_files.count(main.params[i].as<Var>()->name_hint))
+      continue;
+    found.push_back(i);
+    names += fmt::format("{}%{}: {}", names.empty() ? "" : ", ", main.params[i].as<Var>()->name_hint,
+                         to_string(main.params[i].type()));
+  }
+  if (found.empty()) user_error(msg::kRelayNoTreeParam, file, params);
+  if (found.size() > 1) user_error(msg::kRelayManyTreeParams, file, names);
+  return found[0];
+}
+
 }  // namespace
 
 int relay_check(const RelayCheckCommand &c) {
@@ -104,6 +172,10 @@ int relay_opt(const RelayOptCommand &c) {
   if (c.fuse_max_depth < 1) user_error(msg::kRelayFuseDepth, c.fuse_max_depth);
   pass_options.fuse_max_depth = c.fuse_max_depth;
   Module m = run_passes(parse_relay_file(c.file), passes, pass_options);
+  if (c.explain) {
+    infer_types(m);
+    std::cerr << explain_recursive_functions(m);
+  }
   PrintOptions options;
   options.show_types = c.types;
   if (c.out.empty()) {
@@ -132,30 +204,45 @@ int relay_equal(const RelayEqualCommand &c) {
 
 int relay_run(const RelayRunCommand &c) {
   if (c.executor != "interp" && c.executor != "vm") user_error(msg::kRelayExecutor, c.executor);
-  std::vector<std::pair<std::string, std::string>> inputs{{c.file, "Relay"},
-                                                          {meta_path(c.file), "constants"}};
+  if (!c.vocab.empty() && c.trees.empty()) user_error(msg::kRelayVocabWithoutTrees, c.vocab);
+  std::vector<std::pair<std::string, std::string>> inputs{
+      {c.file, "Relay"}, {meta_path(c.file), "constants"}, {c.trees, "--trees"}, {c.vocab, "--vocab"}};
   std::map<std::string, std::string> arg_files;
   for (const std::string &a : c.args) {
     size_t eq = a.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == a.size()) user_error(msg::kRelayBadArg, a);
+    if (eq == std::string::npos || eq == 0 || eq + 1 == a.size() || a.substr(eq + 1) == "@")
+      user_error(msg::kRelayBadArg, a);
     std::string name = a.substr(0, eq), path = a.substr(eq + 1);
     if (!name.empty() && name[0] == '%') name = name.substr(1);
     if (!arg_files.emplace(name, path).second) user_error(msg::kRelayArgTwice, name);
-    inputs.emplace_back(path, "--arg " + name);
+    inputs.emplace_back(path[0] == '@' ? path.substr(1) : path, "--arg " + name);
   }
   if (!c.out.empty()) check_out_is_not_input(c.out, inputs);
 
   Module m = load_typed(c.file);
   const Function &main = main_function(m, c.file);
-  std::vector<Value> args;
   std::string params;
   for (const Expr &p : main.params) params += (params.empty() ? "%" : ", %") + p.as<Var>()->name_hint;
-  for (const Expr &p : main.params) {
+  std::vector<Value> args(main.params.size());
+  if (!c.trees.empty()) {
+    size_t at = tree_parameter(main, c.file, params, arg_files);
+    std::optional<Vocab> vocab;
+    if (!c.vocab.empty()) vocab = Vocab::load(c.vocab);
+    args[at] = trees_to_value(m, main.params[at].type(), read_ptb_trees(c.trees, vocab ? &*vocab : nullptr),
+                              c.trees);
+  }
+  for (size_t i = 0; i < main.params.size(); ++i) {
+    if (args[i]) continue;
+    const Expr &p = main.params[i];
     const std::string &name = p.as<Var>()->name_hint;
     auto it = arg_files.find(name);
     if (it == arg_files.end()) user_error(msg::kRelayMissingArg, name, c.file, params);
-    if (!p.type().as<TensorType>()) user_error(msg::kRelayArgNotTensor, name, to_string(p.type()));
-    args.push_back(tensor_value(read_npy_array(it->second)));
+    if (it->second[0] == '@') {
+      args[i] = read_value_file(m, name, it->second.substr(1), p.type());
+    } else {
+      if (!p.type().as<TensorType>()) user_error(msg::kRelayArgNotTensor, name, to_string(p.type()));
+      args[i] = tensor_value(read_npy_array(it->second));
+    }
     arg_files.erase(it);
   }
   if (!arg_files.empty()) user_error(msg::kRelayUnknownArg, arg_files.begin()->first, c.file, params);

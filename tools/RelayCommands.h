@@ -15,7 +15,8 @@ struct RelayCheckCommand {
 struct RelayOptCommand {
   std::string file, passes, out;
   int fuse_max_depth = 256;
-  bool types = false;  // print `/* ty=... */` comments
+  bool types = false;    // print `/* ty=... */` comments
+  bool explain = false;  // say on stderr which globals grove compiles recursively, and why not the others
 };
 
 struct RelayEqualCommand {
@@ -24,7 +25,8 @@ struct RelayEqualCommand {
 
 struct RelayRunCommand {
   std::string file, out, executor = "interp";
-  std::vector<std::string> args;  // NAME=FILE.npy
+  std::vector<std::string> args;  // NAME=FILE.npy, or NAME=@FILE (a value in Relay's syntax)
+  std::string trees, vocab;       // PTB trees for @main's List[Tree[int32]] / List[Rose[int32]] parameter
 };
 
 int relay_check(const RelayCheckCommand &c);

@@ -152,6 +152,9 @@ int main(int argc, char **argv) {
   ro->add_option("--fuse-max-depth", relay_opt.fuse_max_depth,
                  "fuse: the most ops in one group (default 256)");
   ro->add_flag("--types", relay_opt.types, "Print every binding's type as a /* ty=... */ comment");
+  ro->add_flag("--explain", relay_opt.explain,
+               "Say on stderr which globals grove's recursive compiler compiles (recursive functions over a "
+               "tree) and why the others are not");
   grove::tool::RelayEqualCommand relay_equal;
   CLI::App *re = relay->add_subcommand(
       "equal",
@@ -162,11 +165,19 @@ int main(int argc, char **argv) {
   grove::tool::RelayRunCommand relay_run;
   CLI::App *rr = relay->add_subcommand("run", "Run FILE's @main and write or print its result");
   rr->add_option("file", relay_run.file, "Relay text file")->required()->check(CLI::ExistingFile);
-  rr->add_option("--arg", relay_run.args,
-                 "A tensor parameter of @main: NAME=FILE.npy (repeat per parameter)");
+  rr->add_option(
+      "--arg", relay_run.args,
+      "A parameter of @main: NAME=FILE.npy for a tensor, NAME=@FILE for a value written in Relay's "
+      "syntax (Cons(Leaf(3), Nil), (1f, 2i64)); repeat per parameter");
+  rr->add_option("--trees", relay_run.trees,
+                 "PTB trees (one per line) for @main's List[Tree[int32]] or List[Rose[int32]] parameter")
+      ->check(CLI::ExistingFile);
+  rr->add_option("--vocab", relay_run.vocab, "Vocabulary for --trees' tokens (else tokens are integer ids)")
+      ->check(CLI::ExistingFile);
   rr->add_option(
       "--out", relay_run.out,
-      "Result file: OUT.npy for a tensor; for a tuple a directory of 0.npy, 1.npy, ... or OUT.safetensors. "
+      "Result file: OUT.npy for a tensor; for a tuple or a List a directory of 0.npy, 1.npy, ... or "
+      "OUT.safetensors. "
       "Without it the result is printed");
   rr->add_option("--executor", relay_run.executor,
                  "interp (the reference interpreter, default) or vm (the compiled virtual machine)");

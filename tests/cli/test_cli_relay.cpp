@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -218,6 +219,196 @@ TEST(CliRelay, OpsListsTheOperatorTable) {
   EXPECT_EQ(r.status, 0) << r.output;
   for (const char *op : {"nn.conv2d", "nn.dense", "add", "strided_slice", "nn.batch_norm", "where"})
     EXPECT_THAT(r.output, HasSubstr(op));
+}
+
+// The TreeLSTM's weights from its fixture as --arg NAME=FILE.npy flags, and the fixture's expected
+// root states (one row per tree of fixtures/treelstm_trees.txt).
+std::string treelstm_weight_args(const TempDir &dir, relay::NDArray *expected) {
+  auto fixture = relay::read_safetensors_arrays(kModels + "fixtures/treelstm.safetensors");
+  std::string args;
+  for (const char *name : {"emb", "W_iou", "U_iou", "b_iou", "U_f", "b_f"}) {
+    relay::write_npy_array(dir.file(std::string(name) + ".npy"), fixture.at(name));
+    args += std::string(" --arg ") + name + "=" + dir.file(std::string(name) + ".npy");
+  }
+  *expected = fixture.at("expected");
+  return args;
+}
+
+// Checks OUT/0.npy ... OUT/(count-1).npy, each [1, H], against the first `count` rows of `expected`.
+void expect_rows(const std::string &out, const relay::NDArray &expected, int64_t count) {
+  const int64_t h = expected.shape()[1];
+  for (int64_t i = 0; i < count; ++i) {
+    relay::NDArray row = relay::read_npy_array(out + "/" + std::to_string(i) + ".npy");
+    ASSERT_EQ(row.shape(), (relay::Shape{1, h})) << i;
+    for (int64_t j = 0; j < h; ++j) {
+      float e = expected.data<float>()[i * h + j];
+      EXPECT_NEAR(row.data<float>()[j], e, 1e-5 + 1e-4 * std::fabs(e)) << "tree " << i << ", column " << j;
+    }
+  }
+  EXPECT_FALSE(std::filesystem::exists(out + "/" + std::to_string(count) + ".npy"));
+}
+
+TEST(CliRelay, RunBindsTreesAndWritesAListOfTensorsAsADirectory) {
+  TempDir dir;
+  relay::NDArray expected;
+  std::string args = treelstm_weight_args(dir, &expected);
+  const std::string trees = " --trees " + kModels + "fixtures/treelstm_trees.txt";
+  for (const char *executor : {"interp", "vm"}) {
+    const std::string out = dir.file(std::string("out_") + executor);
+    CliResult r = run_grove("relay run " + kModels + "treelstm.relay" + trees + args + " --executor " +
+                            executor + " --out " + out);
+    ASSERT_EQ(r.status, 0) << r.output;
+    expect_rows(out, expected, expected.shape()[0]);
+  }
+  // Without --out the list is printed.
+  CliResult r = run_grove("relay run " + kModels + "treelstm.relay" + trees + args);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("Cons(Tensor[(1, 8), float32] ["));
+}
+
+TEST(CliRelay, RunLooksTreeTokensUpInTheVocabulary) {
+  TempDir dir;
+  relay::NDArray expected;
+  std::string args = treelstm_weight_args(dir, &expected);
+  std::string vocab;
+  for (int i = 0; i < 20; ++i) vocab += "w" + std::to_string(i) + "\n";
+  write_text(dir.file("vocab.txt"), vocab);
+  // The fixture's first two trees, (0 14) and (0 (0 18) (0 17)), in words.
+  write_text(dir.file("trees.txt"), "(0 w14)\n(0 (0 w18) (0 w17))\n");
+  CliResult r =
+      run_grove("relay run " + kModels + "treelstm.relay --trees " + dir.file("trees.txt") + " --vocab " +
+                dir.file("vocab.txt") + args + " --executor vm --out " + dir.file("out"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  expect_rows(dir.file("out"), expected, 2);
+}
+
+TEST(CliRelay, RunReadsAValueInRelaysSyntax) {
+  TempDir dir;
+  relay::NDArray expected;
+  std::string args = treelstm_weight_args(dir, &expected);
+  write_text(dir.file("trees.val"), "Cons(Leaf(14), Cons(Node(Leaf(18), Leaf(17)), Nil))\n");
+  for (const char *executor : {"interp", "vm"}) {
+    const std::string out = dir.file(std::string("out_") + executor);
+    CliResult r = run_grove("relay run " + kModels + "treelstm.relay --arg trees=@" + dir.file("trees.val") +
+                            args + " --executor " + executor + " --out " + out);
+    ASSERT_EQ(r.status, 0) << r.output;
+    expect_rows(out, expected, 2);
+  }
+
+  // Tuples and scalar literals; a tuple result without --out is printed.
+  write_text(dir.file("pair.relay"), R"(#[version = "0.0.5"]
+def @main(%p: (float32, int64), %flag: bool) -> (float32, int64) {
+  if (%flag) { (negative(%p.0), add(%p.1, 1i64)) } else { %p }
+}
+)");
+  write_text(dir.file("p.val"), "(1.5f, -2i64)");
+  write_text(dir.file("flag.val"), "True");
+  for (const char *executor : {"interp", "vm"}) {
+    CliResult r = run_grove("relay run " + dir.file("pair.relay") + " --arg p=@" + dir.file("p.val") +
+                            " --arg flag=@" + dir.file("flag.val") + " --executor " + executor);
+    ASSERT_EQ(r.status, 0) << r.output;
+    EXPECT_EQ(r.output, "(-1.5f, -1i64)\n");
+  }
+}
+
+TEST(CliRelay, RunValueErrorsNameTheParameterAndBothTypes) {
+  TempDir dir;
+  relay::NDArray expected;
+  std::string args = treelstm_weight_args(dir, &expected);
+  const std::string run = "relay run " + kModels + "treelstm.relay" + args + " --arg trees=@";
+
+  write_text(dir.file("int64.val"), "Cons(Leaf(14i64), Nil)");
+  CliResult r = run_grove(run + dir.file("int64.val"));
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("parameter %trees has type List[Tree[int32]], but the value has type "
+                                  "List[Tree[int64]]"));
+
+  write_text(dir.file("mixed.val"), "Cons(Leaf(1), Cons(2f, Nil))");
+  r = run_grove(run + dir.file("mixed.val"));
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_THAT(r.output,
+              HasSubstr("parameter %trees has type List[Tree[int32]], but the value does not type-check"));
+  EXPECT_THAT(r.output, HasSubstr("mixed.val:1:15"));
+
+  // Written with Cons, a list nests one level per element: past the parser's 500 levels it is an
+  // error that says so.
+  std::string deep;
+  for (int i = 0; i < 600; ++i) deep += "Cons(Leaf(1), ";
+  write_text(dir.file("deep.val"), deep + "Nil" + std::string(600, ')'));
+  r = run_grove(run + dir.file("deep.val"));
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("nested too deeply"));
+  EXPECT_THAT(r.output, HasSubstr("a value file nests at most 500 levels"));
+
+  write_text(dir.file("free.val"), "free_var %x: int32;\nCons(Leaf(%x), Nil)");
+  r = run_grove(run + dir.file("free.val"));
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("the value has a free variable %x"));
+
+  r = run_grove(run + dir.file("missing.val"));
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("missing.val"));
+  EXPECT_THAT(r.output, Not(HasSubstr("bug in grove")));
+
+  // A .npy file for a list parameter says how to give it.
+  r = run_grove("relay run " + kModels + "treelstm.relay" + args + " --arg trees=" + dir.file("emb.npy"));
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("NAME=@FILE"));
+}
+
+TEST(CliRelay, RunTreeErrorsNameTheTreeAndTheParameter) {
+  TempDir dir;
+  relay::NDArray expected;
+  std::string args = treelstm_weight_args(dir, &expected);
+  write_text(dir.file("ternary.txt"), "(0 1)\n(0 (0 1) (0 2) (0 3))\n");
+  CliResult r =
+      run_grove("relay run " + kModels + "treelstm.relay --trees " + dir.file("ternary.txt") + args);
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_THAT(r.output,
+              HasSubstr("ternary.txt:2: node 3 of this tree (numbered in post-order) has 3 children"));
+
+  // A tree parameter given by --arg is not the one --trees binds.
+  write_text(dir.file("trees.val"), "Nil");
+  r = run_grove("relay run " + kModels + "treelstm.relay --trees " + dir.file("ternary.txt") +
+                " --arg trees=@" + dir.file("trees.val") + args);
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("that --arg does not give"));
+
+  r = run_grove("relay run " + kModels + "mlp.relay --trees " + dir.file("ternary.txt"));
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("has no parameter of type List[Tree[int32]] or List[Rose[int32]]"));
+
+  write_text(dir.file("two.relay"), R"(#[version = "0.0.5"]
+type List[A] { Cons(A, List[A]), Nil, }
+type Tree[A] { Leaf(A), Node(Tree[A], Tree[A]), }
+type Rose[A] { Rose(A, List[Rose[A]]), }
+def @main(%a: List[Tree[int32]], %b: List[Rose[int32]]) { (%a, %b) }
+)");
+  r = run_grove("relay run " + dir.file("two.relay") + " --trees " + dir.file("ternary.txt"));
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("several parameters that take trees (%a: List[Tree[int32]], %b: "
+                                  "List[Rose[int32]])"));
+
+  // Any arity binds to a Rose parameter; the other tree parameter comes from a value file.
+  r = run_grove("relay run " + dir.file("two.relay") + " --trees " + dir.file("ternary.txt") + " --arg a=@" +
+                dir.file("trees.val"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output,
+            "(Nil, Cons(Rose(1, Nil), Cons(Rose(-1, Cons(Rose(1, Nil), Cons(Rose(2, Nil), Cons(Rose(3, "
+            "Nil), Nil)))), Nil)))\n");
+  write_text(dir.file("rose.relay"), R"(#[version = "0.0.5"]
+type List[A] { Cons(A, List[A]), Nil, }
+type Rose[A] { Rose(A, List[Rose[A]]), }
+def @main(%ts: List[Rose[int32]]) { %ts }
+)");
+  r = run_grove("relay run " + dir.file("rose.relay") + " --trees " + dir.file("ternary.txt"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("Cons(Rose(1, Nil), Cons(Rose(-1, Cons(Rose(1, Nil), Cons(Rose(2, Nil), "
+                                  "Cons(Rose(3, Nil), Nil)))), Nil))"));
+
+  r = run_grove("relay run " + kModels + "mlp.relay --vocab " + dir.file("ternary.txt"));
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("only read with --trees"));
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 #pragma once
 // The example programs of models/relay with their fixtures (models/relay/fixtures/make_fixtures.py):
 // loading, typing, and building @main's arguments — tensors by parameter name, the LSTM's sequence
-// as a List, the TreeLSTM's trees as a List of Tree values. Shared by the interpreter's and the
-// VM's tests.
+// as a List, the TreeLSTM's trees as a List of Tree values (relay/TreeValues.h). Shared by the
+// interpreter's and the VM's tests.
 
 #include <gtest/gtest.h>
 
@@ -14,6 +14,7 @@
 #include "datasets/PTBReader.h"
 #include "frontend/relay/NDArrayIO.h"
 #include "frontend/relay/Parser.h"
+#include "frontend/relay/TreeValues.h"
 #include "frontend/relay/TypeInfer.h"
 #include "frontend/relay/Value.h"
 
@@ -69,30 +70,13 @@ inline Value lstm_sequence(const LoadedModel &l) {
   return list_value(l.module, steps);
 }
 
-// A PTB tree (nodes in post-order) as a Tree[int32] value: Leaf(token) or Node(left, right).
-inline Value tree_value(const Module &m, const Tree &tree) {
-  std::vector<Value> node_values(tree.size());
-  for (int32_t n = 0; n < tree.size(); ++n) {
-    if (tree.num_children(n) == 0) {
-      NDArray token(DType::Int32, {});
-      token.data<int32_t>()[0] = tree.token[n];
-      node_values[n] = adt_value(*m.find_constructor("Leaf"), {tensor_value(token)});
-    } else {
-      EXPECT_EQ(tree.num_children(n), 2) << "the fixture's trees are binary";
-      node_values[n] = adt_value(*m.find_constructor("Node"),
-                                 {node_values[tree.child(n, 0)], node_values[tree.child(n, 1)]});
-    }
-  }
-  return node_values[tree.root];
-}
-
-// The TreeLSTM's input: fixtures/treelstm_trees.txt as a List[Tree[int32]].
+// The TreeLSTM's input: fixtures/treelstm_trees.txt as a List[Tree[int32]] (relay/TreeValues.h).
 inline Value treelstm_trees(const LoadedModel &l, size_t *count = nullptr) {
-  std::vector<Tree> trees = read_ptb_trees(kModels + "fixtures/treelstm_trees.txt", nullptr);
-  std::vector<Value> values;
-  for (const Tree &t : trees) values.push_back(tree_value(l.module, t));
+  const std::string path = kModels + "fixtures/treelstm_trees.txt";
+  std::vector<Tree> trees = read_ptb_trees(path, nullptr);
   if (count) *count = trees.size();
-  return list_value(l.module, values);
+  const Expr &trees_param = l.module.find_function("main")->as<Function>()->params[0];
+  return trees_to_value(l.module, trees_param.type(), trees, path);
 }
 
 }  // namespace grove::relay::testing

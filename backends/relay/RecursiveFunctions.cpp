@@ -1,0 +1,218 @@
+#include "backends/relay/RecursiveFunctions.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "backends/relay/TreeToDsl.h"
+#include "frontend/dsl/Frontend.h"
+#include "ilir/Error.h"
+
+namespace grove::relay {
+namespace {
+
+const Function &global(const Module &m, const std::string &name) {
+  const Expr *f = m.find_function(name);
+  if (!f) user_error("the module has no global function @{}", name);
+  return *f->as<Function>();
+}
+
+tree_to_dsl::Translation translate_or_throw(const Module &m, const std::string &name,
+                                            const std::vector<NDArray> &weights) {
+  const Function &fn = global(m, name);
+  try {
+    tree_to_dsl::translate(m, name, nullptr);  // whether it qualifies, before counting the weights
+  } catch (const tree_to_dsl::Reject &r) {
+    user_error("{}: @{} cannot be compiled by grove's recursive compiler: {}", to_string(fn.span), name,
+               r.why);
+  }
+  if (weights.size() + 1 != fn.params.size())
+    user_error("@{} takes {} weights besides its tree; {} were given", name, fn.params.size() - 1,
+               weights.size());
+  std::vector<Shape> shapes;
+  for (const NDArray &w : weights) shapes.push_back(w.shape());
+  try {
+    tree_to_dsl::Translation t = tree_to_dsl::translate(m, name, &shapes);
+    // Each weight must fit its parameter's type (dtype, rank, known dimensions).
+    size_t w = 0;
+    for (size_t i = 0; i < fn.params.size(); ++i) {
+      if (static_cast<int>(i) == t.tree_param) continue;
+      const auto *type = fn.params[i]->checked_type.as<TensorType>();
+      const NDArray &a = weights[w++];
+      bool fits = type && a.dtype() == type->dtype && a.ndim() == static_cast<int64_t>(type->shape.size());
+      for (size_t d = 0; fits && d < type->shape.size(); ++d)
+        fits = type->shape[d] == kAnyDim || type->shape[d] == a.shape()[d];
+      if (!fits)
+        user_error("@{}'s parameter %{} has type {}, but its weight is Tensor[{}, {}]", name,
+                   fn.params[i].as<Var>()->name_hint, to_string(fn.params[i]->checked_type),
+                   shape_to_string(a.shape()), to_string(a.dtype()));
+    }
+    return t;
+  } catch (const tree_to_dsl::Reject &r) {
+    user_error("{}: @{} cannot be compiled by grove's recursive compiler: {}", to_string(fn.span), name,
+               r.why);
+  }
+}
+
+// The Tree[int32] value as a grove tree in post-order: an explicit stack of (value, children done).
+Tree to_grove_tree(const Value &root, int leaf_tag, size_t index) {
+  Tree tree;
+  tree.child_begin.push_back(0);
+  std::vector<std::pair<const ADTValue *, bool>> stack;
+  std::vector<int32_t> done;  // node ids of finished subtrees, awaiting their parent
+  auto push = [&](const Value &v) {
+    const auto *adt = v ? v->as<ADTValue>() : nullptr;
+    if (!adt) user_error("tree {} holds {}, not a tree", index + 1, v ? value_to_string(v) : "nothing");
+    stack.push_back({adt, false});
+  };
+  push(root);
+  while (!stack.empty()) {
+    auto [adt, expanded] = stack.back();
+    if (adt->tag == leaf_tag) {
+      stack.pop_back();
+      const auto *tok = adt->fields.size() == 1 ? adt->fields[0]->as<TensorValue>() : nullptr;
+      if (!tok || tok->data.ndim() != 0 || tok->data.dtype() != DType::Int32)
+        user_error("tree {} has a leaf that holds no int32 token", index + 1);
+      tree.token.push_back(tok->data.data<int32_t>()[0]);
+      tree.child_begin.push_back(static_cast<int32_t>(tree.children.size()));
+      done.push_back(tree.size() - 1);
+    } else if (!expanded) {
+      stack.back().second = true;
+      GROVE_CHECK(adt->fields.size() == 2, "a typed node without two children");
+      push(adt->fields[1]);
+      push(adt->fields[0]);  // the left subtree is finished first
+    } else {
+      stack.pop_back();
+      int32_t right = done.back();
+      done.pop_back();
+      int32_t left = done.back();
+      done.pop_back();
+      tree.children.push_back(left);
+      tree.children.push_back(right);
+      tree.token.push_back(-1);
+      tree.child_begin.push_back(static_cast<int32_t>(tree.children.size()));
+      done.push_back(tree.size() - 1);
+    }
+  }
+  tree.root = tree.size() - 1;
+  return tree;
+}
+
+}  // namespace
+
+// 1. Each global is translated with the shapes of its types (`?` allowed); a Reject is the reason.
+std::vector<RecursiveCandidate> analyze_recursive_functions(const Module &m) {
+  std::vector<RecursiveCandidate> out;
+  for (const auto &[name, fn] : m.functions()) {
+    RecursiveCandidate c;
+    c.name = name;
+    try {
+      tree_to_dsl::Translation t = tree_to_dsl::translate(m, name, nullptr);
+      c.qualifies = true;
+      c.tree_param = t.tree_param;
+    } catch (const tree_to_dsl::Reject &r) {
+      c.reason = r.why;
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::string explain_recursive_functions(const Module &m) {
+  std::string out;
+  for (const RecursiveCandidate &c : analyze_recursive_functions(m)) {
+    if (c.qualifies) {
+      const Function &fn = global(m, c.name);
+      out += fmt::format(
+          "@{}: compiled by grove's recursive compiler (over its tree parameter %{}, {} weights "
+          "passed through)\n",
+          c.name, fn.params[c.tree_param].as<Var>()->name_hint, fn.params.size() - 1);
+    } else {
+      out += fmt::format("@{}: not compiled recursively: {}\n", c.name, c.reason);
+    }
+  }
+  return out;
+}
+
+std::string recursive_function_model_text(const Module &m, const std::string &name,
+                                          const std::vector<NDArray> &weights) {
+  return translate_or_throw(m, name, weights).text;
+}
+
+CompiledRecursiveFunction::CompiledRecursiveFunction(std::string text, ilir::Program program,
+                                                     cpu::CompiledModel model,
+                                                     std::vector<Shape> state_shapes, bool tuple_result,
+                                                     int leaf_tag)
+    : model_text_(std::move(text)),
+      program_(std::move(program)),
+      model_(std::make_shared<cpu::CompiledModel>(std::move(model))),
+      state_shapes_(std::move(state_shapes)),
+      tuple_result_(tuple_result),
+      leaf_tag_(leaf_tag) {}
+
+// 1. Translate with the weights' shapes. 2. Parse and check the model text with the model
+// language's front end. 3. Compile it with the weights converted to float32 Tensors by model name.
+CompiledRecursiveFunction CompiledRecursiveFunction::compile(const Module &m, const std::string &name,
+                                                             const std::vector<Value> &weights,
+                                                             const cpu::CompileOptions &options) {
+  std::vector<NDArray> arrays;
+  for (size_t i = 0; i < weights.size(); ++i) {
+    const auto *t = weights[i] ? weights[i]->as<TensorValue>() : nullptr;
+    if (!t) user_error("weight {} of @{} is not a tensor", i + 1, name);
+    arrays.push_back(t->data);
+  }
+  tree_to_dsl::Translation t = translate_or_throw(m, name, arrays);
+  ilir::Program program = dsl::parse_model(t.text, "@" + name);
+  Weights grove_weights;
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    Tensor w(arrays[i].shape());
+    std::copy_n(arrays[i].data<float>(), w.size(), w.data.data());
+    grove_weights[t.weights[i]] = std::move(w);
+  }
+  cpu::CompiledModel model = cpu::CompiledModel::compile(program, grove_weights, options);
+  return CompiledRecursiveFunction(t.text, std::move(program), std::move(model), t.state_shapes,
+                                   t.tuple_result, t.leaf_tag);
+}
+
+// 1. Convert the trees. 2. One run of the compiled model gives every root's states, concatenated.
+// 3. Cut each root's row into the result tensors.
+std::vector<Value> CompiledRecursiveFunction::run(const std::vector<Value> &trees) const {
+  if (trees.empty()) return {};
+  std::vector<Tree> grove_trees;
+  for (size_t i = 0; i < trees.size(); ++i) grove_trees.push_back(to_grove_tree(trees[i], leaf_tag_, i));
+  Tensor roots = model_->run(grove_trees, {});
+  const int64_t row = roots.size() / static_cast<int64_t>(trees.size());
+  std::vector<Value> out;
+  for (size_t i = 0; i < trees.size(); ++i) {
+    const float *src = roots.data.data() + i * row;
+    std::vector<Value> fields;
+    for (const Shape &shape : state_shapes_) {
+      NDArray a(DType::Float32, shape);
+      std::copy_n(src, a.size(), a.data<float>());
+      src += a.size();
+      fields.push_back(tensor_value(a));
+    }
+    out.push_back(tuple_result_ ? tuple_value(std::move(fields)) : fields[0]);
+  }
+  return out;
+}
+
+Value CompiledRecursiveFunction::run_list(const Value &trees, const Expr &cons, const Expr &nil) const {
+  const int cons_tag = cons.as<Constructor>()->tag;
+  std::vector<Value> items;
+  for (Value v = trees;;) {
+    const auto *adt = v ? v->as<ADTValue>() : nullptr;
+    if (!adt) user_error("the list of trees holds {}, not a List", v ? value_to_string(v) : "nothing");
+    if (adt->tag != cons_tag) break;
+    GROVE_CHECK(adt->fields.size() == 2, "a Cons without two fields");
+    items.push_back(adt->fields[0]);
+    v = adt->fields[1];
+  }
+  std::vector<Value> results = run(items);
+  Value list = adt_value(nil, {});
+  for (auto it = results.rbegin(); it != results.rend(); ++it) list = adt_value(cons, {*it, list});
+  return list;
+}
+
+}  // namespace grove::relay

@@ -1,0 +1,92 @@
+#pragma once
+// Recursive Relay functions over trees, compiled by grove's recursive compiler (issue 10, item 3).
+//
+// A global qualifies when all of these hold (analyze_recursive_functions checks them, on a typed
+// module, and says which one fails):
+//   (a) exactly one parameter has type `T[int32]` where T is a binary tree ADT: two constructors, a
+//       leaf one with one field of the type parameter (`Leaf(A)`) and a node one with two fields of
+//       type T[A] (`Node(Tree[A], Tree[A])`); A must be int32 (token ids). Every other parameter is a
+//       float32 tensor of rank 1 or 2 (the weights).
+//   (b) the body is a `match` on that parameter with exactly one leaf clause and one node clause
+//       (constructor patterns whose fields are variables or `_`).
+//   (c) the node clause calls the function itself exactly once per child, with the child as the tree
+//       argument and every other argument its own parameter in the same position (loop-invariant
+//       weights); the leaf clause does not call it; no other global, closure or constructor is
+//       called, and the child trees are used only as those arguments.
+//   (d) the result is a float32 tensor [H] or [1, H], or a tuple of such tensors (the node's states).
+//   (e) the clause bodies are lets, graph bindings, tuples, projections, rank-0 float constants and
+//       calls of: nn.dense (a vector by a rank-2 weight), add, subtract, multiply, divide,
+//       nn.bias_add, sigmoid, tanh, exp, nn.relu, negative, split and concatenate along the vector's
+//       axis, take(weight, token, axis=0) of the leaf's token, expand_dims(axis=0), reshape and
+//       squeeze between [N] and [1, N]; every tensor is a vector ([N] or [1, N]) except the
+//       weights, elementwise operands have equal lengths (or one is a constant); no effects.
+//
+// Translation: the function becomes a grove model (docs/DSL.md text, `structure binary_tree`) with
+// the weights as params (their actual shapes), one state per result tensor, and the leaf and node
+// clauses as the leaf and internal cases; a child's result field k reads `statek[left|right]`.
+// With several states, one more state concatenates them all and is the model's output.
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/CompiledModel.h"
+#include "frontend/relay/IR.h"
+#include "frontend/relay/Value.h"
+#include "ilir/IR.h"
+
+namespace grove::relay {
+
+struct RecursiveCandidate {
+  std::string name;  // the global, without `@`
+  bool qualifies = false;
+  std::string reason;   // why it does not qualify, one sentence; empty when it does
+  int tree_param = -1;  // index of the Tree[int32] parameter when (a) holds
+};
+
+// For each global function of the typed module `m`, in definition order: whether it compiles as a
+// recursive grove model, and if not, why.
+std::vector<RecursiveCandidate> analyze_recursive_functions(const Module &m);
+
+// One line per global: `@f: compiled by grove's recursive compiler (...)` or `@f: not compiled
+// recursively: <reason>`.
+std::string explain_recursive_functions(const Module &m);
+
+// The grove model text of the qualifying global `name`, with the weight shapes of `weights` (the
+// arguments other than the tree, in parameter order). A UserError when it does not qualify or a
+// weight does not fit its parameter.
+std::string recursive_function_model_text(const Module &m, const std::string &name,
+                                          const std::vector<NDArray> &weights);
+
+// A qualifying global compiled by grove for fixed weights, run over batches of Relay trees.
+class CompiledRecursiveFunction {
+ public:
+  // Translates `@name` (see above), compiles it with the weights `weights` (the arguments other than
+  // the tree, in parameter order). UserError when it does not qualify or the weights do not fit.
+  static CompiledRecursiveFunction compile(const Module &m, const std::string &name,
+                                           const std::vector<Value> &weights,
+                                           const cpu::CompileOptions &options = {});
+
+  // The function's result for each tree (Tree[int32] values), shaped as its result type.
+  std::vector<Value> run(const std::vector<Value> &trees) const;
+  // `@map` of the function over a List of trees (Cons/Nil values) in one batched run: the List of
+  // the results, in order. `cons` and `nil` are the List's constructors (Module::find_constructor).
+  // Walks the list iteratively, so a 100,000-tree list is fine.
+  Value run_list(const Value &trees, const Expr &cons, const Expr &nil) const;
+
+  const std::string &model_text() const { return model_text_; }
+  const ilir::Program &program() const { return program_; }
+
+ private:
+  CompiledRecursiveFunction(std::string text, ilir::Program program, cpu::CompiledModel model,
+                            std::vector<Shape> state_shapes, bool tuple_result, int leaf_tag);
+  std::string model_text_;
+  ilir::Program program_;
+  std::shared_ptr<cpu::CompiledModel> model_;
+  std::vector<Shape> state_shapes_;  // the Relay shape of each result tensor
+  bool tuple_result_;
+  int leaf_tag_;
+};
+
+}  // namespace grove::relay

@@ -1,0 +1,563 @@
+#include "backends/relay/TreeToDsl.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <set>
+#include <unordered_map>
+
+#include "frontend/relay/Visitor.h"
+#include "ilir/Error.h"
+
+namespace grove::relay::tree_to_dsl {
+namespace {
+
+[[noreturn]] void reject(std::string why) { throw Reject{std::move(why)}; }
+
+std::string var_name(const Expr &v) { return "%" + v.as<Var>()->name_hint; }
+
+// What a Relay expression of a clause is in the model being written.
+struct Val {
+  enum class Kind { Vector, Scalar, Weight, Token, ChildTree, Tuple };
+  Kind kind = Kind::Vector;
+  std::string text;  // the model-language expression (a name, a slice, a number)
+  Shape shape;       // Vector: [N] or [1, N]; Weight: its shape
+  std::vector<Val> fields;
+};
+
+int64_t length(const Shape &s) { return s.empty() ? 1 : s.back(); }
+bool known(int64_t d) { return d != kAnyDim; }
+
+std::optional<int64_t> int_attr(const Call &call, const char *name) {
+  const AttrValue *a = call.attrs.find(name);
+  if (!a || a->kind == AttrValue::Kind::None) return std::nullopt;
+  if (a->kind != AttrValue::Kind::Int)
+    reject(fmt::format("its {} has a non-integer {}", call.op.as<Op>()->name, name));
+  return a->i;
+}
+
+struct Function_ {
+  const Function *fn = nullptr;
+  std::string name;
+  int tree_param = -1;
+  std::unordered_map<Expr, Val, ExprHash, ExprEqual> weights;  // weight Var -> Weight value
+  std::string prefix;                                          // of temporaries and states
+  std::vector<Shape> state_shapes;                             // from the leaf clause
+  bool tuple_result = false;
+};
+
+// 1. Collect let bindings and reject closures, branches and effects. 2. Translate every node in
+// post-order (children first), binding each computed vector to a temporary so that expressions
+// stay shallow. 3. The clause's result value is returned; recursive calls are recorded per child.
+class CaseWriter {
+ public:
+  CaseWriter(const Function_ &f, bool leaf, Expr token, Expr left, Expr right)
+      : f_(f), leaf_(leaf), token_(std::move(token)), left_(std::move(left)), right_(std::move(right)) {}
+
+  Val run(const Expr &rhs) {
+    post_order_visit(rhs, [&](const Expr &e) {
+      if (const auto *let = e.as<Let>()) let_value_[let->var] = let->value;
+      switch (e->kind) {
+        case ExprKind::Function:
+          if (e.as<Function>()->has_attr(attr::kPrimitive))
+            reject(
+                "a clause calls fused Primitive functions (the translation reads operator calls: explain "
+                "before "
+                "fuse)");
+          reject("a clause defines a closure");
+        case ExprKind::If:
+          reject("a clause branches (if)");
+        case ExprKind::Match:
+          reject("a clause has a nested match");
+        case ExprKind::RefCreate:
+          reject("a clause has an effect (ref)");
+        case ExprKind::RefRead:
+          reject("a clause has an effect (ref_read)");
+        case ExprKind::RefWrite:
+          reject("a clause has an effect (ref_write)");
+        default:
+          break;
+      }
+    });
+    post_order_visit(rhs, [&](const Expr &e) { visit(e); });
+    return get(rhs);
+  }
+
+  const std::string &body() const { return body_; }
+  bool called(bool left) const { return left ? called_left_ : called_right_; }
+
+ private:
+  Val get(Expr e) {
+    while (e.as<Var>() && let_value_.count(e)) e = let_value_.at(e);
+    if (e.as<Var>()) {
+      if (auto it = f_.weights.find(e); it != f_.weights.end()) return it->second;
+      if (token_.defined() && e.same_as(token_)) return Val{Val::Kind::Token, "token", {}, {}};
+      if ((left_.defined() && e.same_as(left_)) || (right_.defined() && e.same_as(right_)))
+        return Val{Val::Kind::ChildTree, "", {}, {}};
+      reject(fmt::format("a clause uses {}, which is neither a weight, the leaf's token nor a let",
+                         var_name(e)));
+    }
+    if (e.as<GlobalVar>()) reject(fmt::format("a clause uses @{} as a value", e.as<GlobalVar>()->name));
+    if (e.as<Op>()) reject(fmt::format("a clause uses the operator {} as a value", e.as<Op>()->name));
+    if (e.as<Constructor>())
+      reject(fmt::format("a clause builds an ADT value ({})", e.as<Constructor>()->name));
+    auto it = memo_.find(e);
+    GROVE_CHECK(it != memo_.end(), "a clause node was not translated before its use");
+    return it->second;
+  }
+
+  // A vector operand: a computed vector or a rank-1 weight.
+  Val vector(const Val &v, const std::string &op) {
+    if (v.kind == Val::Kind::Vector) return v;
+    if (v.kind == Val::Kind::Weight && v.shape.size() == 1)
+      return Val{Val::Kind::Vector, v.text, v.shape, {}};
+    if (v.kind == Val::Kind::Weight)
+      reject(fmt::format("{} takes the rank-{} weight {}, where only vectors ([N] or [1, N]) are translated",
+                         op, v.shape.size(), v.text));
+    if (v.kind == Val::Kind::Token)
+      reject(fmt::format("{} takes the leaf's token, which only take may index with", op));
+    if (v.kind == Val::Kind::ChildTree)
+      reject(fmt::format("{} takes a child tree, which only the recursive call may take", op));
+    if (v.kind == Val::Kind::Tuple) reject(fmt::format("{} takes a tuple", op));
+    reject(fmt::format("{} takes only constants", op));
+  }
+
+  Val bind(const std::string &text, Shape shape) {
+    std::string name = fmt::format("{}t{}", f_.prefix, temps_++);
+    body_ += fmt::format("  {} = {}\n", name, text);
+    return Val{Val::Kind::Vector, name, std::move(shape), {}};
+  }
+
+  void visit(const Expr &e) {
+    switch (e->kind) {
+      case ExprKind::Constant: {
+        const NDArray &d = e.as<Constant>()->data;
+        if (d.ndim() != 0 || !is_float(d.dtype()))
+          reject(fmt::format(
+              "a clause has a constant of type Tensor[{}, {}]; only rank-0 float constants are translated",
+              shape_to_string(d.shape()), to_string(d.dtype())));
+        double x = d.element_as_double(0);
+        if (!std::isfinite(x)) reject("a clause has a constant that is not finite");
+        std::string text = fmt::format("{:.9g}", std::fabs(x));
+        memo_[e] = Val{Val::Kind::Scalar, x < 0 ? "(-" + text + ")" : text, {}, {}};
+        return;
+      }
+      case ExprKind::Tuple: {
+        Val t{Val::Kind::Tuple, "", {}, {}};
+        for (const Expr &f : e.as<Tuple>()->fields) t.fields.push_back(get(f));
+        memo_[e] = t;
+        return;
+      }
+      case ExprKind::TupleGetItem: {
+        const auto *g = e.as<TupleGetItem>();
+        Val t = get(g->tuple);
+        GROVE_CHECK(
+            t.kind == Val::Kind::Tuple && g->index >= 0 && g->index < static_cast<int>(t.fields.size()),
+            "a typed projection of a non-tuple");
+        memo_[e] = t.fields[g->index];
+        return;
+      }
+      case ExprKind::Let:
+        memo_[e] = get(e.as<Let>()->body);
+        return;
+      case ExprKind::Call:
+        memo_[e] = call(*e.as<Call>());
+        return;
+      default:
+        return;  // variables, globals, ops and constructors are resolved where they are used
+    }
+  }
+
+  Val self_call(const Call &c) {
+    if (leaf_) reject("the leaf clause calls the function itself");
+    const auto &params = f_.fn->params;
+    GROVE_CHECK(c.args.size() == params.size(), "a typed call with the wrong number of arguments");
+    const Expr &tree = c.args[f_.tree_param];
+    bool left = left_.defined() && tree.same_as(left_);
+    bool right = right_.defined() && tree.same_as(right_);
+    if (!left && !right)
+      reject("the node clause calls the function itself on something other than a child tree");
+    for (size_t i = 0; i < params.size(); ++i) {
+      if (static_cast<int>(i) == f_.tree_param || c.args[i].same_as(params[i])) continue;
+      reject(fmt::format(
+          "the recursive call passes a changed argument for {} (the weights must be passed through "
+          "unchanged)",
+          var_name(params[i])));
+    }
+    bool &done = left ? called_left_ : called_right_;
+    if (done) reject(fmt::format("the node clause calls the function itself twice on {}", var_name(tree)));
+    done = true;
+    const char *side = left ? "left" : "right";
+    std::vector<Val> fields;
+    for (size_t k = 0; k < f_.state_shapes.size(); ++k)
+      fields.push_back(
+          Val{Val::Kind::Vector, fmt::format("{}s{}[{}]", f_.prefix, k, side), f_.state_shapes[k], {}});
+    if (!f_.tuple_result) return fields[0];
+    return Val{Val::Kind::Tuple, "", {}, std::move(fields)};
+  }
+
+  Val call(const Call &c) {
+    if (const auto *g = c.op.as<GlobalVar>()) {
+      if (g->name == f_.name) return self_call(c);
+      reject(
+          fmt::format("a clause calls @{}; only the function itself and operators may be called", g->name));
+    }
+    if (const auto *k = c.op.as<Constructor>())
+      reject(fmt::format("a clause builds an ADT value ({})", k->name));
+    const auto *op = c.op.as<Op>();
+    if (!op) reject("a clause calls a closure");
+    const std::string &name = op->name;
+    std::vector<Val> a;
+    for (const Expr &arg : c.args) a.push_back(get(arg));
+
+    static const std::map<std::string, std::string> kUnary = {
+        {"sigmoid", "sigmoid"}, {"tanh", "tanh"}, {"exp", "exp"}, {"nn.relu", "relu"}, {"negative", "-"}};
+    static const std::map<std::string, std::string> kBinary = {
+        {"add", "+"}, {"subtract", "-"}, {"multiply", "*"}, {"divide", "/"}, {"nn.bias_add", "+"}};
+    if (auto u = kUnary.find(name); u != kUnary.end()) {
+      Val x = vector(a[0], name);
+      return bind(u->second == "-" ? "-" + x.text : u->second + "(" + x.text + ")", x.shape);
+    }
+    if (auto b = kBinary.find(name); b != kBinary.end()) return binary(c, name, b->second, a[0], a[1]);
+    if (name == "take") return take(c, a);
+    if (name == "nn.dense") return dense(a);
+    if (name == "expand_dims") {
+      Val x = vector(a[0], name);
+      auto axis = int_attr(c, "axis").value_or(0);
+      if (x.shape.size() != 1 || (axis != 0 && axis != -2) || int_attr(c, "num_newaxis").value_or(1) != 1)
+        reject("expand_dims is translated only from [N] to [1, N] (axis=0)");
+      return Val{Val::Kind::Vector, x.text, {1, x.shape[0]}, {}};
+    }
+    if (name == "squeeze") {
+      Val x = vector(a[0], name);
+      const AttrValue *axis = c.attrs.find("axis");
+      bool axis0 = !axis || axis->kind == AttrValue::Kind::None ||
+                   (axis->kind == AttrValue::Kind::List && axis->list.size() == 1 && axis->list[0].i == 0);
+      if (x.shape.size() != 2 || !axis0) reject("squeeze is translated only from [1, N] to [N]");
+      return Val{Val::Kind::Vector, x.text, {x.shape[1]}, {}};
+    }
+    if (name == "reshape") return reshape(c, vector(a[0], name));
+    if (name == "split") return split(c, vector(a[0], name));
+    if (name == "concatenate") return concatenate(c, a[0]);
+    reject(
+        fmt::format("a clause uses the operator {}, which the translation to grove does not support", name));
+  }
+
+  Val binary(const Call &c, const std::string &name, const std::string &sym, const Val &x, const Val &y) {
+    bool xs = x.kind == Val::Kind::Scalar, ys = y.kind == Val::Kind::Scalar;
+    if (xs && ys) return Val{Val::Kind::Scalar, "(" + x.text + " " + sym + " " + y.text + ")", {}, {}};
+    if (xs || ys) {
+      Val v = vector(xs ? y : x, name);
+      return bind(xs ? x.text + " " + sym + " " + v.text : v.text + " " + sym + " " + y.text, v.shape);
+    }
+    Val u = vector(x, name), v = vector(y, name);
+    if (name == "nn.bias_add") {
+      auto axis = int_attr(c, "axis").value_or(1);
+      if (v.shape.size() != 1 || !(axis == -1 || axis == static_cast<int64_t>(u.shape.size()) - 1))
+        reject("nn.bias_add is translated only along the vector's axis");
+    }
+    int64_t m = length(u.shape), n = length(v.shape);
+    if (known(m) && known(n) && m != n)
+      reject(fmt::format("{} broadcasts a vector of {} elements against one of {}", name, m, n));
+    Shape shape = u.shape.size() >= v.shape.size() ? u.shape : v.shape;
+    if (!known(shape.back())) shape.back() = known(m) ? m : n;
+    return bind(u.text + " " + sym + " " + v.text, shape);
+  }
+
+  Val take(const Call &c, const std::vector<Val> &a) {
+    if (a[0].kind != Val::Kind::Weight || a[0].shape.size() != 2 || a[1].kind != Val::Kind::Token ||
+        int_attr(c, "axis").value_or(-100) != 0 || int_attr(c, "batch_dims").value_or(0) != 0)
+      reject("take is translated only as take(weight, token, axis=0) of a rank-2 weight by the leaf's token");
+    return bind(a[0].text + "[token]", {a[0].shape[1]});
+  }
+
+  Val dense(const std::vector<Val> &a) {
+    Val x = vector(a[0], "nn.dense");
+    const Val &w = a[1];
+    if (w.kind != Val::Kind::Weight || w.shape.size() != 2)
+      reject("nn.dense is translated only with a rank-2 weight as its second argument");
+    int64_t k = length(x.shape);
+    if (known(k) && known(w.shape[1]) && k != w.shape[1])
+      reject(fmt::format("nn.dense multiplies {} elements by the weight {} of {} columns", k, w.text,
+                         w.shape[1]));
+    Shape shape = x.shape;
+    shape.back() = w.shape[0];
+    return bind(w.text + " @ " + x.text, shape);
+  }
+
+  Val reshape(const Call &c, const Val &x) {
+    const AttrValue *ns = c.attrs.find("newshape");
+    int64_t n = length(x.shape);
+    auto fits = [&](const AttrValue &d) { return d.kind == AttrValue::Kind::Int && (d.i == -1 || d.i == n); };
+    if (ns && ns->kind == AttrValue::Kind::List && ns->list.size() == 1 && fits(ns->list[0]))
+      return Val{Val::Kind::Vector, x.text, {n}, {}};
+    if (ns && ns->kind == AttrValue::Kind::List && ns->list.size() == 2 &&
+        ns->list[0].kind == AttrValue::Kind::Int && ns->list[0].i == 1 && fits(ns->list[1]))
+      return Val{Val::Kind::Vector, x.text, {1, n}, {}};
+    reject("reshape is translated only between [N] and [1, N]");
+  }
+
+  bool last_axis(const Call &c, const Val &x) {
+    auto axis = int_attr(c, "axis").value_or(0);
+    return axis == -1 || axis == static_cast<int64_t>(x.shape.size()) - 1;
+  }
+
+  Val split(const Call &c, const Val &x) {
+    if (!last_axis(c, x)) reject("split is translated only along the vector's axis");
+    int64_t n = length(x.shape);
+    std::vector<int64_t> bounds{0};
+    const AttrValue *ios = c.attrs.find("indices_or_sections");
+    if (ios && ios->kind == AttrValue::Kind::Int && ios->i > 0) {
+      if (known(n) && n % ios->i != 0)
+        reject(fmt::format("split cuts {} elements into {} sections", n, ios->i));
+      for (int64_t s = 1; s <= ios->i; ++s) bounds.push_back(known(n) ? n / ios->i * s : kAnyDim);
+    } else if (ios && ios->kind == AttrValue::Kind::List) {
+      for (const AttrValue &i : ios->list) bounds.push_back(i.i);
+      bounds.push_back(n);
+    } else {
+      reject("split needs indices_or_sections");
+    }
+    Val t{Val::Kind::Tuple, "", {}, {}};
+    for (size_t s = 0; s + 1 < bounds.size(); ++s) {
+      int64_t lo = bounds[s], hi = bounds[s + 1];
+      Shape shape = x.shape;
+      shape.back() = known(lo) && known(hi) ? hi - lo : kAnyDim;
+      if (known(lo) && known(hi) && hi <= lo) reject("split makes an empty section");
+      t.fields.push_back(Val{Val::Kind::Vector, fmt::format("{}[{}:{}]", x.text, lo, hi), shape, {}});
+    }
+    return t;
+  }
+
+  Val concatenate(const Call &c, const Val &t) {
+    if (t.kind != Val::Kind::Tuple || t.fields.empty()) reject("concatenate's argument is not a tuple");
+    std::vector<Val> parts;
+    for (const Val &f : t.fields) parts.push_back(vector(f, "concatenate"));
+    if (!last_axis(c, parts[0])) reject("concatenate is translated only along the vectors' axis");
+    Shape shape = parts[0].shape;
+    std::string text = "[";
+    int64_t total = 0;
+    for (size_t i = 0; i < parts.size(); ++i) {
+      if (parts[i].shape.size() != shape.size()) reject("concatenate joins vectors of different ranks");
+      int64_t n = length(parts[i].shape);
+      total = known(total) && known(n) ? total + n : kAnyDim;
+      text += (i ? "; " : "") + parts[i].text;
+    }
+    shape.back() = total;
+    return bind(text + "]", shape);
+  }
+
+  const Function_ &f_;
+  bool leaf_;
+  Expr token_, left_, right_;
+  std::unordered_map<Expr, Expr, ExprHash, ExprEqual> let_value_;
+  std::unordered_map<Expr, Val, ExprHash, ExprEqual> memo_;
+  std::string body_;
+  int temps_ = 0;
+  bool called_left_ = false, called_right_ = false;
+};
+
+const Type &type_of(const Expr &v) {
+  if (v->checked_type.defined()) return v->checked_type;
+  return v.as<Var>()->type_annotation;
+}
+
+// The ADT's TypeData when `t` is T[A] for a binary tree ADT T, else null.
+const TypeData *binary_tree_adt(const Module &m, const Type &t) {
+  const auto *call = t.as<TypeCall>();
+  if (!call || call->args.size() != 1 || !call->func.as<GlobalTypeVar>()) return nullptr;
+  const std::string &adt = call->func.as<GlobalTypeVar>()->name;
+  const TypeData *td = m.find_type(adt);
+  if (!td || td->type_vars.size() != 1 || td->constructors.size() != 2) return nullptr;
+  int leaves = 0, nodes = 0;
+  for (const Expr &ce : td->constructors) {
+    const auto *c = ce.as<Constructor>();
+    auto is_a = [&](const Type &in) { return in.same_as(td->type_vars[0]); };
+    auto is_tree = [&](const Type &in) {
+      const auto *tc = in.as<TypeCall>();
+      return tc && tc->func.as<GlobalTypeVar>() && tc->func.as<GlobalTypeVar>()->name == adt &&
+             tc->args.size() == 1 && is_a(tc->args[0]);
+    };
+    if (c->inputs.size() == 1 && is_a(c->inputs[0])) ++leaves;
+    if (c->inputs.size() == 2 && is_tree(c->inputs[0]) && is_tree(c->inputs[1])) ++nodes;
+  }
+  return leaves == 1 && nodes == 1 ? td : nullptr;
+}
+
+// The variables a clause's constructor pattern binds per field (null for `_`).
+std::vector<Expr> field_vars(const Pattern &p) {
+  std::vector<Expr> vars;
+  for (const Pattern &f : p->patterns) {
+    if (f->kind == PatternKind::Var)
+      vars.push_back(f->var);
+    else if (f->kind == PatternKind::Wildcard)
+      vars.push_back(Expr());
+    else
+      reject("a clause's pattern is nested; only variables and _ are taken as the constructor's fields");
+  }
+  return vars;
+}
+
+// The result's tensors; a rank-1 weight returned as it is counts as a vector.
+std::vector<Val> result_fields(const Val &r) {
+  std::vector<Val> fields = r.kind == Val::Kind::Tuple ? r.fields : std::vector<Val>{r};
+  for (Val &f : fields)
+    if (f.kind == Val::Kind::Weight && f.shape.size() == 1) f.kind = Val::Kind::Vector;
+  return fields;
+}
+
+bool identifier(const std::string &s) {
+  static const std::set<std::string> kReserved = {
+      "model",    "structure", "param",   "state",    "leaf",  "internal", "node",  "output",
+      "schedule", "sum",       "in",      "children", "token", "left",     "right", "pred0",
+      "pred1",    "prev",      "sigmoid", "tanh",     "exp",   "relu",     "n"};
+  if (s.empty() || kReserved.count(s) || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  if ((s[0] == 'i' || s[0] == 'k') && s.size() > 1 &&
+      s.find_first_not_of("0123456789", 1) == std::string::npos)
+    return false;
+  for (char ch : s)
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_') return false;
+  return true;
+}
+
+std::string dims(const Shape &s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return "[" + out + "]";
+}
+
+}  // namespace
+
+// 1. (a) Find the tree parameter; every other one is a float32 weight of rank 1 or 2 (its model name:
+//    its own when that is a model-language name, else a generated one). 2. (b) The body is a match
+//    on the tree with a leaf and a node clause. 3. Translate the leaf clause (its result fixes the
+//    states' shapes), then the node clause, which must call the function once per child (c).
+// 4. Write the model: params, states, the two cases, and the output (a concatenation of all states
+//    when there are several).
+Translation translate(const Module &m, const std::string &name, const std::vector<Shape> *weight_shapes) {
+  const Expr *fe = m.find_function(name);
+  GROVE_CHECK(fe && fe->as<Function>(), "no global function @{}", name);
+  Function_ f;
+  f.fn = fe->as<Function>();
+  f.name = name;
+  if (!f.fn->type_params.empty()) reject("it is polymorphic");
+  const auto &params = f.fn->params;
+  const TypeData *tree_adt = nullptr;
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (const TypeData *td = binary_tree_adt(m, type_of(params[i]))) {
+      if (tree_adt) reject("it has two tree parameters");
+      tree_adt = td;
+      f.tree_param = static_cast<int>(i);
+    }
+  }
+  if (!tree_adt)
+    reject(
+        "it has no parameter of a binary tree type (an ADT T[A] with constructors of fields (A) and (T[A], "
+        "T[A]))");
+  const Type &elem = type_of(params[f.tree_param]).as<TypeCall>()->args[0];
+  const auto *elem_t = elem.as<TensorType>();
+  if (!elem_t || !elem_t->shape.empty() || elem_t->dtype != DType::Int32)
+    reject(fmt::format("its tree holds {}, not int32 token ids", to_string(elem)));
+
+  // Names: a prefix no parameter name starts with, for the states, temporaries and renamed weights.
+  f.prefix = "g_";
+  for (bool clash = true; clash;) {
+    clash = false;
+    for (const Expr &p : params)
+      if (p.as<Var>()->name_hint.rfind(f.prefix, 0) == 0) clash = true;
+    if (clash) f.prefix.insert(1, "_");
+  }
+  Translation out;
+  out.tree_param = f.tree_param;
+  std::string decls;
+  std::set<std::string> used;
+  size_t w = 0;
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (static_cast<int>(i) == f.tree_param) continue;
+    const auto *t = type_of(params[i]).as<TensorType>();
+    if (!t || t->dtype != DType::Float32 || t->shape.empty() || t->shape.size() > 2)
+      reject(fmt::format(
+          "its parameter {} has type {}; besides the tree, only float32 weights of rank 1 or 2 are taken",
+          var_name(params[i]), to_string(type_of(params[i]))));
+    Shape shape = weight_shapes ? weight_shapes->at(w) : t->shape;
+    std::string pname = params[i].as<Var>()->name_hint;
+    if (!identifier(pname) || used.count(pname)) pname = fmt::format("{}w{}", f.prefix, w);
+    used.insert(pname);
+    out.weights.push_back(pname);
+    f.weights[params[i]] = Val{Val::Kind::Weight, pname, shape, {}};
+    decls += fmt::format("param {} {}\n", pname, dims(shape));
+    ++w;
+  }
+
+  const auto *match = f.fn->body.as<Match>();
+  if (!match || !match->data.same_as(params[f.tree_param]))
+    reject(fmt::format("its body is not a match on its tree parameter {}", var_name(params[f.tree_param])));
+  const Clause *leaf = nullptr, *node = nullptr;
+  for (const Clause &c : match->clauses) {
+    if (c.lhs->kind != PatternKind::Constructor) reject("a clause of its match is not a constructor pattern");
+    const auto *k = c.lhs->constructor.as<Constructor>();
+    bool is_leaf = k->inputs.size() == 1;
+    const Clause *&slot = is_leaf ? leaf : node;
+    if (slot) reject(fmt::format("its match has two clauses for {}", k->name));
+    slot = &c;
+    if (is_leaf) out.leaf_tag = k->tag;
+  }
+  if (!leaf || !node) reject("its match lacks a leaf clause or a node clause");
+
+  std::vector<Expr> lv = field_vars(leaf->lhs), nv = field_vars(node->lhs);
+  CaseWriter lw(f, true, lv[0], Expr(), Expr());
+  Val lr = lw.run(leaf->rhs);
+  std::vector<Val> results = result_fields(lr);
+  f.tuple_result = out.tuple_result = lr.kind == Val::Kind::Tuple;
+  if (results.empty()) reject("its result is an empty tuple");
+  std::string leaf_body = lw.body(), leaf_states;
+  for (size_t k = 0; k < results.size(); ++k) {
+    if (results[k].kind != Val::Kind::Vector)
+      reject("its result is not a tensor [H] or [1, H] or a tuple of such tensors");
+    f.state_shapes.push_back(results[k].shape);
+    leaf_states += fmt::format("  {}s{} = {}\n", f.prefix, k, results[k].text);
+  }
+  out.state_shapes = f.state_shapes;
+
+  CaseWriter nw(f, false, Expr(), nv[0], nv[1]);
+  Val nr = nw.run(node->rhs);
+  if (!nw.called(true) || !nw.called(false))
+    reject("the node clause does not call the function on both children");
+  std::vector<Val> nresults = result_fields(nr);
+  std::string node_states;
+  for (size_t k = 0; k < nresults.size(); ++k) {
+    if (nresults[k].kind != Val::Kind::Vector || nresults.size() != results.size())
+      reject("its result is not a tensor [H] or [1, H] or a tuple of such tensors");
+    int64_t a = length(results[k].shape), b = length(nresults[k].shape);
+    if (known(a) && known(b) && a != b)
+      reject(fmt::format("result field {} has {} elements at a leaf and {} at a node", k, a, b));
+    node_states += fmt::format("  {}s{} = {}\n", f.prefix, k, nresults[k].text);
+  }
+
+  std::string model_name = "relay_";
+  for (char ch : name) model_name += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+  std::string text =
+      fmt::format("# @{} of a Relay module, translated by grove.\nmodel {}\nstructure binary_tree\n\n{}\n",
+                  name, model_name, decls);
+  std::string all, output = f.prefix + "s0";
+  int64_t total = 0;
+  for (size_t k = 0; k < results.size(); ++k) {
+    text += fmt::format("state {}s{} [{}]\n", f.prefix, k, length(results[k].shape));
+    all += fmt::format("{}{}s{}", k ? "; " : "", f.prefix, k);
+    total += length(results[k].shape);
+  }
+  std::string gather;
+  if (results.size() > 1) {
+    output = f.prefix + "all";
+    text += fmt::format("state {} [{}]\n", output, total);
+    gather = fmt::format("  {} = [{}]\n", output, all);
+  }
+  text += "\nleaf {\n" + leaf_body + leaf_states + gather + "}\n\ninternal {\n" + nw.body() + node_states +
+          gather + "}\n\noutput " + output + "\n";
+  out.text = text;
+  return out;
+}
+
+}  // namespace grove::relay::tree_to_dsl
