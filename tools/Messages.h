@@ -59,7 +59,20 @@ inline constexpr char kRelayVocabWithoutTrees[] = "--vocab {}: a vocabulary is o
 inline constexpr char kRelayExecutor[] =
     "--executor {}: grove relay run knows --executor interp (the reference interpreter) and --executor vm "
     "(the compiled virtual machine)";
-inline constexpr char kRelayDumpStage[] = "--stage {}: grove relay dump knows --stage vm (the VM's bytecode)";
+inline constexpr char kRelayDumpStage[] =
+    "--stage {}: grove relay dump knows --stage vm (the VM's bytecode) and --stage ilir (the ILIR of each "
+    "global grove's recursive compiler compiles)";
+inline constexpr char kRelayDumpArgStage[] =
+    "--arg {}: grove relay dump takes --arg only with --stage ilir (the weights' shapes)";
+inline constexpr char kRelayIlirNone[] =
+    "{}: no global is compiled by grove's recursive compiler, so there is no ILIR to print:\n{}";
+inline constexpr char kRelayIlirShape[] =
+    "{}: @{}'s parameter %{} has type {}, whose shape is not fully known; --stage ilir needs every weight's "
+    "shape: give it with --arg {}=FILE.npy";
+inline constexpr char kRelayIlirArgValue[] =
+    "--arg {}=@{}: --stage ilir reads only tensors (NAME=FILE.npy) for the weights' shapes";
+inline constexpr char kRelayIlirUnknownArg[] =
+    "--arg {}: no global that grove's recursive compiler compiles has a weight parameter %{} ({})";
 inline constexpr char kRelayOutNotTensors[] =
     "--out: the result {} is not a tensor or a tuple or list of tensors; run without --out to print it";
 inline constexpr char kRelayOutDirectory[] =

@@ -10,6 +10,7 @@
 #include "backends/relay/RecursiveFunctions.h"
 #include "backends/relay/VMRunner.h"
 #include "datasets/PTBReader.h"
+#include "frontend/dsl/Frontend.h"
 #include "frontend/relay/Interpreter.h"
 #include "frontend/relay/NDArrayIO.h"
 #include "frontend/relay/Parser.h"
@@ -22,6 +23,7 @@
 #include "frontend/relay/ops/Op.h"
 #include "frontend/relay/passes/PassList.h"
 #include "ilir/Error.h"
+#include "ilir/IRPrinter.h"
 #include "tools/Messages.h"
 
 namespace grove::tool {
@@ -202,50 +204,72 @@ int relay_equal(const RelayEqualCommand &c) {
   return 1;
 }
 
-int relay_run(const RelayRunCommand &c) {
-  if (c.executor != "interp" && c.executor != "vm") user_error(msg::kRelayExecutor, c.executor);
-  if (!c.vocab.empty() && c.trees.empty()) user_error(msg::kRelayVocabWithoutTrees, c.vocab);
-  std::vector<std::pair<std::string, std::string>> inputs{
-      {c.file, "Relay"}, {meta_path(c.file), "constants"}, {c.trees, "--trees"}, {c.vocab, "--vocab"}};
+std::map<std::string, std::string> parse_relay_args(const std::vector<std::string> &args) {
   std::map<std::string, std::string> arg_files;
-  for (const std::string &a : c.args) {
+  for (const std::string &a : args) {
     size_t eq = a.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == a.size() || a.substr(eq + 1) == "@")
       user_error(msg::kRelayBadArg, a);
     std::string name = a.substr(0, eq), path = a.substr(eq + 1);
     if (!name.empty() && name[0] == '%') name = name.substr(1);
     if (!arg_files.emplace(name, path).second) user_error(msg::kRelayArgTwice, name);
-    inputs.emplace_back(path[0] == '@' ? path.substr(1) : path, "--arg " + name);
   }
-  if (!c.out.empty()) check_out_is_not_input(c.out, inputs);
+  return arg_files;
+}
 
-  Module m = load_typed(c.file);
-  const Function &main = main_function(m, c.file);
+MainArgs bind_main_args(const Module &m, const std::string &file,
+                        std::map<std::string, std::string> arg_files, const std::string &trees,
+                        const std::string &vocab, const std::function<Value(const Expr &param)> &fill) {
+  const Function &main = main_function(m, file);
   std::string params;
   for (const Expr &p : main.params) params += (params.empty() ? "%" : ", %") + p.as<Var>()->name_hint;
-  std::vector<Value> args(main.params.size());
-  if (!c.trees.empty()) {
-    size_t at = tree_parameter(main, c.file, params, arg_files);
-    std::optional<Vocab> vocab;
-    if (!c.vocab.empty()) vocab = Vocab::load(c.vocab);
-    args[at] = trees_to_value(m, main.params[at].type(), read_ptb_trees(c.trees, vocab ? &*vocab : nullptr),
-                              c.trees);
+  MainArgs bound;
+  bound.values.resize(main.params.size());
+  if (!trees.empty()) {
+    bound.tree_param = int(tree_parameter(main, file, params, arg_files));
+    std::optional<Vocab> words;
+    if (!vocab.empty()) words = Vocab::load(vocab);
+    bound.trees = read_ptb_trees(trees, words ? &*words : nullptr);
   }
   for (size_t i = 0; i < main.params.size(); ++i) {
-    if (args[i]) continue;
+    if (int(i) == bound.tree_param) continue;
     const Expr &p = main.params[i];
     const std::string &name = p.as<Var>()->name_hint;
     auto it = arg_files.find(name);
-    if (it == arg_files.end()) user_error(msg::kRelayMissingArg, name, c.file, params);
+    if (it == arg_files.end()) {
+      if (fill) bound.values[i] = fill(p);
+      if (!bound.values[i]) user_error(msg::kRelayMissingArg, name, file, params);
+      continue;
+    }
     if (it->second[0] == '@') {
-      args[i] = read_value_file(m, name, it->second.substr(1), p.type());
+      bound.values[i] = read_value_file(m, name, it->second.substr(1), p.type());
     } else {
       if (!p.type().as<TensorType>()) user_error(msg::kRelayArgNotTensor, name, to_string(p.type()));
-      args[i] = tensor_value(read_npy_array(it->second));
+      bound.values[i] = tensor_value(read_npy_array(it->second));
     }
     arg_files.erase(it);
   }
-  if (!arg_files.empty()) user_error(msg::kRelayUnknownArg, arg_files.begin()->first, c.file, params);
+  if (!arg_files.empty()) user_error(msg::kRelayUnknownArg, arg_files.begin()->first, file, params);
+  return bound;
+}
+
+int relay_run(const RelayRunCommand &c) {
+  if (c.executor != "interp" && c.executor != "vm") user_error(msg::kRelayExecutor, c.executor);
+  if (!c.vocab.empty() && c.trees.empty()) user_error(msg::kRelayVocabWithoutTrees, c.vocab);
+  std::vector<std::pair<std::string, std::string>> inputs{
+      {c.file, "Relay"}, {meta_path(c.file), "constants"}, {c.trees, "--trees"}, {c.vocab, "--vocab"}};
+  std::map<std::string, std::string> arg_files = parse_relay_args(c.args);
+  for (const auto &[name, path] : arg_files)
+    inputs.emplace_back(path[0] == '@' ? path.substr(1) : path, "--arg " + name);
+  if (!c.out.empty()) check_out_is_not_input(c.out, inputs);
+
+  Module m = load_typed(c.file);
+  MainArgs bound = bind_main_args(m, c.file, std::move(arg_files), c.trees, c.vocab);
+  std::vector<Value> &args = bound.values;
+  if (bound.tree_param >= 0) {
+    const Function &main = main_function(m, c.file);
+    args[bound.tree_param] = trees_to_value(m, main.params[bound.tree_param].type(), bound.trees, c.trees);
+  }
 
   Value result = c.executor == "vm" ? run_main_on_vm(m, args) : run_main(m, args);
   if (c.out.empty())
@@ -255,9 +279,62 @@ int relay_run(const RelayRunCommand &c) {
   return 0;
 }
 
+namespace {
+
+// `--stage ilir`: each global grove's recursive compiler compiles, translated (RecursiveFunctions.h)
+// and printed as ILIR. The translation needs every weight's shape: the parameter's annotated type
+// when it is fully known, else `--arg NAME=FILE.npy` for the parameter's name (only its shape is used).
+std::string dump_recursive_ilir(const Module &m, const std::string &file,
+                                const std::map<std::string, std::string> &arg_files) {
+  std::map<std::string, bool> used;
+  for (const auto &[name, path] : arg_files) {
+    if (path[0] == '@') user_error(msg::kRelayIlirArgValue, name, path.substr(1));
+    used[name] = false;
+  }
+  std::string out;
+  std::string names;
+  for (const RecursiveCandidate &c : analyze_recursive_functions(m)) {
+    if (!c.qualifies) continue;
+    const Function &fn = *m.find_function(c.name)->as<Function>();
+    std::vector<NDArray> weights;
+    for (size_t i = 0; i < fn.params.size(); ++i) {
+      if (static_cast<int>(i) == c.tree_param) continue;
+      const std::string &name = fn.params[i].as<Var>()->name_hint;
+      names += (names.empty() ? "%" : ", %") + name;
+      if (auto it = arg_files.find(name); it != arg_files.end()) {
+        weights.push_back(read_npy_array(it->second));
+        used[name] = true;
+        continue;
+      }
+      const auto *type = fn.params[i]->checked_type.as<TensorType>();  // condition (a): a tensor
+      bool known = type != nullptr;
+      for (size_t d = 0; known && d < type->shape.size(); ++d) known = type->shape[d] != kAnyDim;
+      if (!known)
+        user_error(msg::kRelayIlirShape, to_string(fn.params[i]->span), c.name, name,
+                   to_string(fn.params[i]->checked_type), name);
+      weights.push_back(NDArray(type->dtype, type->shape));
+    }
+    ilir::Program program = dsl::parse_model(recursive_function_model_text(m, c.name, weights), "@" + c.name);
+    out +=
+        fmt::format("// @{}, compiled by grove's recursive compiler\n{}", c.name, ilir::to_string(program));
+  }
+  if (out.empty()) user_error(msg::kRelayIlirNone, file, explain_recursive_functions(m));
+  for (const auto &[name, was_used] : used)
+    if (!was_used) user_error(msg::kRelayIlirUnknownArg, name, name, names);
+  return out;
+}
+
+}  // namespace
+
 int relay_dump(const RelayDumpCommand &c) {
-  if (c.stage != "vm") user_error(msg::kRelayDumpStage, c.stage);
-  std::cout << dump_vm(load_typed(c.file));
+  if (c.stage != "vm" && c.stage != "ilir") user_error(msg::kRelayDumpStage, c.stage);
+  std::map<std::string, std::string> arg_files = parse_relay_args(c.args);
+  if (c.stage == "vm") {
+    if (!arg_files.empty()) user_error(msg::kRelayDumpArgStage, arg_files.begin()->first);
+    std::cout << dump_vm(load_typed(c.file));
+    return 0;
+  }
+  std::cout << dump_recursive_ilir(load_typed(c.file), c.file, arg_files);
   return 0;
 }
 

@@ -1,10 +1,17 @@
 #pragma once
 // `grove relay ...`: the Relay layer on the command line — check (types), opt (passes), equal
-// (structural equality), run (the reference interpreter or the VM), dump (the VM's bytecode) and ops
+// (structural equality), run (the reference interpreter or the VM), dump (the VM's bytecode, or the
+// ILIR of the recursive functions grove compiles) and ops
 // (the op table).
 
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
+
+#include "datasets/Tree.h"
+#include "frontend/relay/IR.h"
+#include "frontend/relay/Value.h"
 
 namespace grove::tool {
 
@@ -34,9 +41,27 @@ int relay_opt(const RelayOptCommand &c);
 int relay_equal(const RelayEqualCommand &c);
 struct RelayDumpCommand {
   std::string file, stage = "vm";
+  std::vector<std::string> args;  // --stage ilir: NAME=FILE.npy, the shape of a recursive function's weight
 };
 
 int relay_run(const RelayRunCommand &c);
+
+// --arg NAME=FILE.npy / NAME=@FILE as a map from name (without `%`) to path; checks the form and
+// that no name is given twice.
+std::map<std::string, std::string> parse_relay_args(const std::vector<std::string> &args);
+
+// @main's arguments as `grove relay run` binds them (same checks and messages): the --arg files, the
+// trees (read, not yet converted) for the one tree-list parameter no --arg gives when `trees` is
+// set, and `fill(param)` for any other parameter (an empty Value: missing).
+struct MainArgs {
+  std::vector<relay::Value> values;  // one per parameter of @main; empty at tree_param
+  int tree_param = -1;               // the parameter the trees bind, or -1
+  std::vector<Tree> trees;
+};
+MainArgs bind_main_args(const relay::Module &m, const std::string &file,
+                        std::map<std::string, std::string> arg_files, const std::string &trees,
+                        const std::string &vocab,
+                        const std::function<relay::Value(const relay::Expr &param)> &fill = {});
 int relay_dump(const RelayDumpCommand &c);
 int relay_ops();
 

@@ -6,6 +6,7 @@
 #include "ilir/Error.h"
 #include "tools/Bench.h"
 #include "tools/Commands.h"
+#include "tools/RelayBench.h"
 #include "tools/RelayCommands.h"
 #include "tools/Tune.h"
 
@@ -184,8 +185,31 @@ int main(int argc, char **argv) {
   grove::tool::RelayDumpCommand relay_dump;
   CLI::App *rd = relay->add_subcommand("dump", "Print one stage of FILE's compilation");
   rd->add_option("file", relay_dump.file, "Relay text file")->required()->check(CLI::ExistingFile);
-  rd->add_option("--stage", relay_dump.stage, "vm (the VM's bytecode: functions, registers, instructions)");
+  rd->add_option(
+      "--stage", relay_dump.stage,
+      "vm (the VM's bytecode: functions, registers, instructions) or ilir (the ILIR of each global "
+      "grove's recursive compiler compiles)");
+  rd->add_option("--arg", relay_dump.args,
+                 "--stage ilir: NAME=FILE.npy gives the shape of a recursive function's weight parameter "
+                 "NAME whose annotated type has `?`; repeat per parameter");
   CLI::App *rops = relay->add_subcommand("ops", "List the operators grove's Relay layer supports");
+  grove::tool::RelayBenchCommand relay_bench;
+  CLI::App *rb = relay->add_subcommand(
+      "bench",
+      "Time FILE's @main on the interpreter or the VM (grove bench's protocol: median of --repeat passes)");
+  rb->add_option("file", relay_bench.file, "Relay text file")->required()->check(CLI::ExistingFile);
+  rb->add_option("--executor", relay_bench.executor, "vm (the compiled virtual machine, default) or interp");
+  rb->add_option("--arg", relay_bench.args,
+                 "A parameter of @main, as grove relay run takes it; repeat per parameter");
+  rb->add_option("--trees", relay_bench.trees,
+                 "PTB trees for @main's tree-list parameter, bound --batch at a time")
+      ->check(CLI::ExistingFile);
+  rb->add_option("--vocab", relay_bench.vocab, "Vocabulary for --trees' tokens")->check(CLI::ExistingFile);
+  rb->add_option("--batch", relay_bench.batch, "With --trees: trees per call of @main");
+  rb->add_option("--random-args", relay_bench.seed,
+                 "Fill tensor parameters no --arg gives with seeded uniform values in ±1/sqrt(fan-in)");
+  rb->add_option("--repeat", relay_bench.repeat, "Timed passes after one warm-up pass (default 5)");
+  rb->add_flag("--json", relay_bench.json, "Print one JSON object instead of the report");
 
   try {
     app.parse(argc, argv);
@@ -205,6 +229,10 @@ int main(int argc, char **argv) {
     if (rr->parsed()) return grove::tool::relay_run(relay_run);
     if (rd->parsed()) return grove::tool::relay_dump(relay_dump);
     if (rops->parsed()) return grove::tool::relay_ops();
+    if (rb->parsed()) {
+      relay_bench.random_args = rb->count("--random-args") > 0;
+      return grove::tool::relay_bench(relay_bench, std::cout);
+    }
   } catch (const grove::UserError &e) {
     // Messages that carry their own location ("file:line:col: error: ...") are not prefixed twice.
     std::string message = e.what();

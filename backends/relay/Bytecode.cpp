@@ -57,6 +57,8 @@ std::string instruction_text(const Executable &exe, const Instruction &in) {
       return fmt::format("RefRead {} <- {}", reg(in.dst), reg(in.a));
     case Opcode::RefWrite:
       return fmt::format("RefWrite {} <- {} := {}", reg(in.dst), reg(in.a), reg(in.b));
+    case Opcode::InvokeRecursive:
+      return fmt::format("InvokeRecursive {} <- rec{}{}", reg(in.dst), in.index, regs(in.args));
   }
   return "";
 }
@@ -95,6 +97,7 @@ const char *to_string(Opcode op) {
     GROVE_OPCODE_NAME(RefCreate)
     GROVE_OPCODE_NAME(RefRead)
     GROVE_OPCODE_NAME(RefWrite)
+    GROVE_OPCODE_NAME(InvokeRecursive)
 #undef GROVE_OPCODE_NAME
   }
   return "?";
@@ -110,6 +113,9 @@ std::string to_string(const Executable &exe) {
       out += fmt::format("  {}: {}\n", i, instruction_text(exe, fn.code[i]));
   }
   for (size_t i = 0; i < exe.kernels.size(); ++i) out += fmt::format("k{}: {}\n", i, exe.kernels[i].ops);
+  for (size_t i = 0; i < exe.recursive.size(); ++i)
+    out += fmt::format("rec{}: @{}{} (grove recursive compiler)\n", i, exe.recursive[i].name,
+                       exe.recursive[i].over_list ? " over a List" : "");
   for (size_t i = 0; i < exe.constants.size(); ++i)
     out += fmt::format("c{}: {} {}\n", i, shape_to_string(exe.constants[i].shape()),
                        to_string(exe.constants[i].dtype()));

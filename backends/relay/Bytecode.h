@@ -17,24 +17,26 @@
 namespace grove::relay::vm {
 
 enum class Opcode {
-  Move,           // dst = a
-  Ret,            // return a
-  Invoke,         // dst = functions[index](args)              (a global)
-  InvokeClosure,  // dst = (closure in a)(args)
-  InvokeKernel,   // outs = kernels[index](args flattened)      (a fused Primitive function)
-  AllocTensor,    // dst = storage slot `index` of dtype/shape  (from the memory plan)
-  AllocADT,       // dst = constructors[index](args), or a tuple of args when index == kTupleTag
-  AllocClosure,   // dst = closure of functions[index] capturing args
-  GetField,       // dst = field `index` of the tuple or ADT in a
-  GetTag,         // dst = the ADT in a's constructor tag, an int32 scalar
-  If,             // index < 0: unless a (a rank-0 bool) is true, goto target;
-                  // index >= 0: unless a (a tag) == index, goto target
-  Goto,           // goto target
-  LoadConst,      // dst = constants[index]
-  Fatal,          // a run-time error: `message`, with the value in a described
-  RefCreate,      // dst = ref(a)
-  RefRead,        // dst = ref_read(a)
-  RefWrite,       // ref_write(a, b); dst = ()
+  Move,             // dst = a
+  Ret,              // return a
+  Invoke,           // dst = functions[index](args)              (a global)
+  InvokeClosure,    // dst = (closure in a)(args)
+  InvokeKernel,     // outs = kernels[index](args flattened)      (a fused Primitive function)
+  AllocTensor,      // dst = storage slot `index` of dtype/shape  (from the memory plan)
+  AllocADT,         // dst = constructors[index](args), or a tuple of args when index == kTupleTag
+  AllocClosure,     // dst = closure of functions[index] capturing args
+  GetField,         // dst = field `index` of the tuple or ADT in a
+  GetTag,           // dst = the ADT in a's constructor tag, an int32 scalar
+  If,               // index < 0: unless a (a rank-0 bool) is true, goto target;
+                    // index >= 0: unless a (a tag) == index, goto target
+  Goto,             // goto target
+  LoadConst,        // dst = constants[index]
+  Fatal,            // a run-time error: `message`, with the value in a described
+  RefCreate,        // dst = ref(a)
+  RefRead,          // dst = ref_read(a)
+  RefWrite,         // ref_write(a, b); dst = ()
+  InvokeRecursive,  // dst = recursive[index](args): args[0] the List of trees (or the one tree), then
+                    // the weights in parameter order — one batched run of grove's compiled function
 };
 const char *to_string(Opcode op);
 
@@ -76,8 +78,18 @@ struct KernelInfo {
   std::string ops;  // its operators in order, "nn.dense+add"
 };
 
+// A global compiled by grove's recursive compiler (backends/relay/RecursiveFunctions.h), called by
+// InvokeRecursive: over a List of trees (what `@map` of it computes) or on one tree.
+struct RecursiveInfo {
+  std::string name;        // the global, without `@`
+  bool over_list = false;  // args[0] is a List (run_list) rather than one tree (run)
+  Expr cons, nil;          // the List's constructors, the module's own nodes (over_list)
+};
+
 struct Executable {
-  Module module;  // after the pipeline: typed, fused, in A-normal form
+  Module module;                         // after the pipeline: typed, fused, in A-normal form
+  Module source;                         // typed, before fusion: the recursive functions' clauses as written
+  std::vector<RecursiveInfo> recursive;  // InvokeRecursive's table
   std::vector<VMFunction> functions;
   std::vector<KernelInfo> kernels;
   std::vector<NDArray> constants;

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <utility>
 
+#include "backends/relay/RecursiveFunctions.h"
 #include "frontend/relay/Interpreter.h"
 #include "ilir/Error.h"
 
@@ -34,6 +35,20 @@ void flatten(const Value &v, std::vector<NDArray> &out) {
   const auto *tuple = v->as<TupleValue>();
   GROVE_CHECK(tuple != nullptr, "a kernel argument is {}", describe_value(v));
   for (const Value &f : tuple->fields) flatten(f, out);
+}
+
+// Whether `a` and `b` hold the same tensors: the same storage (tensors are never written in place
+// once a register holds them outside the memory plan), else equal bits.
+bool same_weights(const std::vector<Value> &a, const std::vector<Value> &b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const auto *x = a[i] ? a[i]->as<TensorValue>() : nullptr;
+    const auto *y = b[i] ? b[i]->as<TensorValue>() : nullptr;
+    if (x == nullptr || y == nullptr) return false;
+    if (x->data.dtype() != y->data.dtype() || x->data.shape() != y->data.shape()) return false;
+    if (x->data.raw() != y->data.raw() && !x->data.bitwise_equal(y->data)) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -130,6 +145,24 @@ void VirtualMachine::run_kernel(Frame &frame, const Instruction &in) {
     }
     reg = tensor_value(std::move(out));
   }
+}
+
+// One batched run of grove's compiled function, compiled again only when the weights changed.
+Value VirtualMachine::run_recursive(const std::vector<Value> &regs, const Instruction &in) {
+  const vm::RecursiveInfo &info = exe_.recursive[in.index];
+  std::vector<Value> weights;
+  for (size_t i = 1; i < in.args.size(); ++i) weights.push_back(regs[in.args[i]]);
+  if (recursive_.size() < exe_.recursive.size()) recursive_.resize(exe_.recursive.size());
+  CompiledRecursive &cached = recursive_[in.index];
+  if (cached.function == nullptr || !same_weights(cached.weights, weights)) {
+    cached.function = std::make_shared<CompiledRecursiveFunction>(
+        CompiledRecursiveFunction::compile(exe_.source, info.name, weights));
+    cached.weights = std::move(weights);
+    ++stats_.recursive_compiles;
+  }
+  ++stats_.recursive_calls;
+  if (info.over_list) return cached.function->run_list(regs[in.args[0]], info.cons, info.nil);
+  return cached.function->run({regs[in.args[0]]})[0];
 }
 
 // The dispatch loop: one Frame per active call on `stack`; Ret pops and writes the caller's register.
@@ -260,6 +293,9 @@ Value VirtualMachine::invoke(int function, std::vector<Value> args, const Value 
         regs[in.dst] = tuple_value({});
         break;
       }
+      case Opcode::InvokeRecursive:
+        regs[in.dst] = run_recursive(regs, in);
+        break;
     }
   }
 }

@@ -1,9 +1,10 @@
 #pragma once
 // The Relay virtual machine: runs an Executable (VMCompiler.h) with the kernels of a KernelCompiler
-// (Kernel.h). Values are the interpreter's (relay/Value.h), so results compare directly with
-// relay/Interpreter.h's. Frames live on a heap stack: deep recursion (a 100,000-element list) needs
-// no C stack. Each kernel is compiled once per input shapes and cached; its outputs are checked
-// against the call's static type (every known dimension).
+// (Kernel.h), and the recursive functions over trees with grove's recursive compiler
+// (InvokeRecursive: compiled on first use, again whenever the weights differ). Values are the interpreter's
+// (relay/Value.h), so results compare directly with relay/Interpreter.h's. Frames live on a heap stack: deep
+// recursion (a 100,000-element list) needs no C stack. Each kernel is compiled once per input shapes and
+// cached; its outputs are checked against the call's static type (every known dimension).
 
 #include <cstddef>
 #include <map>
@@ -22,7 +23,11 @@ struct VMStats {
   size_t kernel_calls = 0;         // InvokeKernel executions
   size_t storage_allocations = 0;  // AllocTensor that allocated a new buffer
   size_t storage_reuses = 0;       // AllocTensor that reused its slot's buffer
+  size_t recursive_compiles = 0;   // CompiledRecursiveFunction::compile calls (new weights)
+  size_t recursive_calls = 0;      // InvokeRecursive executions (one batched run each)
 };
+
+class CompiledRecursiveFunction;
 
 class VirtualMachine {
  public:
@@ -42,6 +47,15 @@ class VirtualMachine {
              int return_register);
   void run_kernel(Frame &frame, const vm::Instruction &in);
   std::shared_ptr<Kernel> kernel_for(int kernel, const std::vector<NDArray> &inputs);
+  Value run_recursive(const std::vector<Value> &regs, const vm::Instruction &in);
+
+  // InvokeRecursive's compiled functions, one per table entry, with the weights they were compiled
+  // with (held, so their storage cannot be reused by other tensors while cached).
+  struct CompiledRecursive {
+    std::vector<Value> weights;
+    std::shared_ptr<CompiledRecursiveFunction> function;
+  };
+  std::vector<CompiledRecursive> recursive_;
 
   vm::Executable exe_;
   std::unique_ptr<KernelCompiler> compiler_;

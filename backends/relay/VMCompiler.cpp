@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include <deque>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 
 #include "backends/relay/MemoryPlan.h"
+#include "backends/relay/RecursiveFunctions.h"
 #include "frontend/relay/Printer.h"
 #include "frontend/relay/TypeInfer.h"
 #include "frontend/relay/Visitor.h"
@@ -37,6 +39,55 @@ void flatten_type(const Type &t, std::vector<Type> &out) {
     return;
   }
   out.push_back(t);
+}
+
+// Whether global `name` of the typed module `m` is the standard map over a List: `@name(%f, %xs)`
+// matching %xs with `Cons(%x, %rest) => Cons(%f(%x), @name(%f, %rest))` and `Nil => Nil`, in either
+// order (the names are whatever the module calls them). Sets the two constructors' names.
+bool is_list_map(const Module &m, const std::string &name, std::string *cons, std::string *nil) {
+  const Expr *e = m.find_function(name);
+  if (e == nullptr) return false;
+  const auto *fn = e->as<Function>();
+  if (fn->params.size() != 2) return false;
+  const Expr &f = fn->params[0];
+  const auto *match = fn->body.as<Match>();
+  if (match == nullptr || !match->data.same_as(fn->params[1]) || match->clauses.size() != 2) return false;
+  std::string c, n;
+  for (const Clause &clause : match->clauses) {
+    const Pattern &p = clause.lhs;
+    if (p->kind != PatternKind::Constructor) return false;
+    const std::string &ctor = p->constructor.as<Constructor>()->name;
+    if (p->patterns.empty()) {
+      const auto *call = clause.rhs.as<Call>();
+      const Expr &value = call != nullptr && call->args.empty() ? call->op : clause.rhs;
+      const auto *built = value.as<Constructor>();
+      if (built == nullptr || built->name != ctor) return false;
+      n = ctor;
+      continue;
+    }
+    if (p->patterns.size() != 2 || p->patterns[0]->kind != PatternKind::Var ||
+        p->patterns[1]->kind != PatternKind::Var)
+      return false;
+    const Expr &x = p->patterns[0]->var;
+    const Expr &rest = p->patterns[1]->var;
+    const auto *cons_call = clause.rhs.as<Call>();
+    if (cons_call == nullptr || cons_call->args.size() != 2) return false;
+    const auto *built = cons_call->op.as<Constructor>();
+    if (built == nullptr || built->name != ctor) return false;
+    const auto *head = cons_call->args[0].as<Call>();
+    if (head == nullptr || !head->op.same_as(f) || head->args.size() != 1 || !head->args[0].same_as(x))
+      return false;
+    const auto *tail = cons_call->args[1].as<Call>();
+    const auto *self = tail != nullptr ? tail->op.as<GlobalVar>() : nullptr;
+    if (self == nullptr || self->name != name || tail->args.size() != 2 || !tail->args[0].same_as(f) ||
+        !tail->args[1].same_as(rest))
+      return false;
+    c = ctor;
+  }
+  if (c.empty() || n.empty()) return false;
+  *cons = c;
+  *nil = n;
+  return true;
 }
 
 // What lifting a closure needs: its Function node, the variables it captures, the variable naming
@@ -70,6 +121,8 @@ class FunctionCompiler {
   int compile(const Expr &e);
   void bind(const Expr &var, const Expr &value);
   int compile_call(const Call *call, const Expr &e);
+  int try_recursive_call(const Call *call, const Expr &e);
+  int try_recursive_map(const Call *call, const Expr &e);
   int invoke_kernel(int kernel, const std::vector<int> &args, const Expr &call);
   int build_result(const Type &type, const std::vector<int> &outs, size_t *next, const Span &span);
   int compile_closure(const Expr &function, const Expr &self);
@@ -83,17 +136,22 @@ class FunctionCompiler {
   std::vector<Instruction> code_;
   int num_registers_ = 0;
   std::unordered_map<const ExprNode *, int> var_reg_;
-  std::unordered_map<const ExprNode *, int> var_kernel_;  // let-bound Primitive functions
+  std::unordered_map<const ExprNode *, int> var_kernel_;    // let-bound Primitive functions
+  std::unordered_map<const ExprNode *, Expr> var_closure_;  // let-bound closures' Function nodes
 };
 
 class ModuleCompiler {
  public:
-  explicit ModuleCompiler(Executable &exe) : exe_(exe) {}
+  ModuleCompiler(Executable &exe, const CompileOptions &options) : exe_(exe), options_(options) {}
 
   // 1. Every global gets its index first (globals may call later ones), then each function is
   //    compiled from a queue: compiling a function lifts the closures it creates onto the queue, so
   //    nothing recurses per nested closure. 2. Each compiled function gets its memory plan.
   void run() {
+    if (options_.recursive_functions) {
+      for (const RecursiveCandidate &c : analyze_recursive_functions(exe_.source))
+        if (c.qualifies) recursive_tree_param_[c.name] = c.tree_param;
+    }
     for (const auto &[name, fn] : exe_.module.functions()) {
       int index = add_function("@" + name, fn);
       exe_.globals[name] = index;
@@ -194,9 +252,48 @@ class ModuleCompiler {
     return index;
   }
 
+  // The tree parameter of global `name` when it compiles recursively, else -1.
+  int recursive_tree_param(const std::string &name) const {
+    auto found = recursive_tree_param_.find(name);
+    return found == recursive_tree_param_.end() ? -1 : found->second;
+  }
+
+  // Whether global `name` is the standard map over a List (checked once, on the typed source).
+  bool list_map(const std::string &name, std::string *cons, std::string *nil) {
+    auto [it, added] = list_maps_.try_emplace(name);
+    if (added) {
+      std::pair<std::string, std::string> ctors;
+      if (is_list_map(exe_.source, name, &ctors.first, &ctors.second)) it->second = ctors;
+    }
+    if (!it->second) return false;
+    *cons = it->second->first;
+    *nil = it->second->second;
+    return true;
+  }
+
+  // InvokeRecursive's table entry for `@name` over a List (constructors `cons`, `nil`) or one tree.
+  int recursive_entry(const std::string &name, bool over_list, const std::string &cons,
+                      const std::string &nil) {
+    for (size_t i = 0; i < exe_.recursive.size(); ++i)
+      if (exe_.recursive[i].name == name && exe_.recursive[i].over_list == over_list)
+        return static_cast<int>(i);
+    RecursiveInfo info{name, over_list, {}, {}};
+    if (over_list) {
+      // The module's own nodes, so the List built equals the one the interpreter builds.
+      info.cons = *exe_.module.find_constructor(cons);
+      info.nil = *exe_.module.find_constructor(nil);
+    }
+    exe_.recursive.push_back(std::move(info));
+    return static_cast<int>(exe_.recursive.size()) - 1;
+  }
+
   Executable &exe_;
 
  private:
+  const CompileOptions &options_;
+  std::unordered_map<std::string, int> recursive_tree_param_;
+  std::unordered_map<std::string, std::optional<std::pair<std::string, std::string>>> list_maps_;
+
   int add_function(std::string name, const Expr &fn) {
     int index = static_cast<int>(exe_.functions.size());
     exe_.functions.push_back(VMFunction{});
@@ -249,6 +346,7 @@ void FunctionCompiler::bind(const Expr &var, const Expr &value) {
       return;
     }
     var_reg_[var.get()] = compile_closure(value, var);
+    var_closure_[var.get()] = value;
     return;
   }
   var_reg_[var.get()] = compile(value);
@@ -379,6 +477,8 @@ int FunctionCompiler::compile_call(const Call *call, const Expr &e) {
     return dst;
   }
   if (const auto *gv = callee.as<GlobalVar>()) {
+    if (int dst = try_recursive_map(call, e); dst >= 0) return dst;
+    if (int dst = try_recursive_call(call, e); dst >= 0) return dst;
     int index = mc_.global(gv->name, callee->span);
     std::vector<int> args = compile_all(call->args);
     int dst = fresh();
@@ -399,6 +499,92 @@ int FunctionCompiler::compile_call(const Call *call, const Expr &e) {
   in.dst = dst;
   in.a = closure;
   in.args = std::move(args);
+  return dst;
+}
+
+// A direct call of a recursively compiled global on one tree, outside that global itself (whose own
+// recursive calls stay node by node: the batched call already covers the whole tree).
+int FunctionCompiler::try_recursive_call(const Call *call, const Expr &e) {
+  const std::string &name = call->op.as<GlobalVar>()->name;
+  const int tree = mc_.recursive_tree_param(name);
+  if (tree < 0 || mc_.exe_.functions[pending_.index].name == "@" + name) return -1;
+  std::vector<int> args{compile(call->args[tree])};
+  for (size_t i = 0; i < call->args.size(); ++i)
+    if (static_cast<int>(i) != tree) args.push_back(compile(call->args[i]));
+  int dst = fresh();
+  Instruction &in = emit(Opcode::InvokeRecursive, e->span);
+  in.dst = dst;
+  in.index = mc_.recursive_entry(name, false, "", "");
+  in.args = std::move(args);
+  return dst;
+}
+
+// `@map(fn (%t) { let %r = @f(%t, ws...); rest }, xs)` (or a closure body `@f(%t, ws...).i.j`):
+// 1. @map is the standard map over a List and its closure argument is a known Function of one
+//    parameter. 2. The closure's first binding (or its body under projections) calls a recursively
+//    compiled @f with %t as the tree and variables bound outside the closure as the weights. 3. The
+//    rest does not use %t. Then: InvokeRecursive over xs, and the rest, as a closure of %r, mapped
+//    over the results by @map itself (nothing when the rest is %r). -1 when any step fails.
+int FunctionCompiler::try_recursive_map(const Call *call, const Expr &e) {
+  const std::string &map_name = call->op.as<GlobalVar>()->name;
+  std::string cons, nil;
+  if (call->args.size() != 2 || !mc_.list_map(map_name, &cons, &nil)) return -1;
+  Expr closure = call->args[0];
+  if (auto found = var_closure_.find(closure.get()); found != var_closure_.end()) closure = found->second;
+  const auto *fn = closure.as<Function>();
+  if (fn == nullptr || is_primitive(fn) || fn->params.size() != 1) return -1;
+  const Expr &t = fn->params[0];
+  // 2. The call, the variable naming its result, and the rest of the body.
+  Expr rec, result, rest;
+  if (const auto *let = fn->body.as<Let>()) {
+    rec = let->value;
+    result = let->var;
+    rest = let->body;
+  } else {
+    std::vector<int> path;
+    Expr cur = fn->body;
+    while (const auto *get = cur.as<TupleGetItem>()) {
+      path.push_back(get->index);
+      cur = get->tuple;
+    }
+    rec = cur;
+    result = Var::make("rec", {}, cur->span);
+    rest = result;
+    for (auto it = path.rbegin(); it != path.rend(); ++it)
+      rest = TupleGetItem::make(rest, *it, fn->body->span);
+  }
+  const auto *rec_call = rec.as<Call>();
+  const auto *callee = rec_call != nullptr ? rec_call->op.as<GlobalVar>() : nullptr;
+  if (callee == nullptr) return -1;
+  const int tree = mc_.recursive_tree_param(callee->name);
+  if (tree < 0 || !rec_call->args[tree].same_as(t)) return -1;
+  for (size_t i = 0; i < rec_call->args.size(); ++i) {
+    if (static_cast<int>(i) == tree) continue;
+    const Expr &w = rec_call->args[i];
+    if (w.as<Var>() == nullptr || w.same_as(t) || var_kernel_.count(w.get()) != 0) return -1;
+  }
+  // 3. The rest, as a closure of the result.
+  Expr remainder;
+  if (!rest.same_as(result)) {
+    remainder = Function::make({result}, rest, {}, {}, {}, fn->span);
+    for (const Expr &v : free_vars(remainder))
+      if (v.same_as(t)) return -1;
+  }
+  std::vector<int> args{compile(call->args[1])};
+  for (size_t i = 0; i < rec_call->args.size(); ++i)
+    if (static_cast<int>(i) != tree) args.push_back(compile(rec_call->args[i]));
+  int results = fresh();
+  Instruction &in = emit(Opcode::InvokeRecursive, e->span);
+  in.dst = results;
+  in.index = mc_.recursive_entry(callee->name, true, cons, nil);
+  in.args = std::move(args);
+  if (!remainder.defined()) return results;
+  int rest_closure = compile_closure(remainder, Expr());
+  int dst = fresh();
+  Instruction &map = emit(Opcode::Invoke, e->span);
+  map.dst = dst;
+  map.index = mc_.global(map_name, e->span);
+  map.args = {rest_closure, results};
   return dst;
 }
 
@@ -541,10 +727,16 @@ void FunctionCompiler::compile_pattern(const Pattern &p, int reg, std::vector<in
 
 }  // namespace
 
-Executable compile(const Module &module) {
+// 1. Type the module as given: the recursive functions are analysed and later compiled from these
+// clauses, before fusion rewrites them. 2. The pipeline. 3. Bytecode.
+Executable compile(const Module &module, const CompileOptions &options) {
   Executable exe;
+  if (options.recursive_functions) {
+    exe.source = module;
+    infer_types(exe.source);
+  }
   exe.module = run_passes(module, parse_pass_list("fuse,anf"));
-  ModuleCompiler(exe).run();
+  ModuleCompiler(exe, options).run();
   return exe;
 }
 

@@ -10,12 +10,26 @@
 // with constructor, tuple, variable and wildcard patterns, nested (an incomplete match falls through
 // to Fatal); ref, ref_read, ref_write. Not compiled — a UserError naming the construct and location:
 // an operator or a Primitive function used as a value, and functions with a Compiler attribute.
+//
+// Recursive functions over trees (RecursiveFunctions.h) that qualify, analysed on the typed module
+// before fusion, run as one batched call of grove's compiled function (InvokeRecursive):
+//   - `@map(fn (%t) { @f(%t, ws...) ... }, xs)`, where @map is the standard map over a List (checked
+//     structurally: a match on Cons/Nil giving `Cons(%f(%x), @map(%f, %rest))` and Nil), the call of
+//     @f is the closure's first binding (or its body, under projections), its tree argument is %t and
+//     the weights `ws` are variables bound outside the closure (loop-invariant): InvokeRecursive over
+//     the list, then the rest of the closure body (a closure of @f's result) mapped by @map itself;
+//   - a direct call `@f(t, ws...)` outside @f itself: InvokeRecursive on that one tree.
+// Anything else compiles node by node. `recursive_functions = false` turns this off.
 
 #include "backends/relay/Bytecode.h"
 #include "frontend/relay/IR.h"
 
 namespace grove::relay::vm {
 
-Executable compile(const Module &module);
+struct CompileOptions {
+  bool recursive_functions = true;
+};
+
+Executable compile(const Module &module, const CompileOptions &options = {});
 
 }  // namespace grove::relay::vm

@@ -266,6 +266,40 @@ TEST(CliRelay, RunBindsTreesAndWritesAListOfTensorsAsADirectory) {
   EXPECT_THAT(r.output, HasSubstr("Cons(Tensor[(1, 8), float32] ["));
 }
 
+// The VM runs @main's map of @treelstm as one batched call of grove's compiled function; --stage ilir
+// prints what that function compiles to (the weights' shapes from --arg, the `?` named otherwise).
+TEST(CliRelay, DumpShowsTheRecursiveFunctionCompiledByGrove) {
+  TempDir dir;
+  relay::NDArray expected;
+  std::string args = treelstm_weight_args(dir, &expected);
+  CliResult r = run_grove("relay dump " + kModels + "treelstm.relay --stage vm");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("InvokeRecursive $8 <- rec0($0, $1, $2, $3, $4, $5, $6)"));
+  EXPECT_THAT(r.output, HasSubstr("rec0: @treelstm over a List (grove recursive compiler)"));
+  r = run_grove("relay dump " + kModels + "treelstm.relay --stage ilir" + args);
+  ASSERT_EQ(r.status, 0) << r.output;
+  const int64_t h = expected.shape()[1];
+  EXPECT_THAT(r.output, HasSubstr("// @treelstm, compiled by grove's recursive compiler\n"));
+  EXPECT_THAT(r.output,
+              HasSubstr("  param U_f[" + std::to_string(2 * h) + ", " + std::to_string(2 * h) + "]\n"));
+  EXPECT_THAT(r.output, HasSubstr("  output g_all\n"));
+  r = run_grove("relay dump " + kModels + "treelstm.relay --stage ilir");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_THAT(r.output,
+              HasSubstr("treelstm.relay:17:32: @treelstm's parameter %emb has type Tensor[(?, ?), "
+                        "float32], whose shape is not fully known; --stage ilir needs every weight's "
+                        "shape: give it with --arg emb=FILE.npy"));
+  r = run_grove("relay dump " + kModels + "treelstm.relay --stage ilir" + args +
+                " --arg nope=" + dir.file("emb.npy"));
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_THAT(r.output,
+              HasSubstr("--arg nope: no global that grove's recursive compiler compiles has a weight "
+                        "parameter %nope (%emb, %W_iou, %U_iou, %b_iou, %U_f, %b_f)"));
+  r = run_grove("relay dump " + kModels + "mlp.relay --stage ilir");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("no global is compiled by grove's recursive compiler"));
+}
+
 TEST(CliRelay, RunLooksTreeTokensUpInTheVocabulary) {
   TempDir dir;
   relay::NDArray expected;
@@ -411,5 +445,89 @@ def @main(%ts: List[Rose[int32]]) { %ts }
   EXPECT_THAT(r.output, HasSubstr("only read with --trees"));
 }
 
+// `grove relay bench`: the report's fields (never its timings, which depend on the machine).
+TEST(CliRelayBench, ReportsOneCallPerPassWithoutTrees) {
+  TempDir dir;
+  relay::write_npy_array(dir.file("x.npy"), relay::NDArray(relay::DType::Float32, {4, 16}));
+  for (const std::string executor : {"vm", "interp"}) {
+    CliResult r = run_grove("relay bench " + kModels + "mlp.relay --executor " + executor +
+                            " --arg x=" + dir.file("x.npy") + " --random-args 7 --repeat 3 --json");
+    ASSERT_EQ(r.status, 0) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("\"executor\":\"" + executor + "\""));
+    EXPECT_THAT(r.output, HasSubstr("\"calls\":1,"));
+    EXPECT_THAT(r.output, HasSubstr("\"repeat\":3,"));
+    for (const char *field :
+         {"\"compile_ms\":", "\"warmup_ms\":", "\"median_ms_per_call\":", "\"min_ms\":", "\"max_ms\":"})
+      EXPECT_THAT(r.output, HasSubstr(field));
+  }
+  CliResult r = run_grove("relay bench " + kModels + "cnn.relay --random-args 1 --repeat 2");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("on the VM (vm)"));
+  EXPECT_THAT(r.output, HasSubstr("1 call of @main per pass"));
+  EXPECT_THAT(r.output, HasSubstr("ms per call (median of 2 passes after 1 warm-up; min "));
+}
+
+TEST(CliRelayBench, BindsTheTreeListPerBatch) {
+  TempDir dir;
+  write_text(dir.file("trees.relay"), R"(#[version = "0.0.5"]
+type List[A] { Cons(A, List[A]), Nil, }
+type Tree[A] { Leaf(A), Node(Tree[A], Tree[A]), }
+def @main(%ts: List[Tree[int32]], %w: Tensor[(2, 3), float32]) -> Tensor[(2, 3), float32] { add(%w, %w) }
+)");
+  write_text(dir.file("five.txt"), "(1 (2 a) (3 b))\n(4 c)\n(1 (2 (3 a) (4 b)) (2 c))\n(0 d)\n(1 e)\n");
+  write_text(dir.file("vocab.txt"), "a\nb\nc\nd\ne\n");
+  std::string bench = "relay bench " + dir.file("trees.relay") + " --trees " + dir.file("five.txt") +
+                      " --vocab " + dir.file("vocab.txt") + " --random-args 1";
+  CliResult r = run_grove(bench + " --batch 2 --json");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("\"trees\":5,"));
+  EXPECT_THAT(r.output, HasSubstr("\"nodes\":11,"));  // 3 + 1 + 5 + 1 + 1
+  EXPECT_THAT(r.output, HasSubstr("\"batch\":2,"));
+  EXPECT_THAT(r.output, HasSubstr("\"calls\":3,"));  // 2 + 2 + 1
+  r = run_grove(bench + " --batch 10 --executor interp");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("trees     5 from "));
+  EXPECT_THAT(r.output, HasSubstr("11 nodes per pass, 1 call(s) of up to 10"));
+  EXPECT_THAT(r.output, HasSubstr("on the interpreter (interp)"));
+
+  r = run_grove("relay bench " + dir.file("trees.relay") + " --trees " + dir.file("five.txt") +
+                " --random-args 1");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("how many trees one call of @main takes with --batch N"));
+  r = run_grove(bench + " --batch 0");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("--batch N"));
+}
+
+TEST(CliRelayBench, ReportsMistakes) {
+  TempDir dir;
+  // A `?` dimension cannot be filled at random: the message names the parameter and the dimension.
+  CliResult r = run_grove("relay bench " + kModels + "mlp.relay --random-args 1");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("mlp.relay:4:"));
+  EXPECT_THAT(r.output,
+              HasSubstr("cannot fill parameter %x of type Tensor[(?, 16), float32]: dimension 0 is `?`"));
+  // Without --random-args a missing parameter is relay run's error.
+  r = run_grove("relay bench " + kModels + "cnn.relay");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("parameter %image of"));
+  EXPECT_THAT(r.output, HasSubstr("has no value"));
+  r = run_grove("relay bench " + kModels + "cnn.relay --random-args 1 --batch 4");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("--batch 4: a batch is a number of trees per call; it needs --trees"));
+  r = run_grove("relay bench " + kModels + "cnn.relay --random-args 1 --repeat 0");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("--repeat must be at least 1, got 0"));
+  r = run_grove("relay bench " + kModels + "cnn.relay --random-args 1 --executor jit");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("--executor jit"));
+  // Only float32 tensors are filled.
+  write_text(dir.file("int.relay"), R"(#[version = "0.0.5"]
+def @main(%i: Tensor[(3), int32]) -> Tensor[(3), int32] { %i }
+)");
+  r = run_grove("relay bench " + dir.file("int.relay") + " --random-args 1");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("fills float32 tensors only; parameter %i has type Tensor[(3), int32]"));
+}
 }  // namespace
 }  // namespace grove::testing

@@ -1,0 +1,270 @@
+#!/usr/bin/python3
+"""grove's Relay programs (models/relay/*.relay) timed with `grove relay bench`, in one run, against
+grove's own TreeLSTM (`grove bench`) and against the same computations as torch.nn modules.
+
+  /usr/bin/python3 experiments/bench_relay.py [--grove build/tools/grove] [--repeat 5]
+      [--interp-trees 50] [--out experiments/results/relay.md]
+
+(a) TreeLSTM, H = D = 256, SST test trees (datasets/sst/test.txt, datasets/sst/vocab.txt), batch 10.
+    Weights: `grove init-weights models/treelstm.grove --sizes H=256,D=256,V=<vocab lines>`; the same
+    tensors, one .npy per name, are @main's --arg values for models/relay/treelstm.relay.
+    - `grove bench models/treelstm.grove --threads 2` and `grove relay bench --executor vm` on all
+      trees and on the first --interp-trees trees; `grove relay bench --executor interp` on the first
+      --interp-trees trees only (the interpreter takes ~8 ms a tree).
+    - agreement: `grove run` vs `grove relay run` (vm and interp) on the first --interp-trees trees:
+      the largest |difference| of root h must be at most 1e-5.
+(b) MLP, CNN and LSTM of models/relay on the VM against torch.nn (inference, torch.no_grad,
+    torch.set_num_threads(2)), batch 1 and 16, random inputs and weights (the timings do not
+    depend on the values):
+    - MLP: @main's batch is x's first dim (`?`): x is [B, 16]; one call per batch.
+    - CNN: @main's image is typed [1, 3, 8, 8]; for B = 16 the script writes a copy of cnn.relay with
+      the batch dim 16 (image [16, 3, 8, 8], reshape to [16, -1], result [16, 10]): one call per batch.
+    - LSTM: @lstm recurs over a List of [1, D] steps; the script writes a copy whose steps are [B, D]
+      and whose @main takes x [T, B, D] and builds the List with split/squeeze/Cons (T = 16,
+      D = H = 128); PyTorch: nn.LSTM(D, H) on x [T, B, D]. One call per batch.
+    Both sides: one warm-up pass, then the median over --repeat passes (`grove relay bench`'s
+    protocol; a pass is one call here). torch runs in this process, grove relay bench in its own.
+
+Writes the markdown table (with the machine's load average before and after) to --out.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import re
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+# PERF-NOTES' environment, for grove's subprocesses and for torch in this process (set before torch
+# starts its OpenMP pool: with active waiting, 2 spinning threads on a loaded 2-core machine made a
+# 3x8x8 convolution take 30 ms instead of 0.1 ms).
+os.environ.update(OPENBLAS_CORETYPE="SkylakeX", OMP_WAIT_POLICY="PASSIVE")
+ENV = dict(os.environ)
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run(command, timeout=1200):
+    result = subprocess.run([str(c) for c in command], env=ENV, capture_output=True, text=True, timeout=timeout)
+    if result.returncode != 0:
+        sys.exit(f"failed: {' '.join(map(str, command))}\n{result.stdout}{result.stderr}")
+    return result.stdout
+
+
+def uptime():
+    return Path("/proc/loadavg").read_text().split()[:3]
+
+
+def read_safetensors(path):
+    data = Path(path).read_bytes()
+    n = struct.unpack("<Q", data[:8])[0]
+    header = json.loads(data[8:8 + n])
+    out = {}
+    for name, v in header.items():
+        if name == "__metadata__":
+            continue
+        s, e = v["data_offsets"]
+        out[name] = np.frombuffer(data[8 + n + s:8 + n + e], dtype=np.float32).reshape(v["shape"])
+    return out
+
+
+def time_torch(fn, repeat):
+    """grove relay bench's protocol for one call per pass: one warm-up call, median of `repeat`."""
+    with torch.no_grad():
+        fn()
+        times = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            fn()
+            times.append((time.perf_counter() - start) * 1e3)
+    return {"median_ms_per_call": float(np.median(times)), "min_ms": min(times), "max_ms": max(times),
+            "calls": 1, "compile_ms": None}
+
+
+def relay_bench(grove, file, executor, args, repeat, extra=()):
+    command = [grove, "relay", "bench", file, "--executor", executor, "--repeat", repeat, "--json", *extra]
+    for name, path in args.items():
+        command += ["--arg", f"{name}={path}"]
+    return json.loads(run(command).strip().splitlines()[-1])
+
+
+def treelstm_rows(grove, tmp, repeat, interp_trees):
+    vocab = ROOT / "datasets/sst/vocab.txt"
+    trees = ROOT / "datasets/sst/test.txt"
+    V = sum(1 for _ in open(vocab))
+    weights = tmp / "treelstm.safetensors"
+    run([grove, "init-weights", ROOT / "models/treelstm.grove", "--sizes", f"H=256,D=256,V={V}", "--out", weights])
+    args = {}
+    for name, a in read_safetensors(weights).items():
+        args[name] = tmp / f"{name}.npy"
+        np.save(args[name], a)
+    first = tmp / f"test{interp_trees}.txt"
+    first.write_text("".join(open(trees).readlines()[:interp_trees]))
+    n_all = sum(1 for _ in open(trees))
+
+    # Agreement on the first trees: grove run vs grove relay run (vm and interp).
+    run([grove, "run", ROOT / "models/treelstm.grove", "--weights", weights, "--trees", first, "--vocab", vocab,
+         "--batch", 10, "--out", tmp / "grove_roots.npy"])
+    expected = np.load(tmp / "grove_roots.npy")
+    agreement = {}
+    for executor in ["vm", "interp"]:
+        out = tmp / f"relay_{executor}"
+        command = [grove, "relay", "run", ROOT / "models/relay/treelstm.relay", "--executor", executor, "--trees",
+                   first, "--vocab", vocab, "--out", out]
+        for name, path in args.items():
+            command += ["--arg", f"{name}={path}"]
+        run(command)
+        got = np.concatenate([np.load(out / f"{i}.npy") for i in range(interp_trees)])
+        agreement[executor] = float(np.abs(got - expected).max())
+        assert agreement[executor] <= 1e-5, f"treelstm {executor} disagrees with grove run: {agreement[executor]}"
+
+    rows = []
+    for tree_file, count in [(trees, n_all), (first, interp_trees)]:
+        g = json.loads(run([grove, "bench", ROOT / "models/treelstm.grove", "--weights", weights, "--trees", tree_file,
+                            "--vocab", vocab, "--batch", 10, "--repeat", repeat, "--threads", 2, "--json"]))
+        rows.append(("TreeLSTM", "grove bench (models/treelstm.grove)", f"{count} SST test trees", 10,
+                     {"median_ms_per_call": g["median_ms_per_batch"], "min_ms": None, "max_ms": None,
+                      "p10": g["p10_ms"], "p90": g["p90_ms"], "calls": g["calls"], "compile_ms": g["compile_ms"]}))
+        executors = ["vm"] if count == n_all else ["vm", "interp"]
+        for executor in executors:
+            r = relay_bench(grove, ROOT / "models/relay/treelstm.relay", executor, args, repeat,
+                            ["--trees", tree_file, "--vocab", vocab, "--batch", 10])
+            rows.append(("TreeLSTM", f"grove relay bench --executor {executor}", f"{count} SST test trees", 10, r))
+    return rows, agreement
+
+
+def mlp_rows(grove, tmp, repeat):
+    rows = []
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 10),
+                                torch.nn.Softmax(dim=-1)).eval()
+    for B in [1, 16]:
+        x = torch.rand(B, 16) * 2 - 1
+        np.save(tmp / f"mlp_x{B}.npy", x.numpy())
+        r = relay_bench(grove, ROOT / "models/relay/mlp.relay", "vm", {"x": tmp / f"mlp_x{B}.npy"}, repeat,
+                        ["--random-args", 1])
+        rows.append(("MLP 16-32-10", "grove relay bench --executor vm", f"x [{B}, 16]", B, r))
+        rows.append(("MLP 16-32-10", "torch.nn", f"x [{B}, 16]", B, time_torch(lambda: model(x), repeat)))
+    return rows
+
+
+def cnn_rows(grove, tmp, repeat):
+    rows = []
+    torch.manual_seed(0)
+    conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+    model = torch.nn.Sequential(conv, torch.nn.ReLU(), torch.nn.BatchNorm2d(4, eps=1e-5), torch.nn.MaxPool2d(2, 2),
+                                torch.nn.Flatten(), torch.nn.Linear(64, 10), torch.nn.Softmax(dim=-1)).eval()
+    text = (ROOT / "models/relay/cnn.relay").read_text()
+    for B in [1, 16]:
+        file = ROOT / "models/relay/cnn.relay"
+        if B != 1:
+            file = tmp / f"cnn{B}.relay"
+            file.write_text(text.replace("(1, 3, 8, 8)", f"({B}, 3, 8, 8)").replace("(1, 10)", f"({B}, 10)")
+                            .replace("newshape=[1, -1]", f"newshape=[{B}, -1]"))
+        r = relay_bench(grove, file, "vm", {}, repeat, ["--random-args", 1])
+        rows.append(("CNN 3x8x8", "grove relay bench --executor vm", f"image [{B}, 3, 8, 8]", B, r))
+        x = torch.rand(B, 3, 8, 8)
+        rows.append(("CNN 3x8x8", "torch.nn", f"image [{B}, 3, 8, 8]", B, time_torch(lambda: model(x), repeat)))
+    return rows
+
+
+def lstm_program(T, B, D, H):
+    text = (ROOT / "models/relay/lstm.relay").read_text()
+    head = text[:text.index("def @main")].replace("(1, ?)", f"({B}, ?)")
+    steps = "Nil"
+    for t in reversed(range(T)):
+        steps = f"Cons(squeeze(%s.{t}, axis=[0]), {steps})"
+    return head + f"""def @main(%x: Tensor[({T}, {B}, {D}), float32], %h0: Tensor[({B}, {H}), float32],
+          %c0: Tensor[({B}, {H}), float32], %w_ih: Tensor[({4 * H}, {D}), float32],
+          %w_hh: Tensor[({4 * H}, {H}), float32], %b_ih: Tensor[({4 * H}), float32],
+          %b_hh: Tensor[({4 * H}), float32]) -> Tensor[({B}, {H}), float32] {{
+  let %s = split(%x, indices_or_sections={T}, axis=0);
+  let %xs = {steps};
+  %0 = @lstm(%xs, (%h0, %c0), %w_ih, %w_hh, %b_ih, %b_hh);
+  %0.0
+}}
+"""
+
+
+def lstm_rows(grove, tmp, repeat, T=16, D=128, H=128):
+    rows = []
+    torch.manual_seed(0)
+    model = torch.nn.LSTM(D, H).eval()
+    for B in [1, 16]:
+        file = tmp / f"lstm{B}.relay"
+        file.write_text(lstm_program(T, B, D, H))
+        r = relay_bench(grove, file, "vm", {}, repeat, ["--random-args", 1])
+        what = f"x [T={T}, {B}, D={D}], H={H}"
+        rows.append(("LSTM", "grove relay bench --executor vm", what, B, r))
+        x, h0, c0 = torch.rand(T, B, D), torch.zeros(1, B, H), torch.zeros(1, B, H)
+        rows.append(("LSTM", "torch.nn", what, B, time_torch(lambda: model(x, (h0, c0)), repeat)))
+    return rows
+
+
+def blas_info():
+    """Which BLAS torch multiplies with (Debian's build: BLAS_INFO=generic, i.e. whatever libblas.so.3 is)."""
+    config = torch.__config__.show()
+    found = re.search(r"BLAS_INFO=([^,\s]+)", config)
+    info = f"BLAS_INFO={found.group(1) if found else 'unknown'}"
+    blas = Path("/usr/lib/x86_64-linux-gnu/libblas.so.3")
+    return f"{info} (libblas.so.3 -> {blas.resolve() if blas.exists() else 'not found'})"
+
+
+def fmt(x, digits=3):
+    return "–" if x is None else f"{x:.{digits}f}"
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--grove", default=str(ROOT / "build/tools/grove"))
+    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--interp-trees", type=int, default=50)
+    p.add_argument("--out", default=str(ROOT / "experiments/results/relay.md"))
+    a = p.parse_args()
+    torch.set_num_threads(2)
+    os.nice(5)
+    started = datetime.datetime.now(datetime.timezone.utc)
+    load_before = uptime()
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        tree_rows, agreement = treelstm_rows(a.grove, tmp, a.repeat, a.interp_trees)
+        rows = tree_rows + mlp_rows(a.grove, tmp, a.repeat) + cnn_rows(a.grove, tmp, a.repeat) + \
+            lstm_rows(a.grove, tmp, a.repeat)
+    load_after = uptime()
+    lines = [
+        f"Measured {started:%Y-%m-%d %H:%M} UTC by experiments/bench_relay.py (repeat {a.repeat}; 2 threads); "
+        f"load average (1/5/15 min) {' / '.join(load_before)} before, {' / '.join(load_after)} after.",
+        "",
+        f"torch {torch.__version__} ({torch.get_num_threads()} threads), "
+        f"{blas_info()}; grove relay bench on the VM's Halide kernels.",
+        "",
+        f"TreeLSTM roots agree with `grove run` on the first {a.interp_trees} trees: largest |difference| "
+        f"{agreement['vm']:.1e} (vm), {agreement['interp']:.1e} (interp); required ≤ 1e-5.",
+        "",
+        "compile ms: grove bench compiles the whole model; grove relay bench parses, infers types and (vm) "
+        "writes the bytecode — the VM compiles its Halide kernels and grove's recursive function on first "
+        "use, inside the warm-up pass (warm-up ms).",
+        "",
+        "| model | implementation | inputs | batch | compile ms | warm-up ms | median ms per call | min | max | calls |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for model, impl, inputs, batch, r in rows:
+        lo = fmt(r.get("min_ms"), 4) if r.get("min_ms") is not None else f"p10 {fmt(r.get('p10'), 4)}"
+        hi = fmt(r.get("max_ms"), 4) if r.get("max_ms") is not None else f"p90 {fmt(r.get('p90'), 4)}"
+        lines.append(f"| {model} | {impl} | {inputs} | {batch} | {fmt(r.get('compile_ms'), 1)} | {fmt(r.get('warmup_ms'), 1)} | "
+                     f"{fmt(r['median_ms_per_call'], 4)} | {lo} | {hi} | {r['calls']} |")
+    text = "\n".join(lines) + "\n"
+    Path(a.out).write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,222 @@
+// The VM calling grove's compiled recursive functions (InvokeRecursive, backends/relay/VMCompiler.h):
+// treelstm.relay's @main as one batched call of the compiled @treelstm against the reference
+// interpreter (1e-5: grove's kernels sum in another order), the bytecode, the VM's counters, the
+// compile cache, and the programs that fall back (weights computed inside the map's closure, a
+// function that is not a map).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backends/relay/Bytecode.h"
+#include "backends/relay/InterpreterKernels.h"
+#include "backends/relay/VM.h"
+#include "backends/relay/VMCompiler.h"
+#include "frontend/relay/Interpreter.h"
+#include "tests/relay/ModelFixtures.h"
+
+namespace grove::relay {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::load_model;
+using testing::LoadedModel;
+using testing::main_args;
+using ::testing::Not;
+
+VirtualMachine make_vm(const Module &m, const vm::CompileOptions &options = {}) {
+  vm::Executable exe = vm::compile(m, options);
+  auto kernels = make_interpreter_kernel_compiler(exe.module);
+  return VirtualMachine(std::move(exe), std::move(kernels));
+}
+
+// Equal values, tensors within `tol`; lists walked iteratively. Adds a failure naming where not.
+void expect_near(const Value &actual, const Value &expected, float tol) {
+  std::vector<std::pair<Value, Value>> todo{{actual, expected}};
+  while (!todo.empty()) {
+    auto [a, e] = todo.back();
+    todo.pop_back();
+    ASSERT_EQ(a->kind, e->kind) << value_to_string(a) << " vs " << value_to_string(e);
+    if (a->kind == ValueKind::Tensor) {
+      const NDArray &x = tensor_of(a);
+      const NDArray &y = tensor_of(e);
+      ASSERT_EQ(x.shape(), y.shape());
+      for (int64_t i = 0; i < x.size(); ++i) EXPECT_NEAR(x.data<float>()[i], y.data<float>()[i], tol) << i;
+      continue;
+    }
+    const std::vector<Value> *xs = nullptr, *ys = nullptr;
+    if (a->kind == ValueKind::Tuple) {
+      xs = &a->as<TupleValue>()->fields;
+      ys = &e->as<TupleValue>()->fields;
+    } else {
+      ASSERT_EQ(a->kind, ValueKind::ADT);
+      ASSERT_EQ(a->as<ADTValue>()->tag, e->as<ADTValue>()->tag);
+      xs = &a->as<ADTValue>()->fields;
+      ys = &e->as<ADTValue>()->fields;
+    }
+    ASSERT_EQ(xs->size(), ys->size());
+    for (size_t i = 0; i < xs->size(); ++i) todo.emplace_back((*xs)[i], (*ys)[i]);
+  }
+}
+
+size_t list_length(Value list) {
+  size_t n = 0;
+  for (; !list->as<ADTValue>()->fields.empty(); list = list->as<ADTValue>()->fields[1]) ++n;
+  return n;
+}
+
+// treelstm.relay with its @main replaced by `main` (the types and the other globals as written).
+LoadedModel treelstm_with_main(const std::string &main) {
+  std::ifstream in(testing::kModels + "treelstm.relay");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string source = text.str();
+  source = source.substr(0, source.find("def @main")) + main;
+  LoadedModel l = load_model("treelstm");
+  l.module = parse_module(source, "treelstm_variant.relay");
+  infer_types(l.module);
+  return l;
+}
+
+constexpr char kWeights[] =
+    "%emb: Tensor[(?, ?), float32], %W_iou: Tensor[(?, ?), float32], %U_iou: Tensor[(?, ?), float32], "
+    "%b_iou: Tensor[(?), float32], %U_f: Tensor[(?, ?), float32], %b_f: Tensor[(?), float32]";
+
+TEST(RelayVMRecursive, TreeLstmMainIsOneBatchedCallEqualToTheInterpreter) {
+  auto l = load_model("treelstm");
+  size_t count = 0;
+  std::vector<Value> args = main_args(l, {{"trees", testing::treelstm_trees(l, &count)}});
+  ASSERT_EQ(count, 6u);
+  std::string dump = vm::to_string(vm::compile(l.module));
+  EXPECT_THAT(dump, HasSubstr("InvokeRecursive $"));
+  EXPECT_THAT(dump, HasSubstr("<- rec0($"));
+  EXPECT_THAT(dump, HasSubstr("rec0: @treelstm over a List (grove recursive compiler)"));
+  VirtualMachine machine = make_vm(l.module);
+  Value got = machine.run_main(args);
+  Value want = run_main(l.module, args);
+  EXPECT_EQ(list_length(got), count);
+  expect_near(got, want, 1e-5f);
+  // The trees are one call; the remainder (`.0`) is a projection: no kernel ran.
+  EXPECT_EQ(machine.stats().recursive_calls, 1u);
+  EXPECT_EQ(machine.stats().recursive_compiles, 1u);
+  EXPECT_EQ(machine.stats().kernel_calls, 0u);
+  // Same weights again: the compiled function is reused.
+  expect_near(machine.run_main(args), want, 1e-5f);
+  EXPECT_EQ(machine.stats().recursive_calls, 2u);
+  EXPECT_EQ(machine.stats().recursive_compiles, 1u);
+}
+
+// New weights (other values, same shapes) compile again and give the new result.
+TEST(RelayVMRecursive, ChangedWeightsAreCompiledAgain) {
+  auto l = load_model("treelstm");
+  Value trees = testing::treelstm_trees(l);
+  VirtualMachine machine = make_vm(l.module);
+  machine.run_main(main_args(l, {{"trees", trees}}));
+  const NDArray &old = l.fixture.at("emb");
+  NDArray emb(DType::Float32, old.shape());
+  for (int64_t i = 0; i < emb.size(); ++i) emb.data<float>()[i] = -0.5f * old.data<float>()[i];
+  std::vector<Value> args = main_args(l, {{"trees", trees}, {"emb", tensor_value(emb)}});
+  expect_near(machine.run_main(args), run_main(l.module, args), 1e-5f);
+  EXPECT_EQ(machine.stats().recursive_compiles, 2u);
+}
+
+// With recursive_functions off, the same program runs node by node, bit for bit the interpreter's.
+TEST(RelayVMRecursive, TurnedOffRunsNodeByNode) {
+  auto l = load_model("treelstm");
+  std::string dump = vm::to_string(vm::compile(l.module, {.recursive_functions = false}));
+  EXPECT_THAT(dump, Not(HasSubstr("InvokeRecursive")));
+  VirtualMachine machine = make_vm(l.module, {.recursive_functions = false});
+  std::vector<Value> args = main_args(l, {{"trees", testing::treelstm_trees(l)}});
+  expect_near(machine.run_main(args), run_main(l.module, args), 0.0f);
+  EXPECT_EQ(machine.stats().recursive_calls, 0u);
+  EXPECT_GT(machine.stats().kernel_calls, 0u);
+}
+
+// A weight computed inside the closure is not loop-invariant: no batched map. Each element's
+// direct call still runs compiled (on its one tree), compiled once since the weight's values agree.
+TEST(RelayVMRecursive, WeightComputedInsideTheClosureFallsBack) {
+  auto l = treelstm_with_main(std::string("def @main(%trees: List[Tree[int32]], ") + kWeights +
+                              R"() -> List[Tensor[(1, ?), float32]] {
+  %0 = fn (%t: Tree[int32]) -> Tensor[(1, ?), float32] {
+    let %w = multiply(%b_f, 1.5f);
+    let %s = @treelstm(%t, %emb, %W_iou, %U_iou, %b_iou, %U_f, %w);
+    %s.0
+  };
+  @map(%0, %trees)
+})");
+  std::string dump = vm::to_string(vm::compile(l.module));
+  EXPECT_THAT(dump, Not(HasSubstr("over a List")));
+  EXPECT_THAT(dump, HasSubstr("rec0: @treelstm (grove recursive compiler)"));
+  size_t count = 0;
+  std::vector<Value> args = main_args(l, {{"trees", testing::treelstm_trees(l, &count)}});
+  VirtualMachine machine = make_vm(l.module);
+  expect_near(machine.run_main(args), run_main(l.module, args), 1e-5f);
+  EXPECT_EQ(machine.stats().recursive_calls, count);
+  EXPECT_EQ(machine.stats().recursive_compiles, 1u);
+}
+
+// @map is recognised by its shape, not its name; a look-alike that drops the rest of the list is
+// not a map and runs as written.
+TEST(RelayVMRecursive, MapIsRecognisedStructurally) {
+  const std::string map_of = R"(def @each[A, B](%g: fn (A) -> B, %l: List[A]) -> List[B] {
+  match (%l) {
+    Nil => Nil,
+    Cons(%y, %ys) => Cons(%g(%y), @each(%g, %ys)),
+  }
+}
+def @first[A, B](%g: fn (A) -> B, %l: List[A]) -> List[B] {
+  match (%l) {
+    Cons(%y, %ys) => Cons(%g(%y), Nil),
+    Nil => Nil,
+  }
+}
+)";
+  for (const char *mapper : {"each", "first"}) {
+    auto l = treelstm_with_main(map_of + "def @main(%trees: List[Tree[int32]], " + kWeights +
+                                ") -> List[(Tensor[(1, ?), float32], Tensor[(1, ?), float32])] {\n  @" +
+                                mapper + "(fn (%t: Tree[int32]) { @treelstm(%t, %emb, %W_iou, %U_iou, " +
+                                "%b_iou, %U_f, %b_f) }, %trees)\n}\n");
+    std::string dump = vm::to_string(vm::compile(l.module));
+    std::vector<Value> args = main_args(l, {{"trees", testing::treelstm_trees(l)}});
+    VirtualMachine machine = make_vm(l.module);
+    Value got = machine.run_main(args);
+    expect_near(got, run_main(l.module, args), 1e-5f);
+    if (std::string(mapper) == "each") {
+      EXPECT_THAT(dump, HasSubstr("rec0: @treelstm over a List"));
+      EXPECT_EQ(machine.stats().recursive_calls, 1u);
+      EXPECT_EQ(list_length(got), 6u);
+    } else {
+      EXPECT_THAT(dump, Not(HasSubstr("over a List")));
+      EXPECT_EQ(list_length(got), 1u);
+    }
+  }
+}
+
+// A direct call on one tree is one InvokeRecursive (the first tree of the list here).
+TEST(RelayVMRecursive, DirectCallOnOneTree) {
+  auto l = treelstm_with_main(std::string("def @main(%trees: List[Tree[int32]], ") + kWeights +
+                              R"() -> Tensor[(1, ?), float32] {
+  match (%trees) {
+    Cons(%t, _) => {
+      %0 = @treelstm(%t, %emb, %W_iou, %U_iou, %b_iou, %U_f, %b_f);
+      %0.1
+    },
+    Nil => expand_dims(%b_f, axis=0),
+  }
+})");
+  std::string dump = vm::to_string(vm::compile(l.module));
+  EXPECT_THAT(dump, HasSubstr("rec0: @treelstm (grove recursive compiler)"));
+  std::vector<Value> args = main_args(l, {{"trees", testing::treelstm_trees(l)}});
+  VirtualMachine machine = make_vm(l.module);
+  expect_near(machine.run_main(args), run_main(l.module, args), 1e-5f);
+  EXPECT_EQ(machine.stats().recursive_calls, 1u);
+  EXPECT_EQ(machine.stats().kernel_calls, 0u);
+}
+
+}  // namespace
+}  // namespace grove::relay
