@@ -10,10 +10,8 @@
 #include <random>
 #include <span>
 
-#include "backends/relay/HalideKernels.h"
-#include "backends/relay/InterpreterKernels.h"
 #include "backends/relay/VM.h"
-#include "backends/relay/VMCompiler.h"
+#include "backends/relay/VMRunner.h"
 #include "frontend/relay/Interpreter.h"
 #include "frontend/relay/Parser.h"
 #include "frontend/relay/TreeValues.h"
@@ -88,12 +86,7 @@ int relay_bench(const RelayBenchCommand &c, std::ostream &out) {
   Module m = parse_relay_file(c.file);
   infer_types(m);
   std::unique_ptr<VirtualMachine> machine;
-  if (c.executor == "vm") {
-    vm::Executable exe = vm::compile(m);
-    std::unique_ptr<KernelCompiler> kernels = make_fallback_kernel_compiler(
-        make_halide_kernel_compiler(), make_interpreter_kernel_compiler(exe.module));
-    machine = std::make_unique<VirtualMachine>(std::move(exe), std::move(kernels));
-  }
+  if (c.executor == "vm") machine = make_vm(m);
   double compile_ms = ms_since(compile_start);
 
   std::mt19937_64 rng(c.seed);

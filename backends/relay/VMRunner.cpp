@@ -19,11 +19,14 @@ std::unique_ptr<KernelCompiler> cli_kernel_compiler(const Module &module) {
 
 }  // namespace
 
-Value run_main_on_vm(const Module &module, const std::vector<Value> &args) {
+std::unique_ptr<VirtualMachine> make_vm(const Module &module) {
   vm::Executable exe = vm::compile(module);
   std::unique_ptr<KernelCompiler> kernels = cli_kernel_compiler(exe.module);
-  VirtualMachine machine(std::move(exe), std::move(kernels));
-  return machine.run_main(args);
+  return std::make_unique<VirtualMachine>(std::move(exe), std::move(kernels));
+}
+
+Value run_main_on_vm(const Module &module, const std::vector<Value> &args) {
+  return make_vm(module)->run_main(args);
 }
 
 std::string dump_vm(const Module &module) { return vm::to_string(vm::compile(module)); }

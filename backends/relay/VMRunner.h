@@ -3,6 +3,7 @@
 // back to the interpreter's kernels for each group Halide cannot lower), run @main or print the
 // bytecode.
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,12 @@
 #include "frontend/relay/Value.h"
 
 namespace grove::relay {
+
+class VirtualMachine;
+
+// The command line's VM for `module` (typed): its bytecode, with Halide kernels that fall back to the
+// interpreter's kernels for each group Halide cannot lower. `grove relay run` and `bench` use it.
+std::unique_ptr<VirtualMachine> make_vm(const Module &module);
 
 // Runs `module`'s @main on the VM (arguments checked as the interpreter's run_main checks them).
 Value run_main_on_vm(const Module &module, const std::vector<Value> &args);
