@@ -8,6 +8,7 @@
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -127,6 +128,54 @@ std::string op_error(F &&f) {
     return e.what();
   }
   return "<no OpError>";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Building what the op tests feed the relations: op lookups, types, attributes.
+// ---------------------------------------------------------------------------------------------
+
+inline const OpDef &op(const std::string &name) {
+  const OpDef *def = find_op(name);
+  if (!def) throw std::runtime_error("no op " + name);
+  return *def;
+}
+
+inline Type tensor(Shape shape, DType dtype = DType::Float32) {
+  return TensorType::make(std::move(shape), dtype);
+}
+
+inline Attrs attrs_of(std::initializer_list<std::pair<std::string, AttrValue>> entries) {
+  Attrs a;
+  for (const auto &[k, v] : entries) a = a.with(k, v);
+  return a;
+}
+inline AttrValue ints(std::vector<int64_t> v) {
+  std::vector<AttrValue> list;
+  for (int64_t x : v) list.push_back(AttrValue::of_int(x));
+  return AttrValue::of_list(std::move(list));
+}
+inline AttrValue i(int64_t v) { return AttrValue::of_int(v); }
+inline AttrValue s(std::string v) { return AttrValue::of_string(std::move(v)); }
+
+// The shapes of a relation's result: one per field of a tuple result, else one.
+inline std::vector<Shape> result_shapes(const Type &t) {
+  if (const auto *tt = t.as<TensorType>()) return {tt->shape};
+  std::vector<Shape> shapes;
+  if (const auto *tup = t.as<TupleType>())
+    for (const Type &f : tup->fields) shapes.push_back(f.as<TensorType>()->shape);
+  return shapes;
+}
+
+inline Shape shape_of(const Type &t) {
+  const auto *tt = t.as<TensorType>();
+  if (!tt) throw std::runtime_error("not a tensor type: " + to_string(t));
+  return tt->shape;
+}
+
+inline std::vector<Type> input_types(const OpCase &c) {
+  std::vector<Type> types;
+  for (const NDArray &a : c.inputs) types.push_back(type_of(a));
+  return types;
 }
 
 }  // namespace grove::relay::testing

@@ -18,7 +18,9 @@ using testing::arrays_close;
 using ::testing::HasSubstr;
 using testing::less_precise;
 using testing::load_op_cases;
+using testing::op;
 using testing::op_error;
+using testing::tensor;
 using testing::type_of;
 
 constexpr int64_t Q = kAnyDim;
@@ -32,14 +34,6 @@ std::pair<double, double> tolerance(const std::string &op, DType dtype) {
   if (dtype == DType::Float64) return {1e-12, 1e-12};
   return {0.0, 0.0};
 }
-
-const OpDef &op(const std::string &name) {
-  const OpDef *def = find_op(name);
-  if (!def) throw std::runtime_error("no op " + name);
-  return *def;
-}
-
-Type tensor(Shape shape, DType dtype = DType::Float32) { return TensorType::make(std::move(shape), dtype); }
 
 Shape result_shape(const Type &t) {
   const auto *tt = t.as<TensorType>();

@@ -16,61 +16,28 @@ namespace grove::relay {
 namespace {
 
 using testing::arrays_close;
+using testing::attrs_of;
 using ::testing::HasSubstr;
+using testing::i;
+using testing::input_types;
+using testing::ints;
 using testing::less_precise;
 using testing::load_op_cases;
+using testing::op;
 using testing::op_error;
 using testing::OpCase;
+using testing::result_shapes;
+using testing::s;
+using testing::shape_of;
+using testing::tensor;
 using testing::type_of;
 
 constexpr int64_t Q = kAnyDim;
-
-const OpDef &op(const std::string &name) {
-  const OpDef *def = find_op(name);
-  if (!def) throw std::runtime_error("no op " + name);
-  return *def;
-}
-
-Type tensor(Shape shape, DType dtype = DType::Float32) { return TensorType::make(std::move(shape), dtype); }
-
-Attrs attrs_of(std::initializer_list<std::pair<std::string, AttrValue>> entries) {
-  Attrs a;
-  for (const auto &[k, v] : entries) a = a.with(k, v);
-  return a;
-}
-AttrValue ints(std::vector<int64_t> v) {
-  std::vector<AttrValue> list;
-  for (int64_t x : v) list.push_back(AttrValue::of_int(x));
-  return AttrValue::of_list(std::move(list));
-}
-AttrValue i(int64_t v) { return AttrValue::of_int(v); }
-AttrValue s(std::string v) { return AttrValue::of_string(std::move(v)); }
 
 // concatenate takes its fields as one tuple argument; every other op one type per input.
 std::vector<Type> arg_types(const std::string &name, const std::vector<Type> &inputs) {
   if (name == "concatenate") return {TupleType::make(inputs)};
   return inputs;
-}
-
-// The shapes of a relation's result: one per field of a tuple result, else one.
-std::vector<Shape> result_shapes(const Type &t) {
-  if (const auto *tt = t.as<TensorType>()) return {tt->shape};
-  std::vector<Shape> shapes;
-  if (const auto *tup = t.as<TupleType>())
-    for (const Type &f : tup->fields) shapes.push_back(f.as<TensorType>()->shape);
-  return shapes;
-}
-
-Shape shape_of(const Type &t) {
-  const auto *tt = t.as<TensorType>();
-  if (!tt) throw std::runtime_error("not a tensor type: " + to_string(t));
-  return tt->shape;
-}
-
-std::vector<Type> input_types(const OpCase &c) {
-  std::vector<Type> types;
-  for (const NDArray &a : c.inputs) types.push_back(type_of(a));
-  return types;
 }
 
 // Data movement is exact: every fixture output must match bit for bit.
