@@ -341,7 +341,8 @@ def @main(%p: (float32, int64), %flag: bool) -> (float32, int64) {
     CliResult r = run_grove("relay run " + dir.file("pair.relay") + " --arg p=@" + dir.file("p.val") +
                             " --arg flag=@" + dir.file("flag.val") + " --executor " + executor);
     ASSERT_EQ(r.status, 0) << r.output;
-    EXPECT_EQ(r.output, "(-1.5f, -1i64)\n");
+    // HasSubstr: under AddressSanitizer, Halide's JIT runtime adds a warning line on stderr.
+    EXPECT_THAT(r.output, HasSubstr("(-1.5f, -1i64)\n"));
   }
 }
 
@@ -427,9 +428,10 @@ def @main(%a: List[Tree[int32]], %b: List[Rose[int32]]) { (%a, %b) }
   r = run_grove("relay run " + dir.file("two.relay") + " --trees " + dir.file("ternary.txt") + " --arg a=@" +
                 dir.file("trees.val"));
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_EQ(r.output,
-            "(Nil, Cons(Rose(1, Nil), Cons(Rose(-1, Cons(Rose(1, Nil), Cons(Rose(2, Nil), Cons(Rose(3, "
-            "Nil), Nil)))), Nil)))\n");
+  EXPECT_THAT(
+      r.output,
+      HasSubstr("(Nil, Cons(Rose(1, Nil), Cons(Rose(-1, Cons(Rose(1, Nil), Cons(Rose(2, Nil), Cons(Rose(3, "
+                "Nil), Nil)))), Nil)))\n"));
   write_text(dir.file("rose.relay"), R"(#[version = "0.0.5"]
 type List[A] { Cons(A, List[A]), Nil, }
 type Rose[A] { Rose(A, List[Rose[A]]), }
