@@ -7,7 +7,7 @@
 #       [--trees datasets/sst/test.txt] [--limit 100] [--repeat 5] [--threads 2]
 #       [--peers "eager batched libtorch"] [--build build-peers] [--out peers.csv]
 #
-# The environment is the one of /work/shared/PERF-NOTES.md, "Measuring the peers fairly".
+# The environment it sets, and why, is in experiments/README.md, "Peers" → "Running".
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
