@@ -116,6 +116,7 @@ TEST(CliRelay, EqualMapsVariablesAndShowsTheFirstDifference) {
   EXPECT_THAT(r.output, HasSubstr("not equal"));
 }
 
+// Both executors write the MLP's result, equal to PyTorch's.
 TEST(CliRelay, RunWritesTheResultOfTheMlp) {
   TempDir dir;
   auto fixture = relay::read_safetensors_arrays(kModels + "fixtures/mlp.safetensors");
@@ -124,33 +125,19 @@ TEST(CliRelay, RunWritesTheResultOfTheMlp) {
     relay::write_npy_array(dir.file(std::string(name) + ".npy"), fixture.at(name));
     args += std::string(" --arg ") + name + "=" + dir.file(std::string(name) + ".npy");
   }
-  CliResult r = run_grove("relay run " + kModels + "mlp.relay" + args + " --out " + dir.file("out.npy"));
-  ASSERT_EQ(r.status, 0) << r.output;
-  relay::NDArray out = relay::read_npy_array(dir.file("out.npy"));
   const relay::NDArray &expected = fixture.at("expected");
-  ASSERT_EQ(out.shape(), expected.shape());
-  for (int64_t i = 0; i < out.size(); ++i)
-    EXPECT_NEAR(out.data<float>()[i], expected.data<float>()[i],
-                1e-5 + 1e-4 * std::fabs(expected.data<float>()[i]));
-}
-
-TEST(CliRelay, RunWithTheVmGivesTheMlpsResult) {
-  TempDir dir;
-  auto fixture = relay::read_safetensors_arrays(kModels + "fixtures/mlp.safetensors");
-  std::string args;
-  for (const char *name : {"x", "w1", "b1", "w2", "b2"}) {
-    relay::write_npy_array(dir.file(std::string(name) + ".npy"), fixture.at(name));
-    args += std::string(" --arg ") + name + "=" + dir.file(std::string(name) + ".npy");
+  for (const char *executor : {"interp", "vm"}) {
+    SCOPED_TRACE(executor);
+    const std::string out = dir.file(std::string("out_") + executor + ".npy");
+    CliResult r =
+        run_grove("relay run " + kModels + "mlp.relay" + args + " --executor " + executor + " --out " + out);
+    ASSERT_EQ(r.status, 0) << r.output;
+    relay::NDArray result = relay::read_npy_array(out);
+    ASSERT_EQ(result.shape(), expected.shape());
+    for (int64_t i = 0; i < result.size(); ++i)
+      EXPECT_NEAR(result.data<float>()[i], expected.data<float>()[i],
+                  1e-5 + 1e-4 * std::fabs(expected.data<float>()[i]));
   }
-  CliResult r =
-      run_grove("relay run " + kModels + "mlp.relay" + args + " --executor vm --out " + dir.file("out.npy"));
-  ASSERT_EQ(r.status, 0) << r.output;
-  relay::NDArray out = relay::read_npy_array(dir.file("out.npy"));
-  const relay::NDArray &expected = fixture.at("expected");
-  ASSERT_EQ(out.shape(), expected.shape());
-  for (int64_t i = 0; i < out.size(); ++i)
-    EXPECT_NEAR(out.data<float>()[i], expected.data<float>()[i],
-                1e-5 + 1e-4 * std::fabs(expected.data<float>()[i]));
 }
 
 TEST(CliRelay, DumpVmPrintsTheBytecode) {
