@@ -82,5 +82,7 @@ inline constexpr char kRelayMetaNeedsOut[] =
     "which "
     "puts them in FILE.meta.safetensors";
 inline constexpr char kRelayFuseDepth[] = "--fuse-max-depth must be at least 1, got {}";
+inline constexpr char kRelayTargetOnSaved[] =
+    "--target: {} is a program grove relay build already partitioned; --target applies to a .relay file";
 
 }  // namespace grove::tool_messages

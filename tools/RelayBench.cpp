@@ -12,12 +12,16 @@
 
 #include "backends/relay/VM.h"
 #include "backends/relay/VMRunner.h"
+#include "backends/relay/byoc/Codegen.h"
+#include "backends/relay/byoc/SavedProgram.h"
 #include "frontend/relay/Interpreter.h"
 #include "frontend/relay/Parser.h"
+#include "frontend/relay/RandomValues.h"
 #include "frontend/relay/TreeValues.h"
 #include "frontend/relay/TypeInfer.h"
 #include "ilir/Error.h"
 #include "tools/Bench.h"
+#include "tools/Messages.h"
 #include "tools/RelayCommands.h"
 
 namespace grove::tool {
@@ -40,10 +44,9 @@ constexpr char kRandomUnknownDim[] =
 constexpr char kRandomDType[] =
     "{}: --random-args fills float32 tensors only; parameter %{} has type {}; give it with --arg {}=FILE.npy";
 
-// A float32 tensor of `param`'s type, uniform in ±1/sqrt(fan-in), fan-in the product of every
-// dimension but the first (a dense weight [out, in]: in; a conv weight [O, I, kh, kw]: I·kh·kw);
-// ±0.1 for a vector or scalar, as `grove init-weights` fills biases. Non-tensors: empty (missing).
-Value random_tensor(const Expr &param, std::mt19937_64 &rng) {
+// A float32 tensor of `param`'s type (relay/RandomValues.h: uniform in ±1/sqrt(fan-in)); every
+// dimension must be known. Non-tensors: empty (missing).
+Value random_weight(const Expr &param, std::mt19937_64 &rng) {
   const Var &var = *param.as<Var>();
   const auto *type = param.type().as<TensorType>();
   if (!type) return {};
@@ -53,13 +56,7 @@ Value random_tensor(const Expr &param, std::mt19937_64 &rng) {
     if (type->shape[d] == kAnyDim)
       user_error(kRandomUnknownDim, to_string(var.span), var.name_hint, to_string(param.type()), d,
                  var.name_hint);
-  NDArray a(DType::Float32, type->shape);
-  int64_t fan_in = 1;
-  for (size_t d = 1; d < type->shape.size(); ++d) fan_in *= type->shape[d];
-  float bound = type->shape.size() >= 2 ? 1.0f / std::sqrt(float(std::max<int64_t>(fan_in, 1))) : 0.1f;
-  float *x = a.data<float>();
-  for (int64_t i = 0; i < a.size(); ++i) x[i] = bound * float(2.0 * double(rng() >> 11) * 0x1.0p-53 - 1.0);
-  return tensor_value(std::move(a));
+  return tensor_value(relay::random_tensor(*type, rng));
 }
 
 double ms_since(std::chrono::steady_clock::time_point start) {
@@ -83,15 +80,24 @@ int relay_bench(const RelayBenchCommand &c, std::ostream &out) {
   std::map<std::string, std::string> arg_files = parse_relay_args(c.args);
 
   auto compile_start = std::chrono::steady_clock::now();
-  Module m = parse_relay_file(c.file);
-  infer_types(m);
+  // A directory is a saved program (grove relay build): loaded with its kernels, already partitioned.
+  SavedProgram program;
+  if (is_program_directory(c.file)) {
+    if (!c.targets.empty()) user_error(tool_messages::kRelayTargetOnSaved, c.file);
+    program = load_program(c.file);
+  } else {
+    program.module = parse_relay_file(c.file);
+    infer_types(program.module);
+  }
+  Module &m = program.module;
+  if (!c.targets.empty()) m = partition_for_targets(m, c.targets);
   std::unique_ptr<VirtualMachine> machine;
-  if (c.executor == "vm") machine = make_vm(m);
+  if (c.executor == "vm") machine = make_vm(m, std::move(program.kernels));
   double compile_ms = ms_since(compile_start);
 
   std::mt19937_64 rng(c.seed);
   std::function<Value(const Expr &)> fill;
-  if (c.random_args) fill = [&](const Expr &param) { return random_tensor(param, rng); };
+  if (c.random_args) fill = [&](const Expr &param) { return random_weight(param, rng); };
   MainArgs bound = bind_main_args(m, c.file, std::move(arg_files), c.trees, c.vocab, fill);
   std::vector<std::vector<Value>> calls;  // the arguments of each call of one pass
   int64_t nodes = 0;

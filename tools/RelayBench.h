@@ -24,6 +24,8 @@ struct RelayBenchCommand {
   bool random_args = false;  // fill tensor parameters no --arg gives: uniform ±1/sqrt(fan-in), seeded
   uint64_t seed = 1;
   bool json = false;  // one JSON object instead of the text report
+  std::vector<std::string>
+      targets;  // external code generators to partition for first (BYOC), in priority order
 };
 
 // Runs the benchmark and prints its report to `out`; returns the exit status.

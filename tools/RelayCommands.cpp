@@ -8,7 +8,10 @@
 #include <optional>
 
 #include "backends/relay/RecursiveFunctions.h"
+#include "backends/relay/VM.h"
 #include "backends/relay/VMRunner.h"
+#include "backends/relay/byoc/Codegen.h"
+#include "backends/relay/byoc/SavedProgram.h"
 #include "datasets/PTBReader.h"
 #include "frontend/dsl/Frontend.h"
 #include "frontend/relay/Interpreter.h"
@@ -168,11 +171,13 @@ int relay_check(const RelayCheckCommand &c) {
 }
 
 int relay_opt(const RelayOptCommand &c) {
-  std::vector<const PassInfo *> passes = parse_pass_list(c.passes);
+  std::vector<PassStep> passes = parse_pass_list(c.passes);
   if (!c.out.empty()) check_out_is_not_input(c.out, {{c.file, "Relay"}, {meta_path(c.file), "constants"}});
   PassOptions pass_options;
   if (c.fuse_max_depth < 1) user_error(msg::kRelayFuseDepth, c.fuse_max_depth);
   pass_options.fuse_max_depth = c.fuse_max_depth;
+  for (const Codegen &codegen : all_codegens())
+    if (codegen.target) pass_options.targets.push_back(codegen.target());
   Module m = run_passes(parse_relay_file(c.file), passes, pass_options);
   if (c.explain) {
     infer_types(m);
@@ -189,6 +194,31 @@ int relay_opt(const RelayOptCommand &c) {
       user_error(msg::kOutIsInput, meta_path(c.out), "constants");
     write_relay_file(c.out, m, options);
   }
+  return 0;
+}
+
+int relay_partition(const RelayPartitionCommand &c) {
+  if (!c.out.empty()) check_out_is_not_input(c.out, {{c.file, "Relay"}, {meta_path(c.file), "constants"}});
+  Module m = partition_for_targets(parse_relay_file(c.file), c.targets);
+  if (c.out.empty()) {
+    PrintedModule printed = print_module(m);
+    if (!printed.meta.empty()) user_error(msg::kRelayMetaNeedsOut, printed.meta.size());
+    std::cout << printed.text;
+  } else {
+    if (same_path(meta_path(c.out), c.file) || same_path(meta_path(c.out), meta_path(c.file)))
+      user_error(msg::kOutIsInput, meta_path(c.out), "constants");
+    write_relay_file(c.out, m, PrintOptions{});
+  }
+  return 0;
+}
+
+int relay_build(const RelayBuildCommand &c) {
+  build_program(load_typed(c.file), c.targets, c.out, {c.file, meta_path(c.file)});
+  return 0;
+}
+
+int relay_targets() {
+  for (const Codegen &c : all_codegens()) std::cout << fmt::format("{:<10} {}\n", c.name, c.description);
   return 0;
 }
 
@@ -261,9 +291,22 @@ int relay_run(const RelayRunCommand &c) {
   std::map<std::string, std::string> arg_files = parse_relay_args(c.args);
   for (const auto &[name, path] : arg_files)
     inputs.emplace_back(path[0] == '@' ? path.substr(1) : path, "--arg " + name);
+  // A directory is a saved program (grove relay build): already partitioned, its kernels compiled.
+  const bool saved = is_program_directory(c.file);
+  if (saved) {
+    if (!c.targets.empty()) user_error(msg::kRelayTargetOnSaved, c.file);
+    inputs.emplace_back((std::filesystem::path(c.file) / "module.relay").string(), "program");
+    inputs.emplace_back((std::filesystem::path(c.file) / "module.meta.safetensors").string(), "program");
+  }
   if (!c.out.empty()) check_out_is_not_input(c.out, inputs);
 
-  Module m = load_typed(c.file);
+  SavedProgram program;
+  if (saved)
+    program = load_program(c.file);
+  else
+    program.module = load_typed(c.file);
+  Module &m = program.module;
+  if (!c.targets.empty()) m = partition_for_targets(m, c.targets);
   MainArgs bound = bind_main_args(m, c.file, std::move(arg_files), c.trees, c.vocab);
   std::vector<Value> &args = bound.values;
   if (bound.tree_param >= 0) {
@@ -271,7 +314,8 @@ int relay_run(const RelayRunCommand &c) {
     args[bound.tree_param] = trees_to_value(m, main.params[bound.tree_param].type(), bound.trees, c.trees);
   }
 
-  Value result = c.executor == "vm" ? run_main_on_vm(m, args) : run_main(m, args);
+  Value result =
+      c.executor == "vm" ? make_vm(m, std::move(program.kernels))->run_main(args) : run_main(m, args);
   if (c.out.empty())
     std::cout << value_to_string(result) << "\n";
   else

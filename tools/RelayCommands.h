@@ -1,8 +1,9 @@
 #pragma once
 // `grove relay ...`: the Relay layer on the command line — check (types), opt (passes), equal
-// (structural equality), run (the reference interpreter or the VM), dump (the VM's bytecode, or the
-// ILIR of the recursive functions grove compiles) and ops
-// (the op table).
+// (structural equality), run (the VM or the reference interpreter), dump (the VM's bytecode, or the
+// ILIR of the recursive functions grove compiles), partition (for external code generators), build
+// (a partitioned program with its compiled kernels, saved), ops (the op table) and targets (the code
+// generators).
 
 #include <functional>
 #include <map>
@@ -31,12 +32,29 @@ struct RelayEqualCommand {
 };
 
 struct RelayRunCommand {
-  std::string file, out, executor = "interp";
-  std::vector<std::string> args;  // NAME=FILE.npy, or NAME=@FILE (a value in Relay's syntax)
-  std::string trees, vocab;       // PTB trees for @main's List[Tree[int32]] / List[Rose[int32]] parameter
+  std::string file, out, executor = "vm";
+  std::vector<std::string> targets;  // external code generators to partition for first (BYOC)
+  std::vector<std::string> args;     // NAME=FILE.npy, or NAME=@FILE (a value in Relay's syntax)
+  std::string trees, vocab;          // PTB trees for @main's List[Tree[int32]] / List[Rose[int32]] parameter
 };
 
+struct RelayPartitionCommand {
+  std::string file, out;
+  std::vector<std::string> targets;  // code generators, in priority order
+};
+
+// `grove relay build FILE [--target T,...] --out DIR`: the partitioned program and its compiled
+// external functions, saved as a directory that `run DIR` and `bench DIR` load
+// (backends/relay/byoc/SavedProgram.h).
+struct RelayBuildCommand {
+  std::string file, out;
+  std::vector<std::string> targets;
+};
+
+int relay_build(const RelayBuildCommand &c);
 int relay_check(const RelayCheckCommand &c);
+int relay_partition(const RelayPartitionCommand &c);
+int relay_targets();
 int relay_opt(const RelayOptCommand &c);
 int relay_equal(const RelayEqualCommand &c);
 struct RelayDumpCommand {

@@ -145,7 +145,8 @@ int main(int argc, char **argv) {
   CLI::App *ro = relay->add_subcommand("opt", "Run passes over FILE in the given order and print the module");
   ro->add_option("file", relay_opt.file, "Relay text file")->required()->check(CLI::ExistingFile);
   ro->add_option("--passes", relay_opt.passes,
-                 "Comma-separated passes: dce, fold, cse, inline, anf, graph, fuse")
+                 "Comma-separated passes: dce, fold, cse, inline, anf, graph, fuse, merge-composite=T, "
+                 "annotate=T, merge-regions, partition (T: a code generator, or T1+T2)")
       ->required();
   ro->add_option("--out", relay_opt.out,
                  "Write the module to this file (atomically; large constants to its .meta.safetensors) "
@@ -165,7 +166,9 @@ int main(int argc, char **argv) {
   re->add_option("b", relay_equal.b, "Relay text file")->required()->check(CLI::ExistingFile);
   grove::tool::RelayRunCommand relay_run;
   CLI::App *rr = relay->add_subcommand("run", "Run FILE's @main and write or print its result");
-  rr->add_option("file", relay_run.file, "Relay text file")->required()->check(CLI::ExistingFile);
+  rr->add_option("file", relay_run.file, "Relay text file, or a directory grove relay build wrote")
+      ->required()
+      ->check(CLI::ExistingPath);
   rr->add_option(
       "--arg", relay_run.args,
       "A parameter of @main: NAME=FILE.npy for a tensor, NAME=@FILE for a value written in Relay's "
@@ -181,7 +184,11 @@ int main(int argc, char **argv) {
       "OUT.safetensors. "
       "Without it the result is printed");
   rr->add_option("--executor", relay_run.executor,
-                 "interp (the reference interpreter, default) or vm (the compiled virtual machine)");
+                 "vm (the compiled virtual machine, default) or interp (the reference interpreter)");
+  rr->add_option("--target", relay_run.targets,
+                 "Partition for these external code generators first (comma-separated, in priority order; "
+                 "grove relay targets lists them)")
+      ->delimiter(',');
   grove::tool::RelayDumpCommand relay_dump;
   CLI::App *rd = relay->add_subcommand("dump", "Print one stage of FILE's compilation");
   rd->add_option("file", relay_dump.file, "Relay text file")->required()->check(CLI::ExistingFile);
@@ -192,12 +199,42 @@ int main(int argc, char **argv) {
   rd->add_option("--arg", relay_dump.args,
                  "--stage ilir: NAME=FILE.npy gives the shape of a recursive function's weight parameter "
                  "NAME whose annotated type has `?`; repeat per parameter");
+  grove::tool::RelayPartitionCommand relay_partition;
+  CLI::App *rp = relay->add_subcommand(
+      "partition",
+      "Partition FILE for external code generators (merge-composite, annotate, merge-regions, partition) "
+      "and print the module");
+  rp->add_option("file", relay_partition.file, "Relay text file")->required()->check(CLI::ExistingFile);
+  rp->add_option("--target", relay_partition.targets,
+                 "Code generators, comma-separated, in priority order (grove relay targets lists them)")
+      ->required()
+      ->delimiter(',');
+  rp->add_option("--out", relay_partition.out,
+                 "Write the module to this file (atomically; large constants to its .meta.safetensors)");
+  grove::tool::RelayBuildCommand relay_build;
+  CLI::App *rbuild = relay->add_subcommand(
+      "build",
+      "Partition FILE for external code generators, compile them and save the program to a directory "
+      "(module.relay, each saved kernel, manifest.json) that grove relay run/bench DIR load");
+  rbuild->add_option("file", relay_build.file, "Relay text file")->required()->check(CLI::ExistingFile);
+  rbuild
+      ->add_option("--target", relay_build.targets,
+                   "Code generators, comma-separated, in priority order (none: not partitioned)")
+      ->delimiter(',');
+  rbuild
+      ->add_option("--out", relay_build.out,
+                   "The directory to write (replaced atomically when it is a previous build's; any other "
+                   "existing, non-empty directory is refused)")
+      ->required();
   CLI::App *rops = relay->add_subcommand("ops", "List the operators grove's Relay layer supports");
+  CLI::App *rtargets = relay->add_subcommand("targets", "List the external code generators (BYOC targets)");
   grove::tool::RelayBenchCommand relay_bench;
   CLI::App *rb = relay->add_subcommand(
       "bench",
       "Time FILE's @main on the interpreter or the VM (grove bench's protocol: median of --repeat passes)");
-  rb->add_option("file", relay_bench.file, "Relay text file")->required()->check(CLI::ExistingFile);
+  rb->add_option("file", relay_bench.file, "Relay text file, or a directory grove relay build wrote")
+      ->required()
+      ->check(CLI::ExistingPath);
   rb->add_option("--executor", relay_bench.executor, "vm (the compiled virtual machine, default) or interp");
   rb->add_option("--arg", relay_bench.args,
                  "A parameter of @main, as grove relay run takes it; repeat per parameter");
@@ -210,6 +247,9 @@ int main(int argc, char **argv) {
                  "Fill tensor parameters no --arg gives with seeded uniform values in ±1/sqrt(fan-in)");
   rb->add_option("--repeat", relay_bench.repeat, "Timed passes after one warm-up pass (default 5)");
   rb->add_flag("--json", relay_bench.json, "Print one JSON object instead of the report");
+  rb->add_option("--target", relay_bench.targets,
+                 "Partition for these external code generators first (comma-separated, priority order)")
+      ->delimiter(',');
 
   try {
     app.parse(argc, argv);
@@ -229,6 +269,9 @@ int main(int argc, char **argv) {
     if (rr->parsed()) return grove::tool::relay_run(relay_run);
     if (rd->parsed()) return grove::tool::relay_dump(relay_dump);
     if (rops->parsed()) return grove::tool::relay_ops();
+    if (rp->parsed()) return grove::tool::relay_partition(relay_partition);
+    if (rbuild->parsed()) return grove::tool::relay_build(relay_build);
+    if (rtargets->parsed()) return grove::tool::relay_targets();
     if (rb->parsed()) {
       relay_bench.random_args = rb->count("--random-args") > 0;
       return grove::tool::relay_bench(relay_bench, std::cout);

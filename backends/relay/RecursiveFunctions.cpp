@@ -99,6 +99,63 @@ Tree to_grove_tree(const Value &root, int leaf_tag, size_t index) {
   return tree;
 }
 
+// The Rose[int32] value as a grove tree in post-order: a node whose children list is empty is a
+// leaf holding its token; any other node is internal (token -1, grove's convention), its children in
+// list order. An explicit stack of (value, children count once expanded); lists are walked in loops.
+Tree rose_to_grove_tree(const Value &root, int cons_tag, size_t index) {
+  Tree tree;
+  tree.child_begin.push_back(0);
+  struct Entry {
+    const ADTValue *node;
+    int32_t children;  // -1 until expanded
+  };
+  std::vector<Entry> stack;
+  std::vector<int32_t> done;  // node ids of finished subtrees, awaiting their parent
+  std::vector<const ADTValue *> kids;
+  auto adt_of = [&](const Value &v) {
+    const auto *adt = v ? v->as<ADTValue>() : nullptr;
+    if (!adt) user_error("tree {} holds {}, not a tree", index + 1, v ? value_to_string(v) : "nothing");
+    return adt;
+  };
+  stack.push_back({adt_of(root), -1});
+  while (!stack.empty()) {
+    Entry &top = stack.back();
+    const ADTValue *node = top.node;
+    GROVE_CHECK(node->fields.size() == 2, "a typed rose tree node without two fields");
+    if (top.children >= 0) {
+      // Its children are the last `children` finished subtrees, in order.
+      const auto n = static_cast<size_t>(top.children);
+      stack.pop_back();
+      tree.children.insert(tree.children.end(), done.end() - n, done.end());
+      done.resize(done.size() - n);
+      tree.token.push_back(-1);
+      tree.child_begin.push_back(static_cast<int32_t>(tree.children.size()));
+      done.push_back(tree.size() - 1);
+      continue;
+    }
+    kids.clear();
+    for (const ADTValue *list = adt_of(node->fields[1]); list->tag == cons_tag;) {
+      GROVE_CHECK(list->fields.size() == 2, "a Cons without two fields");
+      kids.push_back(adt_of(list->fields[0]));
+      list = adt_of(list->fields[1]);
+    }
+    if (kids.empty()) {
+      stack.pop_back();
+      const auto *tok = node->fields[0] ? node->fields[0]->as<TensorValue>() : nullptr;
+      if (!tok || tok->data.ndim() != 0 || tok->data.dtype() != DType::Int32)
+        user_error("tree {} has a leaf that holds no int32 token", index + 1);
+      tree.token.push_back(tok->data.data<int32_t>()[0]);
+      tree.child_begin.push_back(static_cast<int32_t>(tree.children.size()));
+      done.push_back(tree.size() - 1);
+      continue;
+    }
+    top.children = static_cast<int32_t>(kids.size());
+    for (auto it = kids.rbegin(); it != kids.rend(); ++it) stack.push_back({*it, -1});  // first child first
+  }
+  tree.root = tree.size() - 1;
+  return tree;
+}
+
 }  // namespace
 
 // 1. Each global is translated with the shapes of its types (`?` allowed); a Reject is the reason.
@@ -143,13 +200,13 @@ std::string recursive_function_model_text(const Module &m, const std::string &na
 CompiledRecursiveFunction::CompiledRecursiveFunction(std::string text, ilir::Program program,
                                                      cpu::CompiledModel model,
                                                      std::vector<Shape> state_shapes, bool tuple_result,
-                                                     int leaf_tag)
+                                                     TreeForm form)
     : model_text_(std::move(text)),
       program_(std::move(program)),
       model_(std::make_shared<cpu::CompiledModel>(std::move(model))),
       state_shapes_(std::move(state_shapes)),
       tuple_result_(tuple_result),
-      leaf_tag_(leaf_tag) {}
+      form_(form) {}
 
 // 1. Translate with the weights' shapes. 2. Parse and check the model text with the model
 // language's front end. 3. Compile it with the weights converted to float32 Tensors by model name.
@@ -172,7 +229,7 @@ CompiledRecursiveFunction CompiledRecursiveFunction::compile(const Module &m, co
   }
   cpu::CompiledModel model = cpu::CompiledModel::compile(program, grove_weights, options);
   return CompiledRecursiveFunction(t.text, std::move(program), std::move(model), t.state_shapes,
-                                   t.tuple_result, t.leaf_tag);
+                                   t.tuple_result, TreeForm{t.rose, t.leaf_tag, t.list_cons_tag});
 }
 
 // 1. Convert the trees. 2. One run of the compiled model gives every root's states, concatenated.
@@ -180,7 +237,9 @@ CompiledRecursiveFunction CompiledRecursiveFunction::compile(const Module &m, co
 std::vector<Value> CompiledRecursiveFunction::run(const std::vector<Value> &trees) const {
   if (trees.empty()) return {};
   std::vector<Tree> grove_trees;
-  for (size_t i = 0; i < trees.size(); ++i) grove_trees.push_back(to_grove_tree(trees[i], leaf_tag_, i));
+  for (size_t i = 0; i < trees.size(); ++i)
+    grove_trees.push_back(form_.rose ? rose_to_grove_tree(trees[i], form_.list_cons_tag, i)
+                                     : to_grove_tree(trees[i], form_.leaf_tag, i));
   Tensor roots = model_->run(grove_trees, {});
   const int64_t row = roots.size() / static_cast<int64_t>(trees.size());
   std::vector<Value> out;

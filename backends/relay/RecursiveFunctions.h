@@ -3,16 +3,31 @@
 //
 // A global qualifies when all of these hold (analyze_recursive_functions checks them, on a typed
 // module, and says which one fails):
-//   (a) exactly one parameter has type `T[int32]` where T is a binary tree ADT: two constructors, a
-//       leaf one with one field of the type parameter (`Leaf(A)`) and a node one with two fields of
-//       type T[A] (`Node(Tree[A], Tree[A])`); A must be int32 (token ids). Every other parameter is a
-//       float32 tensor of rank 1 or 2 (the weights).
-//   (b) the body is a `match` on that parameter with exactly one leaf clause and one node clause
-//       (constructor patterns whose fields are variables or `_`).
-//   (c) the node clause calls the function itself exactly once per child, with the child as the tree
-//       argument and every other argument its own parameter in the same position (loop-invariant
-//       weights); the leaf clause does not call it; no other global, closure or constructor is
-//       called, and the child trees are used only as those arguments.
+//   (a) exactly one parameter has type `T[int32]` where T is a tree ADT with one type parameter A:
+//       binary — two constructors, a leaf one with one field of type A (`Leaf(A)`) and a node one
+//       with two fields of type T[A] (`Node(Tree[A], Tree[A])`); or rose — one constructor with
+//       fields (A, L[T[A]]) (`Rose(A, List[Rose[A]])`) for a list ADT L (constructors of fields
+//       (B, L[B]) and none). A must be int32 (token ids). Every other parameter is a float32 tensor
+//       of rank 1 or 2 (the weights). The function is not polymorphic.
+//   (b) binary: the body is a `match` on that parameter with exactly one leaf clause and one node
+//       clause (constructor patterns whose fields are variables or `_`). Rose: a `match` of exactly
+//       two clauses, first the leaf clause `Rose(%w, Nil)` (or `Rose(_, Nil)`), then the node
+//       clause `Rose(_, %kids)` (or `Rose(%x, %kids)` with %x unused: internal nodes have no token);
+//       the other order is rejected, since `Rose(_, %kids)` first would match leaves too.
+//   (c) binary: the node clause calls the function itself exactly once per child, with the child as
+//       the tree argument and every other argument its own parameter in the same position
+//       (loop-invariant weights); no other global, closure or constructor is called, and the child
+//       trees are used only as those arguments. Rose: the node clause maps the function over %kids
+//       exactly once, `@map(fn (%k) { @f(%k, weights...) }, %kids)` (the closure's body is that call
+//       itself, the weights passed through as above), and the mapped list is used only as the list
+//       of folds `@foldl(fn (%acc, %c) { add(%acc, E) }, init, list)` (or add(E, %acc)), where E is
+//       an expression of (e) in %c's fields, the weights and the clause's own vectors, %acc is used
+//       nowhere else, and init is a vector of the clause or zeros (`zeros(shape=[N] or [1, N])`, or
+//       `multiply(x, 0f)`). @map and @foldl are recognised by their definitions (the standard map
+//       and left fold over L), not their names; no other global, closure or constructor is called.
+//       In E, an nn.dense operand that depends on %c is a field of %c, or slices and concatenations
+//       of fields (the model language's index-expression rule inside `sum(k in children)`).
+//       In both, the leaf clause does not call the function.
 //   (d) the result is a float32 tensor [H] or [1, H], or a tuple of such tensors (the node's states).
 //   (e) the clause bodies are lets, graph bindings, tuples, projections, rank-0 float constants and
 //       calls of: nn.dense (a vector by a rank-2 weight), add, subtract, multiply, divide,
@@ -21,10 +36,12 @@
 //       squeeze between [N] and [1, N]; every tensor is a vector ([N] or [1, N]) except the
 //       weights, elementwise operands have equal lengths (or one is a constant); no effects.
 //
-// Translation: the function becomes a grove model (docs/DSL.md text, `structure binary_tree`) with
-// the weights as params (their actual shapes), one state per result tensor, and the leaf and node
-// clauses as the leaf and internal cases; a child's result field k reads `statek[left|right]`.
-// With several states, one more state concatenates them all and is the model's output.
+// Translation: the function becomes a grove model (docs/DSL.md text, `structure binary_tree` or, for
+// rose trees, `structure tree`) with the weights as params (their actual shapes), one state per
+// result tensor, and the leaf and node clauses as the leaf and internal cases; a child's result
+// field k reads `statek[left|right]`; a fold is `init + sum(g_k in children) E` with %c's field k
+// read as `statek[g_k]` (the zero init dropped). With several states, one more state concatenates
+// them all and is the model's output.
 
 #include <map>
 #include <memory>
@@ -68,7 +85,9 @@ class CompiledRecursiveFunction {
                                            const std::vector<Value> &weights,
                                            const cpu::CompileOptions &options = {});
 
-  // The function's result for each tree (Tree[int32] values), shaped as its result type.
+  // The function's result for each tree (Tree[int32] or Rose[int32] values; a Rose node whose list
+  // is empty is a leaf, any other is internal, its token ignored), shaped as its result type.
+  // Converts iteratively: trees 100,000 nodes deep or wide are fine.
   std::vector<Value> run(const std::vector<Value> &trees) const;
   // `@map` of the function over a List of trees (Cons/Nil values) in one batched run: the List of
   // the results, in order. `cons` and `nil` are the List's constructors (Module::find_constructor).
@@ -79,14 +98,20 @@ class CompiledRecursiveFunction {
   const ilir::Program &program() const { return program_; }
 
  private:
+  // How tree values are read: binary (leaf constructor's tag) or rose (its children list's Cons tag).
+  struct TreeForm {
+    bool rose = false;
+    int leaf_tag = -1;
+    int list_cons_tag = -1;
+  };
   CompiledRecursiveFunction(std::string text, ilir::Program program, cpu::CompiledModel model,
-                            std::vector<Shape> state_shapes, bool tuple_result, int leaf_tag);
+                            std::vector<Shape> state_shapes, bool tuple_result, TreeForm form);
   std::string model_text_;
   ilir::Program program_;
   std::shared_ptr<cpu::CompiledModel> model_;
   std::vector<Shape> state_shapes_;  // the Relay shape of each result tensor
   bool tuple_result_;
-  int leaf_tag_;
+  TreeForm form_;
 };
 
 }  // namespace grove::relay

@@ -2,13 +2,17 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 #include <unordered_map>
+#include <utility>
 
+#include "backends/relay/TreeAdts.h"
 #include "frontend/relay/Visitor.h"
 #include "ilir/Error.h"
 
@@ -19,14 +23,55 @@ namespace {
 
 std::string var_name(const Expr &v) { return "%" + v.as<Var>()->name_hint; }
 
-// What a Relay expression of a clause is in the model being written.
+// What a Relay expression of a clause is in the model being written. Over rose trees, the node
+// clause also has its children list (Kids), the closures mapped and folded over it (MapFn, FoldFn),
+// their parameters (ChildTree, Acc, a child's result as a Tuple or Vector depending on `child`), the
+// mapped list (ChildResults), a recursive call inside the map's closure (SelfCall) and the body
+// `add(%acc, E)` of a fold's closure (FoldBody, E's text).
 struct Val {
-  enum class Kind { Vector, Scalar, Weight, Token, ChildTree, Tuple };
+  enum class Kind {
+    Vector,
+    Scalar,
+    Weight,
+    Token,
+    ChildTree,
+    Tuple,
+    Kids,
+    ChildResults,
+    SelfCall,
+    Acc,
+    FoldBody,
+    MapFn,
+    FoldFn
+  };
   Kind kind = Kind::Vector;
   std::string text;  // the model-language expression (a name, a slice, a number)
   Shape shape;       // Vector: [N] or [1, N]; Weight: its shape
   std::vector<Val> fields;
+  // Rose trees: the fold closure's parameter (one child's result) this value depends on, if any.
+  // Such a value is inline text inside `sum(k in children) ...`, never a temporary.
+  const ExprNode *child = nullptr;
+  const ExprNode *binder = nullptr;  // ChildTree, SelfCall: the map closure's parameter; Acc, FoldBody: %acc
+  bool index = true;                 // an index expression (docs/DSL.md) when it depends on a child
+  bool zero = false;                 // known to be all zeros (a fold's initial value)
+  std::string pending;               // a zero vector's text, bound to a temporary only once it is read
+  int depth = 0;                     // nesting of inline text
 };
+
+// Inline text (a fold's expression of one child) stays well inside the model language's limit of
+// 100 nested expressions and of a readable size.
+constexpr int kMaxInlineDepth = 40;
+constexpr size_t kMaxInlineText = 4000;
+
+namespace rose_msg {
+inline constexpr char kClosure[] =
+    "a closure in the node clause is neither `fn (%k) { @f(%k, weights...) }` (the function itself on "
+    "one child, mapped over the children) nor `fn (%acc, %c) { add(%acc, E) }` (folded over their results)";
+inline constexpr char kAcc[] = "a fold's function uses its accumulator other than as add(%acc, E)";
+inline constexpr char kKids[] =
+    "the node's list of children, which only @map of the function itself may take";
+inline constexpr char kResults[] = "the children's results, which only @foldl (summing them) may take";
+}  // namespace rose_msg
 
 int64_t length(const Shape &s) { return s.empty() ? 1 : s.back(); }
 bool known(int64_t d) { return d != kAnyDim; }
@@ -40,6 +85,7 @@ std::optional<int64_t> int_attr(const Call &call, const char *name) {
 }
 
 struct Function_ {
+  const Module *m = nullptr;
   const Function *fn = nullptr;
   std::string name;
   int tree_param = -1;
@@ -49,13 +95,23 @@ struct Function_ {
   bool tuple_result = false;
 };
 
-// 1. Collect let bindings and reject closures, branches and effects. 2. Translate every node in
+// 1. Collect let bindings and reject closures (except, in a rose node clause, those of its map and
+// folds, whose parameters get their roles), branches and effects. 2. Translate every node in
 // post-order (children first), binding each computed vector to a temporary so that expressions
-// stay shallow. 3. The clause's result value is returned; recursive calls are recorded per child.
+// stay shallow; a vector computed from a fold's child instead stays inline text, since the fold
+// becomes one `sum(k in children) E` statement. 3. The clause's result value is returned; recursive
+// calls are recorded per child (binary) or the map over the children (rose).
 class CaseWriter {
  public:
   CaseWriter(const Function_ &f, bool leaf, Expr token, Expr left, Expr right)
       : f_(f), leaf_(leaf), token_(std::move(token)), left_(std::move(left)), right_(std::move(right)) {}
+
+  // The node clause of a rose tree: `kids` binds its children list, `node_token` (maybe undefined)
+  // its token, which grove's internal nodes do not have.
+  void set_rose_node(Expr kids, Expr node_token) {
+    kids_ = std::move(kids);
+    node_token_ = std::move(node_token);
+  }
 
   Val run(const Expr &rhs) {
     post_order_visit(rhs, [&](const Expr &e) {
@@ -67,6 +123,10 @@ class CaseWriter {
                 "a clause calls fused Primitive functions (the translation reads operator calls: explain "
                 "before "
                 "fuse)");
+          if (kids_.defined()) {
+            closure_params(*e.as<Function>());
+            break;
+          }
           reject("a clause defines a closure");
         case ExprKind::If:
           reject("a clause branches (if)");
@@ -83,13 +143,88 @@ class CaseWriter {
       }
     });
     post_order_visit(rhs, [&](const Expr &e) { visit(e); });
-    return get(rhs);
+    Val r = get(rhs);
+    for (Val &f : r.fields)  // a tuple's
+      if (!f.pending.empty()) f = vector(f, "the result");
+    return r.pending.empty() ? r : vector(r, "the result");
   }
 
   const std::string &body() const { return body_; }
   bool called(bool left) const { return left ? called_left_ : called_right_; }
+  bool mapped() const { return mapped_; }
 
  private:
+  // A closure of a rose node clause: one parameter is a child tree (a map's function), two are the
+  // accumulator and one child's result (a fold's function); its body decides in closure().
+  void closure_params(const Function &fn) {
+    if (fn.params.size() == 1) {
+      role_[fn.params[0]] = Val{Val::Kind::ChildTree, "", {}, {}, nullptr, fn.params[0].get()};
+    } else if (fn.params.size() == 2) {
+      role_[fn.params[0]] = Val{Val::Kind::Acc, "", {}, {}, nullptr, fn.params[0].get()};
+      std::vector<Val> fields;
+      for (size_t k = 0; k < f_.state_shapes.size(); ++k)
+        fields.push_back(Val{Val::Kind::Vector,
+                             fmt::format("{}s{}[{}k]", f_.prefix, k, f_.prefix),
+                             f_.state_shapes[k],
+                             {},
+                             fn.params[1].get()});
+      role_[fn.params[1]] = f_.tuple_result ? Val{Val::Kind::Tuple, "", {}, std::move(fields)} : fields[0];
+    } else {
+      reject(rose_msg::kClosure);
+    }
+  }
+
+  Val closure(const Function &fn) {
+    Val b = get(fn.body);
+    if (fn.params.size() == 1 && b.kind == Val::Kind::SelfCall && b.binder == fn.params[0].get())
+      return Val{Val::Kind::MapFn, "", {}, {}};
+    if (fn.params.size() == 2 && b.kind == Val::Kind::FoldBody && b.binder == fn.params[0].get() &&
+        (!b.child || b.child == fn.params[1].get())) {
+      b.kind = Val::Kind::FoldFn;
+      return b;
+    }
+    reject(rose_msg::kClosure);
+  }
+
+  // `@map(fn (%k) { @f(%k, weights...) }, %kids)`: the children's results.
+  Val map_call(const Call &c) {
+    Val fn = get(c.args[0]), xs = get(c.args[1]);
+    if (fn.kind != Val::Kind::MapFn)
+      reject("the node clause maps something other than `fn (%k) { @f(%k, weights...) }` over a list");
+    if (xs.kind != Val::Kind::Kids)
+      reject(fmt::format("the node clause maps the function over something other than its children {}",
+                         var_name(kids_)));
+    if (mapped_) reject("the node clause maps the function over its children twice");
+    mapped_ = true;
+    return Val{Val::Kind::ChildResults, "", {}, {}};
+  }
+
+  // `@foldl(fn (%acc, %c) { add(%acc, E) }, init, results)`: init + sum over the children of E.
+  Val fold_call(const Call &c) {
+    Val fn = get(c.args[0]), init = get(c.args[1]), xs = get(c.args[2]);
+    if (fn.kind != Val::Kind::FoldFn)
+      reject(
+          "a fold's function is not `fn (%acc, %c) { add(%acc, E) }` with E an expression of one child's "
+          "result");
+    if (xs.kind != Val::Kind::ChildResults)
+      reject(
+          "@foldl folds something other than the children's results (the function mapped over its children)");
+    std::string sum = fmt::format("sum({}k in children) {}", f_.prefix, fn.text);
+    if (init.kind == Val::Kind::Vector && init.zero && !init.child) {
+      check_fold_length(init, fn);
+      return bind(sum, init.shape, {});
+    }
+    Val v = vector(init, "@foldl's initial value");
+    check_fold_length(v, fn);
+    return bind(v.text + " + " + sum, v.shape, {&v});
+  }
+
+  void check_fold_length(const Val &init, const Val &e) {
+    int64_t a = length(init.shape), b = length(e.shape);
+    if (known(a) && known(b) && a != b)
+      reject(fmt::format("a fold adds vectors of {} elements to an initial value of {}", b, a));
+  }
+
   Val get(Expr e) {
     while (e.as<Var>() && let_value_.count(e)) e = let_value_.at(e);
     if (e.as<Var>()) {
@@ -97,6 +232,12 @@ class CaseWriter {
       if (token_.defined() && e.same_as(token_)) return Val{Val::Kind::Token, "token", {}, {}};
       if ((left_.defined() && e.same_as(left_)) || (right_.defined() && e.same_as(right_)))
         return Val{Val::Kind::ChildTree, "", {}, {}};
+      if (auto it = role_.find(e); it != role_.end()) return it->second;
+      if (kids_.defined() && e.same_as(kids_)) return Val{Val::Kind::Kids, "", {}, {}};
+      if (node_token_.defined() && e.same_as(node_token_))
+        reject(fmt::format(
+            "the node clause uses {}, an internal node's token (grove's internal nodes have none)",
+            var_name(e)));
       reject(fmt::format("a clause uses {}, which is neither a weight, the leaf's token nor a let",
                          var_name(e)));
     }
@@ -111,6 +252,13 @@ class CaseWriter {
 
   // A vector operand: a computed vector or a rank-1 weight.
   Val vector(const Val &v, const std::string &op) {
+    if (v.kind == Val::Kind::Vector && !v.pending.empty()) {
+      Val r = bind(v.pending, v.shape, {});
+      r.zero = true;
+      return r;
+    }
+    if (v.kind == Val::Kind::Vector && v.text.empty())
+      reject(fmt::format("{} takes zeros(...), which is translated only as a fold's initial value", op));
     if (v.kind == Val::Kind::Vector) return v;
     if (v.kind == Val::Kind::Weight && v.shape.size() == 1)
       return Val{Val::Kind::Vector, v.text, v.shape, {}};
@@ -122,13 +270,61 @@ class CaseWriter {
     if (v.kind == Val::Kind::ChildTree)
       reject(fmt::format("{} takes a child tree, which only the recursive call may take", op));
     if (v.kind == Val::Kind::Tuple) reject(fmt::format("{} takes a tuple", op));
+    if (v.kind == Val::Kind::Kids) reject(fmt::format("{} takes {}", op, rose_msg::kKids));
+    if (v.kind == Val::Kind::ChildResults) reject(fmt::format("{} takes {}", op, rose_msg::kResults));
+    if (v.kind == Val::Kind::Acc) reject(rose_msg::kAcc);
+    if (v.kind == Val::Kind::SelfCall)
+      reject(fmt::format("{} takes the recursive call's result, which only @map over the children may take",
+                         op));
+    if (v.kind == Val::Kind::FoldBody) reject(fmt::format("{} takes add(%acc, ...), a fold's step", op));
+    if (v.kind == Val::Kind::MapFn || v.kind == Val::Kind::FoldFn)
+      reject(fmt::format("{} takes a closure", op));
     reject(fmt::format("{} takes only constants", op));
   }
 
-  Val bind(const std::string &text, Shape shape) {
+  // The one child result the operands depend on (rejecting two different ones), or null.
+  const ExprNode *child_of(const std::vector<const Val *> &from) {
+    const ExprNode *child = nullptr;
+    for (const Val *v : from) {
+      if (!v->child) continue;
+      if (child && child != v->child) reject("an expression combines the results of two folds' children");
+      child = v->child;
+    }
+    return child;
+  }
+
+  // A computed vector: a temporary, or inline text when it depends on a fold's child (temporaries
+  // are per node; the fold's expression is per child, inside `sum(k in children)`).
+  Val bind(const std::string &text, Shape shape, std::initializer_list<const Val *> from) {
+    return bind_all(text, std::move(shape), std::vector<const Val *>(from));
+  }
+  Val bind_all(const std::string &text, Shape shape, const std::vector<const Val *> &from) {
+    if (const ExprNode *child = child_of(from)) {
+      int depth = 0;
+      for (const Val *v : from) depth = std::max(depth, v->depth);
+      Val r{Val::Kind::Vector, "(" + text + ")", std::move(shape), {}, child};
+      r.index = false;
+      r.depth = depth + 1;
+      if (r.depth > kMaxInlineDepth || r.text.size() > kMaxInlineText)
+        reject(
+            "a fold's expression of one child is too deep or too large to write inline; compute the parts "
+            "that do not depend on the child outside the fold");
+      return r;
+    }
     std::string name = fmt::format("{}t{}", f_.prefix, temps_++);
     body_ += fmt::format("  {} = {}\n", name, text);
     return Val{Val::Kind::Vector, name, std::move(shape), {}};
+  }
+
+  // The operand of a reshape: a vector, or zeros not yet written (they stay unwritten).
+  Val same_elements(const Val &v, const std::string &op) {
+    return v.kind == Val::Kind::Vector && !v.pending.empty() ? v : vector(v, op);
+  }
+
+  // `x` with another shape (the same elements).
+  static Val reshaped(Val x, Shape shape) {
+    x.shape = std::move(shape);
+    return x;
   }
 
   void visit(const Expr &e) {
@@ -143,6 +339,7 @@ class CaseWriter {
         if (!std::isfinite(x)) reject("a clause has a constant that is not finite");
         std::string text = fmt::format("{:.9g}", std::fabs(x));
         memo_[e] = Val{Val::Kind::Scalar, x < 0 ? "(-" + text + ")" : text, {}, {}};
+        memo_[e].zero = x == 0.0;
         return;
       }
       case ExprKind::Tuple: {
@@ -154,6 +351,11 @@ class CaseWriter {
       case ExprKind::TupleGetItem: {
         const auto *g = e.as<TupleGetItem>();
         Val t = get(g->tuple);
+        if (t.kind == Val::Kind::SelfCall)
+          reject("the map's function projects the recursive call's result; it must return the call itself");
+        if (t.kind == Val::Kind::Acc) reject(rose_msg::kAcc);
+        if (t.kind == Val::Kind::ChildResults || t.kind == Val::Kind::Kids || t.kind == Val::Kind::FoldBody)
+          vector(t, "a projection");  // rejects, saying what it projects
         GROVE_CHECK(
             t.kind == Val::Kind::Tuple && g->index >= 0 && g->index < static_cast<int>(t.fields.size()),
             "a typed projection of a non-tuple");
@@ -166,6 +368,9 @@ class CaseWriter {
       case ExprKind::Call:
         memo_[e] = call(*e.as<Call>());
         return;
+      case ExprKind::Function:
+        memo_[e] = closure(*e.as<Function>());
+        return;
       default:
         return;  // variables, globals, ops and constructors are resolved where they are used
     }
@@ -176,10 +381,6 @@ class CaseWriter {
     const auto &params = f_.fn->params;
     GROVE_CHECK(c.args.size() == params.size(), "a typed call with the wrong number of arguments");
     const Expr &tree = c.args[f_.tree_param];
-    bool left = left_.defined() && tree.same_as(left_);
-    bool right = right_.defined() && tree.same_as(right_);
-    if (!left && !right)
-      reject("the node clause calls the function itself on something other than a child tree");
     for (size_t i = 0; i < params.size(); ++i) {
       if (static_cast<int>(i) == f_.tree_param || c.args[i].same_as(params[i])) continue;
       reject(fmt::format(
@@ -187,6 +388,19 @@ class CaseWriter {
           "unchanged)",
           var_name(params[i])));
     }
+    if (kids_.defined()) {
+      auto role = role_.find(tree);
+      if (role == role_.end() || role->second.kind != Val::Kind::ChildTree)
+        reject(fmt::format(
+            "the node clause calls the function itself on something other than one child of {}, inside the "
+            "function @map applies to {}",
+            var_name(kids_), var_name(kids_)));
+      return Val{Val::Kind::SelfCall, "", {}, {}, nullptr, role->second.binder};
+    }
+    bool left = left_.defined() && tree.same_as(left_);
+    bool right = right_.defined() && tree.same_as(right_);
+    if (!left && !right)
+      reject("the node clause calls the function itself on something other than a child tree");
     bool &done = left ? called_left_ : called_right_;
     if (done) reject(fmt::format("the node clause calls the function itself twice on {}", var_name(tree)));
     done = true;
@@ -202,6 +416,13 @@ class CaseWriter {
   Val call(const Call &c) {
     if (const auto *g = c.op.as<GlobalVar>()) {
       if (g->name == f_.name) return self_call(c);
+      if (kids_.defined() && c.args.size() == 2 && is_list_map(*f_.m, g->name)) return map_call(c);
+      if (kids_.defined() && c.args.size() == 3 && is_list_foldl(*f_.m, g->name)) return fold_call(c);
+      if (kids_.defined())
+        reject(fmt::format(
+            "a clause calls @{}; only the function itself (mapped over the children with the standard @map), "
+            "the standard @foldl over their results and operators may be called",
+            g->name));
       reject(
           fmt::format("a clause calls @{}; only the function itself and operators may be called", g->name));
     }
@@ -219,39 +440,57 @@ class CaseWriter {
         {"add", "+"}, {"subtract", "-"}, {"multiply", "*"}, {"divide", "/"}, {"nn.bias_add", "+"}};
     if (auto u = kUnary.find(name); u != kUnary.end()) {
       Val x = vector(a[0], name);
-      return bind(u->second == "-" ? "-" + x.text : u->second + "(" + x.text + ")", x.shape);
+      return bind(u->second == "-" ? "-" + x.text : u->second + "(" + x.text + ")", x.shape, {&x});
     }
     if (auto b = kBinary.find(name); b != kBinary.end()) return binary(c, name, b->second, a[0], a[1]);
     if (name == "take") return take(c, a);
     if (name == "nn.dense") return dense(a);
     if (name == "expand_dims") {
-      Val x = vector(a[0], name);
+      Val x = same_elements(a[0], name);
       auto axis = int_attr(c, "axis").value_or(0);
       if (x.shape.size() != 1 || (axis != 0 && axis != -2) || int_attr(c, "num_newaxis").value_or(1) != 1)
         reject("expand_dims is translated only from [N] to [1, N] (axis=0)");
-      return Val{Val::Kind::Vector, x.text, {1, x.shape[0]}, {}};
+      return reshaped(x, {1, x.shape[0]});
     }
     if (name == "squeeze") {
-      Val x = vector(a[0], name);
+      Val x = same_elements(a[0], name);
       const AttrValue *axis = c.attrs.find("axis");
       bool axis0 = !axis || axis->kind == AttrValue::Kind::None ||
                    (axis->kind == AttrValue::Kind::List && axis->list.size() == 1 && axis->list[0].i == 0);
       if (x.shape.size() != 2 || !axis0) reject("squeeze is translated only from [1, N] to [N]");
-      return Val{Val::Kind::Vector, x.text, {x.shape[1]}, {}};
+      return reshaped(x, {x.shape[1]});
     }
-    if (name == "reshape") return reshape(c, vector(a[0], name));
+    if (name == "reshape") return reshape(c, same_elements(a[0], name));
     if (name == "split") return split(c, vector(a[0], name));
     if (name == "concatenate") return concatenate(c, a[0]);
+    if (name == "zeros" && kids_.defined()) return zeros(c);
     reject(
         fmt::format("a clause uses the operator {}, which the translation to grove does not support", name));
   }
 
   Val binary(const Call &c, const std::string &name, const std::string &sym, const Val &x, const Val &y) {
+    if (x.kind == Val::Kind::Acc || y.kind == Val::Kind::Acc) {
+      // A fold's step add(%acc, E) (or add(E, %acc)): E is summed over the children.
+      if (name != "add" || (x.kind == Val::Kind::Acc && y.kind == Val::Kind::Acc)) reject(rose_msg::kAcc);
+      const Val &acc = x.kind == Val::Kind::Acc ? x : y;
+      Val e = vector(x.kind == Val::Kind::Acc ? y : x, "a fold's step");
+      e.kind = Val::Kind::FoldBody;
+      e.binder = acc.binder;
+      return e;
+    }
     bool xs = x.kind == Val::Kind::Scalar, ys = y.kind == Val::Kind::Scalar;
     if (xs && ys) return Val{Val::Kind::Scalar, "(" + x.text + " " + sym + " " + y.text + ")", {}, {}};
     if (xs || ys) {
       Val v = vector(xs ? y : x, name);
-      return bind(xs ? x.text + " " + sym + " " + v.text : v.text + " " + sym + " " + y.text, v.shape);
+      std::string text = xs ? x.text + " " + sym + " " + v.text : v.text + " " + sym + " " + y.text;
+      if (name == "multiply" && (xs ? x : y).zero && !v.child) {
+        // Zeros, most likely a fold's initial value: written only if something else reads it.
+        Val r{Val::Kind::Vector, "", v.shape, {}};
+        r.zero = true;
+        r.pending = text;
+        return r;
+      }
+      return bind(text, v.shape, {&v});
     }
     Val u = vector(x, name), v = vector(y, name);
     if (name == "nn.bias_add") {
@@ -264,14 +503,14 @@ class CaseWriter {
       reject(fmt::format("{} broadcasts a vector of {} elements against one of {}", name, m, n));
     Shape shape = u.shape.size() >= v.shape.size() ? u.shape : v.shape;
     if (!known(shape.back())) shape.back() = known(m) ? m : n;
-    return bind(u.text + " " + sym + " " + v.text, shape);
+    return bind(u.text + " " + sym + " " + v.text, shape, {&u, &v});
   }
 
   Val take(const Call &c, const std::vector<Val> &a) {
     if (a[0].kind != Val::Kind::Weight || a[0].shape.size() != 2 || a[1].kind != Val::Kind::Token ||
         int_attr(c, "axis").value_or(-100) != 0 || int_attr(c, "batch_dims").value_or(0) != 0)
       reject("take is translated only as take(weight, token, axis=0) of a rank-2 weight by the leaf's token");
-    return bind(a[0].text + "[token]", {a[0].shape[1]});
+    return bind(a[0].text + "[token]", {a[0].shape[1]}, {});
   }
 
   Val dense(const std::vector<Val> &a) {
@@ -283,9 +522,28 @@ class CaseWriter {
     if (known(k) && known(w.shape[1]) && k != w.shape[1])
       reject(fmt::format("nn.dense multiplies {} elements by the weight {} of {} columns", k, w.text,
                          w.shape[1]));
+    if (x.child && !x.index)
+      reject(
+          fmt::format("a fold multiplies the weight {} by a vector computed from the child; inside sum(k in "
+                      "children) grove "
+                      "multiplies only a child's states, their slices and concatenations",
+                      w.text));
     Shape shape = x.shape;
     shape.back() = w.shape[0];
-    return bind(w.text + " @ " + x.text, shape);
+    return bind(w.text + " @ " + x.text, shape, {&x});
+  }
+
+  // zeros(shape=[N] or [1, N]): only a fold's initial value (its text stays empty).
+  Val zeros(const Call &c) {
+    const AttrValue *shape = c.attrs.find("shape");
+    Shape s;
+    if (shape && shape->kind == AttrValue::Kind::List)
+      for (const AttrValue &d : shape->list) s.push_back(d.kind == AttrValue::Kind::Int ? d.i : 0);
+    if (s.empty() || s.size() > 2 || (s.size() == 2 && s[0] != 1) || s.back() < 1)
+      reject("zeros is translated only with shape [N] or [1, N]");
+    Val r{Val::Kind::Vector, "", s, {}};
+    r.zero = true;
+    return r;
   }
 
   Val reshape(const Call &c, const Val &x) {
@@ -293,10 +551,10 @@ class CaseWriter {
     int64_t n = length(x.shape);
     auto fits = [&](const AttrValue &d) { return d.kind == AttrValue::Kind::Int && (d.i == -1 || d.i == n); };
     if (ns && ns->kind == AttrValue::Kind::List && ns->list.size() == 1 && fits(ns->list[0]))
-      return Val{Val::Kind::Vector, x.text, {n}, {}};
+      return reshaped(x, {n});
     if (ns && ns->kind == AttrValue::Kind::List && ns->list.size() == 2 &&
         ns->list[0].kind == AttrValue::Kind::Int && ns->list[0].i == 1 && fits(ns->list[1]))
-      return Val{Val::Kind::Vector, x.text, {1, n}, {}};
+      return reshaped(x, {1, n});
     reject("reshape is translated only between [N] and [1, N]");
   }
 
@@ -326,7 +584,10 @@ class CaseWriter {
       Shape shape = x.shape;
       shape.back() = known(lo) && known(hi) ? hi - lo : kAnyDim;
       if (known(lo) && known(hi) && hi <= lo) reject("split makes an empty section");
-      t.fields.push_back(Val{Val::Kind::Vector, fmt::format("{}[{}:{}]", x.text, lo, hi), shape, {}});
+      Val part = reshaped(x, shape);
+      part.text = fmt::format("{}[{}:{}]", x.text, lo, hi);
+      part.zero = false;
+      t.fields.push_back(std::move(part));
     }
     return t;
   }
@@ -346,17 +607,28 @@ class CaseWriter {
       text += (i ? "; " : "") + parts[i].text;
     }
     shape.back() = total;
-    return bind(text + "]", shape);
+    std::vector<const Val *> from;
+    bool index = true;
+    for (const Val &p : parts) {
+      from.push_back(&p);
+      index = index && p.index;
+    }
+    Val r = bind_all(text + "]", shape, from);
+    if (r.child) r.index = index;  // a concatenation of index expressions is one
+    return r;
   }
 
   const Function_ &f_;
   bool leaf_;
   Expr token_, left_, right_;
+  Expr kids_, node_token_;                                   // a rose tree's node clause
+  std::unordered_map<Expr, Val, ExprHash, ExprEqual> role_;  // its closures' parameters
   std::unordered_map<Expr, Expr, ExprHash, ExprEqual> let_value_;
   std::unordered_map<Expr, Val, ExprHash, ExprEqual> memo_;
   std::string body_;
   int temps_ = 0;
   bool called_left_ = false, called_right_ = false;
+  bool mapped_ = false;
 };
 
 const Type &type_of(const Expr &v) {
@@ -364,26 +636,37 @@ const Type &type_of(const Expr &v) {
   return v.as<Var>()->type_annotation;
 }
 
-// The ADT's TypeData when `t` is T[A] for a binary tree ADT T, else null.
-const TypeData *binary_tree_adt(const Module &m, const Type &t) {
-  const auto *call = t.as<TypeCall>();
-  if (!call || call->args.size() != 1 || !call->func.as<GlobalTypeVar>()) return nullptr;
-  const std::string &adt = call->func.as<GlobalTypeVar>()->name;
-  const TypeData *td = m.find_type(adt);
-  if (!td || td->type_vars.size() != 1 || td->constructors.size() != 2) return nullptr;
-  int leaves = 0, nodes = 0;
-  for (const Expr &ce : td->constructors) {
-    const auto *c = ce.as<Constructor>();
-    auto is_a = [&](const Type &in) { return in.same_as(td->type_vars[0]); };
-    auto is_tree = [&](const Type &in) {
-      const auto *tc = in.as<TypeCall>();
-      return tc && tc->func.as<GlobalTypeVar>() && tc->func.as<GlobalTypeVar>()->name == adt &&
-             tc->args.size() == 1 && is_a(tc->args[0]);
-    };
-    if (c->inputs.size() == 1 && is_a(c->inputs[0])) ++leaves;
-    if (c->inputs.size() == 2 && is_tree(c->inputs[0]) && is_tree(c->inputs[1])) ++nodes;
-  }
-  return leaves == 1 && nodes == 1 ? td : nullptr;
+// A rose tree's match: exactly the leaf clause `Rose(%w, Nil)` (or `Rose(_, Nil)`), then the node
+// clause `Rose(_, %kids)` (or `Rose(%x, %kids)`, %x unused). The other order would send leaves to the
+// node clause, which matches every tree.
+std::pair<const Clause *, const Clause *> rose_clauses(const Match &match, const RoseAdt &rose) {
+  auto bound = [](const Pattern &p) {
+    return p->kind == PatternKind::Var || p->kind == PatternKind::Wildcard;
+  };
+  auto is_leaf = [&](const Pattern &p) {
+    const Pattern &kids = p->patterns[1];
+    return p->kind == PatternKind::Constructor && bound(p->patterns[0]) &&
+           kids->kind == PatternKind::Constructor && kids->constructor.as<Constructor>()->tag == rose.nil_tag;
+  };
+  auto is_node = [&](const Pattern &p) {
+    return p->kind == PatternKind::Constructor && bound(p->patterns[0]) &&
+           p->patterns[1]->kind == PatternKind::Var;
+  };
+  for (const Clause &c : match.clauses)
+    if (c.lhs->kind != PatternKind::Constructor) reject("a clause of its match is not a constructor pattern");
+  if (match.clauses.size() != 2)
+    reject(
+        "its match on a rose tree does not have exactly two clauses: Rose(%w, Nil) for a leaf, then "
+        "Rose(_, %kids) for a node");
+  const Clause &first = match.clauses[0], &second = match.clauses[1];
+  if (is_node(first.lhs))
+    reject(
+        "its first clause, Rose(_, %kids), matches every tree, leaves too; the leaf clause Rose(%w, Nil) "
+        "must come first");
+  if (!is_leaf(first.lhs)) reject("its first clause is not the leaf clause Rose(%w, Nil)");
+  if (!is_node(second.lhs))
+    reject("its second clause is not the node clause Rose(_, %kids), with the children bound to a variable");
+  return {&first, &second};
 }
 
 // The variables a clause's constructor pattern binds per field (null for `_`).
@@ -430,32 +713,40 @@ std::string dims(const Shape &s) {
 
 }  // namespace
 
-// 1. (a) Find the tree parameter; every other one is a float32 weight of rank 1 or 2 (its model name:
-//    its own when that is a model-language name, else a generated one). 2. (b) The body is a match
-//    on the tree with a leaf and a node clause. 3. Translate the leaf clause (its result fixes the
-//    states' shapes), then the node clause, which must call the function once per child (c).
+// 1. (a) Find the tree parameter, binary or rose; every other one is a float32 weight of rank 1 or 2
+//    (its model name: its own when that is a model-language name, else a generated one). 2. (b) The
+//    body is a match on the tree with a leaf and a node clause (for a rose tree, in that order).
+// 3. Translate the leaf clause (its result fixes the states' shapes), then the node clause, which
+//    must call the function once per child, or map it once over the children (c).
 // 4. Write the model: params, states, the two cases, and the output (a concatenation of all states
 //    when there are several).
 Translation translate(const Module &m, const std::string &name, const std::vector<Shape> *weight_shapes) {
   const Expr *fe = m.find_function(name);
   GROVE_CHECK(fe && fe->as<Function>(), "no global function @{}", name);
   Function_ f;
+  f.m = &m;
   f.fn = fe->as<Function>();
   f.name = name;
   if (!f.fn->type_params.empty()) reject("it is polymorphic");
+  Translation out;
   const auto &params = f.fn->params;
   const TypeData *tree_adt = nullptr;
+  RoseAdt rose;
   for (size_t i = 0; i < params.size(); ++i) {
-    if (const TypeData *td = binary_tree_adt(m, type_of(params[i]))) {
-      if (tree_adt) reject("it has two tree parameters");
-      tree_adt = td;
-      f.tree_param = static_cast<int>(i);
-    }
+    const TypeData *td = binary_tree_adt(m, type_of(params[i]));
+    RoseAdt r = td ? RoseAdt{} : rose_tree_adt(m, type_of(params[i]));
+    if (!td && !r.rose) continue;
+    if (tree_adt) reject("it has two tree parameters");
+    tree_adt = td ? td : r.rose;
+    rose = r;
+    f.tree_param = static_cast<int>(i);
   }
   if (!tree_adt)
     reject(
-        "it has no parameter of a binary tree type (an ADT T[A] with constructors of fields (A) and (T[A], "
-        "T[A]))");
+        "it has no parameter of a tree type: a binary tree T[A] (an ADT with constructors of fields (A) and "
+        "(T[A], T[A])) or a rose tree T[A] (one constructor of fields (A, L[T[A]]) for a list ADT L)");
+  out.rose = rose.rose != nullptr;
+  out.list_cons_tag = rose.cons_tag;
   const Type &elem = type_of(params[f.tree_param]).as<TypeCall>()->args[0];
   const auto *elem_t = elem.as<TensorType>();
   if (!elem_t || !elem_t->shape.empty() || elem_t->dtype != DType::Int32)
@@ -469,7 +760,6 @@ Translation translate(const Module &m, const std::string &name, const std::vecto
       if (p.as<Var>()->name_hint.rfind(f.prefix, 0) == 0) clash = true;
     if (clash) f.prefix.insert(1, "_");
   }
-  Translation out;
   out.tree_param = f.tree_param;
   std::string decls;
   std::set<std::string> used;
@@ -495,7 +785,12 @@ Translation translate(const Module &m, const std::string &name, const std::vecto
   if (!match || !match->data.same_as(params[f.tree_param]))
     reject(fmt::format("its body is not a match on its tree parameter {}", var_name(params[f.tree_param])));
   const Clause *leaf = nullptr, *node = nullptr;
+  if (out.rose) {
+    std::tie(leaf, node) = rose_clauses(*match, rose);
+    out.leaf_tag = leaf->lhs->constructor.as<Constructor>()->tag;
+  }
   for (const Clause &c : match->clauses) {
+    if (out.rose) break;
     if (c.lhs->kind != PatternKind::Constructor) reject("a clause of its match is not a constructor pattern");
     const auto *k = c.lhs->constructor.as<Constructor>();
     bool is_leaf = k->inputs.size() == 1;
@@ -506,7 +801,8 @@ Translation translate(const Module &m, const std::string &name, const std::vecto
   }
   if (!leaf || !node) reject("its match lacks a leaf clause or a node clause");
 
-  std::vector<Expr> lv = field_vars(leaf->lhs), nv = field_vars(node->lhs);
+  std::vector<Expr> lv = out.rose ? std::vector<Expr>{leaf->lhs->patterns[0]->var} : field_vars(leaf->lhs);
+  std::vector<Expr> nv = field_vars(node->lhs);
   CaseWriter lw(f, true, lv[0], Expr(), Expr());
   Val lr = lw.run(leaf->rhs);
   std::vector<Val> results = result_fields(lr);
@@ -514,21 +810,29 @@ Translation translate(const Module &m, const std::string &name, const std::vecto
   if (results.empty()) reject("its result is an empty tuple");
   std::string leaf_body = lw.body(), leaf_states;
   for (size_t k = 0; k < results.size(); ++k) {
-    if (results[k].kind != Val::Kind::Vector)
+    if (results[k].kind != Val::Kind::Vector || results[k].text.empty())
       reject("its result is not a tensor [H] or [1, H] or a tuple of such tensors");
     f.state_shapes.push_back(results[k].shape);
     leaf_states += fmt::format("  {}s{} = {}\n", f.prefix, k, results[k].text);
   }
   out.state_shapes = f.state_shapes;
 
-  CaseWriter nw(f, false, Expr(), nv[0], nv[1]);
+  CaseWriter nw(f, false, Expr(), out.rose ? Expr() : nv[0], out.rose ? Expr() : nv[1]);
+  if (out.rose) nw.set_rose_node(nv[1], nv[0]);
   Val nr = nw.run(node->rhs);
-  if (!nw.called(true) || !nw.called(false))
+  if (out.rose && !nw.mapped())
+    reject(
+        fmt::format("the node clause does not map the function over its children (@map(fn (%k) {{ @{}(%k, "
+                    "weights...) }}, "
+                    "{}))",
+                    name, var_name(nv[1])));
+  if (!out.rose && (!nw.called(true) || !nw.called(false)))
     reject("the node clause does not call the function on both children");
   std::vector<Val> nresults = result_fields(nr);
   std::string node_states;
   for (size_t k = 0; k < nresults.size(); ++k) {
-    if (nresults[k].kind != Val::Kind::Vector || nresults.size() != results.size())
+    if (nresults[k].kind != Val::Kind::Vector || nresults[k].text.empty() ||
+        nresults.size() != results.size())
       reject("its result is not a tensor [H] or [1, H] or a tuple of such tensors");
     int64_t a = length(results[k].shape), b = length(nresults[k].shape);
     if (known(a) && known(b) && a != b)
@@ -539,8 +843,8 @@ Translation translate(const Module &m, const std::string &name, const std::vecto
   std::string model_name = "relay_";
   for (char ch : name) model_name += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
   std::string text =
-      fmt::format("# @{} of a Relay module, translated by grove.\nmodel {}\nstructure binary_tree\n\n{}\n",
-                  name, model_name, decls);
+      fmt::format("# @{} of a Relay module, translated by grove.\nmodel {}\nstructure {}\n\n{}\n", name,
+                  model_name, out.rose ? "tree" : "binary_tree", decls);
   std::string all, output = f.prefix + "s0";
   int64_t total = 0;
   for (size_t k = 0; k < results.size(); ++k) {

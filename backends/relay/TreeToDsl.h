@@ -1,5 +1,6 @@
 #pragma once
-// Internal to RecursiveFunctions: a recursive Relay function over a binary tree as grove model text.
+// Internal to RecursiveFunctions: a recursive Relay function over a binary or a rose tree as grove
+// model text.
 
 #include <string>
 #include <vector>
@@ -15,7 +16,9 @@ struct Reject {
 
 struct Translation {
   int tree_param = -1;
-  int leaf_tag = -1;                 // the leaf constructor's tag (the other one is the node's)
+  int leaf_tag = -1;                 // binary: the leaf constructor's tag (the other one is the node's)
+  bool rose = false;                 // a rose tree (`structure tree`): a node whose list is empty is a leaf
+  int list_cons_tag = -1;            // rose: the children list's Cons tag (the other one is Nil's)
   std::string text;                  // the model (docs/DSL.md)
   std::vector<std::string> weights;  // the model's param name of each non-tree parameter, in order
   std::vector<Shape> state_shapes;   // the Relay shape of each result tensor

@@ -133,7 +133,8 @@ void VirtualMachine::run_kernel(Frame &frame, const Instruction &in) {
     Value &reg = frame.regs[in.outs[j]];
     if (reg != nullptr) {
       NDArray storage = reg->as<TensorValue>()->data;
-      std::memmove(storage.raw(), out.raw(), out.nbytes());
+      // An empty tensor has no buffer: raw() is null, which memmove may not be given even for 0 bytes.
+      if (out.nbytes() > 0) std::memmove(storage.raw(), out.raw(), out.nbytes());
       continue;
     }
     for (const NDArray &input : inputs) {
@@ -150,6 +151,11 @@ void VirtualMachine::run_kernel(Frame &frame, const Instruction &in) {
 // One batched run of grove's compiled function, compiled again only when the weights changed.
 Value VirtualMachine::run_recursive(const std::vector<Value> &regs, const Instruction &in) {
   const vm::RecursiveInfo &info = exe_.recursive[in.index];
+  // @map over an empty list calls the function on no tree: as in the interpreter, nothing is
+  // compiled and the weights are not looked at.
+  const auto *list = regs[in.args[0]]->as<ADTValue>();
+  if (info.over_list && list != nullptr && list->tag == info.nil.as<Constructor>()->tag)
+    return regs[in.args[0]];
   std::vector<Value> weights;
   for (size_t i = 1; i < in.args.size(); ++i) weights.push_back(regs[in.args[i]]);
   if (recursive_.size() < exe_.recursive.size()) recursive_.resize(exe_.recursive.size());

@@ -9,9 +9,11 @@
 
 #include "backends/relay/MemoryPlan.h"
 #include "backends/relay/RecursiveFunctions.h"
+#include "backends/relay/TreeAdts.h"
 #include "frontend/relay/Printer.h"
 #include "frontend/relay/TypeInfer.h"
 #include "frontend/relay/Visitor.h"
+#include "frontend/relay/byoc/Regions.h"
 #include "frontend/relay/passes/PassList.h"
 #include "ilir/Error.h"
 
@@ -24,7 +26,9 @@ inline constexpr char kNoMain[] = "the module has no @main function";
 inline constexpr char kKernelAsValue[] =
     "{}the VM cannot compile the fused (Primitive) function {} used as a value: it can only be called";
 inline constexpr char kExternal[] =
-    "{}the VM cannot compile the function with Compiler=\"{}\": external code generators are not supported";
+    "{}the function with Compiler=\"{}\" can only be called: the VM cannot use it as a value";
+inline constexpr char kGroveNotRecursive[] =
+    "{}@{} has Compiler=\"grove\" but grove's recursive compiler cannot compile it: {}";
 inline constexpr char kNoClause[] = "no clause of the match at {} matches";
 }  // namespace msg
 
@@ -39,55 +43,6 @@ void flatten_type(const Type &t, std::vector<Type> &out) {
     return;
   }
   out.push_back(t);
-}
-
-// Whether global `name` of the typed module `m` is the standard map over a List: `@name(%f, %xs)`
-// matching %xs with `Cons(%x, %rest) => Cons(%f(%x), @name(%f, %rest))` and `Nil => Nil`, in either
-// order (the names are whatever the module calls them). Sets the two constructors' names.
-bool is_list_map(const Module &m, const std::string &name, std::string *cons, std::string *nil) {
-  const Expr *e = m.find_function(name);
-  if (e == nullptr) return false;
-  const auto *fn = e->as<Function>();
-  if (fn->params.size() != 2) return false;
-  const Expr &f = fn->params[0];
-  const auto *match = fn->body.as<Match>();
-  if (match == nullptr || !match->data.same_as(fn->params[1]) || match->clauses.size() != 2) return false;
-  std::string c, n;
-  for (const Clause &clause : match->clauses) {
-    const Pattern &p = clause.lhs;
-    if (p->kind != PatternKind::Constructor) return false;
-    const std::string &ctor = p->constructor.as<Constructor>()->name;
-    if (p->patterns.empty()) {
-      const auto *call = clause.rhs.as<Call>();
-      const Expr &value = call != nullptr && call->args.empty() ? call->op : clause.rhs;
-      const auto *built = value.as<Constructor>();
-      if (built == nullptr || built->name != ctor) return false;
-      n = ctor;
-      continue;
-    }
-    if (p->patterns.size() != 2 || p->patterns[0]->kind != PatternKind::Var ||
-        p->patterns[1]->kind != PatternKind::Var)
-      return false;
-    const Expr &x = p->patterns[0]->var;
-    const Expr &rest = p->patterns[1]->var;
-    const auto *cons_call = clause.rhs.as<Call>();
-    if (cons_call == nullptr || cons_call->args.size() != 2) return false;
-    const auto *built = cons_call->op.as<Constructor>();
-    if (built == nullptr || built->name != ctor) return false;
-    const auto *head = cons_call->args[0].as<Call>();
-    if (head == nullptr || !head->op.same_as(f) || head->args.size() != 1 || !head->args[0].same_as(x))
-      return false;
-    const auto *tail = cons_call->args[1].as<Call>();
-    const auto *self = tail != nullptr ? tail->op.as<GlobalVar>() : nullptr;
-    if (self == nullptr || self->name != name || tail->args.size() != 2 || !tail->args[0].same_as(f) ||
-        !tail->args[1].same_as(rest))
-      return false;
-    c = ctor;
-  }
-  if (c.empty() || n.empty()) return false;
-  *cons = c;
-  *nil = n;
-  return true;
 }
 
 // What lifting a closure needs: its Function node, the variables it captures, the variable naming
@@ -153,6 +108,16 @@ class ModuleCompiler {
         if (c.qualifies) recursive_tree_param_[c.name] = c.tree_param;
     }
     for (const auto &[name, fn] : exe_.module.functions()) {
+      // 1a. A function an external code generator compiles (partition_graph's output) is a kernel,
+      //     called like a fused group; "grove" claims recursive tree functions, run by InvokeRecursive.
+      if (const AttrValue *compiler = fn.as<Function>()->attrs.find(attr::kCompiler)) {
+        if (compiler->s != "grove") {
+          external_[name] = kernel(fn);
+          continue;
+        }
+        if (recursive_tree_param(name) < 0)
+          user_error(msg::kGroveNotRecursive, at(fn->span), name, grove_reason(name));
+      }
       int index = add_function("@" + name, fn);
       exe_.globals[name] = index;
       queue_.push_back(Pending{index, fn, {}, {}, {}});
@@ -252,6 +217,19 @@ class ModuleCompiler {
     return index;
   }
 
+  // The kernel of global `name` when an external code generator compiles it, else -1.
+  int external(const std::string &name) const {
+    auto found = external_.find(name);
+    return found == external_.end() ? -1 : found->second;
+  }
+
+  // Why global `name` does not compile recursively.
+  std::string grove_reason(const std::string &name) const {
+    for (const RecursiveCandidate &c : analyze_recursive_functions(exe_.source))
+      if (c.name == name) return c.reason;
+    return "it is not a global function";
+  }
+
   // The tree parameter of global `name` when it compiles recursively, else -1.
   int recursive_tree_param(const std::string &name) const {
     auto found = recursive_tree_param_.find(name);
@@ -263,7 +241,7 @@ class ModuleCompiler {
     auto [it, added] = list_maps_.try_emplace(name);
     if (added) {
       std::pair<std::string, std::string> ctors;
-      if (is_list_map(exe_.source, name, &ctors.first, &ctors.second)) it->second = ctors;
+      if (tree_to_dsl::is_list_map(exe_.source, name, &ctors.first, &ctors.second)) it->second = ctors;
     }
     if (!it->second) return false;
     *cons = it->second->first;
@@ -292,6 +270,7 @@ class ModuleCompiler {
  private:
   const CompileOptions &options_;
   std::unordered_map<std::string, int> recursive_tree_param_;
+  std::unordered_map<std::string, int> external_;  // globals external code generators compile
   std::unordered_map<std::string, std::optional<std::pair<std::string, std::string>>> list_maps_;
 
   int add_function(std::string name, const Expr &fn) {
@@ -312,8 +291,6 @@ class ModuleCompiler {
 
 VMFunction FunctionCompiler::run() {
   const auto *fn = pending_.function.as<Function>();
-  if (const AttrValue *compiler = fn->attrs.find(attr::kCompiler))
-    user_error(msg::kExternal, at(fn->span), compiler->s);
   var_kernel_ = pending_.kernels;
   VMFunction out;
   for (const Expr &var : pending_.captured) var_reg_[var.get()] = fresh();
@@ -378,6 +355,11 @@ int FunctionCompiler::compile(const Expr &e) {
       return dst;
     }
     case ExprKind::GlobalVar: {
+      const std::string &name = e.as<GlobalVar>()->name;
+      if (mc_.external(name) >= 0) {
+        const Expr *fn = mc_.exe_.module.find_function(name);
+        user_error(msg::kExternal, at(e->span), fn->as<Function>()->attrs.find(attr::kCompiler)->s);
+      }
       int dst = fresh();
       Instruction &in = emit(Opcode::AllocClosure, e->span);
       in.dst = dst;
@@ -477,6 +459,8 @@ int FunctionCompiler::compile_call(const Call *call, const Expr &e) {
     return dst;
   }
   if (const auto *gv = callee.as<GlobalVar>()) {
+    if (int kernel = mc_.external(gv->name); kernel >= 0)
+      return invoke_kernel(kernel, compile_all(call->args), e);
     if (int dst = try_recursive_map(call, e); dst >= 0) return dst;
     if (int dst = try_recursive_call(call, e); dst >= 0) return dst;
     int index = mc_.global(gv->name, callee->span);
@@ -735,7 +719,8 @@ Executable compile(const Module &module, const CompileOptions &options) {
     exe.source = module;
     infer_types(exe.source);
   }
-  exe.module = run_passes(module, parse_pass_list("fuse,anf"));
+  // BYOC's region markers (compiler_begin/end) left in a module that was not partitioned are identities.
+  exe.module = run_passes(remove_annotations(module), parse_pass_list("fuse,anf"));
   ModuleCompiler(exe, options).run();
   return exe;
 }

@@ -7,21 +7,26 @@
 #include "backends/relay/InterpreterKernels.h"
 #include "backends/relay/VM.h"
 #include "backends/relay/VMCompiler.h"
+#include "backends/relay/byoc/Codegen.h"
 
 namespace grove::relay {
 
 namespace {
 
 std::unique_ptr<KernelCompiler> cli_kernel_compiler(const Module &module) {
-  return make_fallback_kernel_compiler(make_halide_kernel_compiler(),
-                                       make_interpreter_kernel_compiler(module));
+  return make_external_kernel_compiler(
+      make_fallback_kernel_compiler(make_halide_kernel_compiler(), make_interpreter_kernel_compiler(module)));
 }
 
 }  // namespace
 
-std::unique_ptr<VirtualMachine> make_vm(const Module &module) {
+std::unique_ptr<VirtualMachine> make_vm(const Module &module) { return make_vm(module, {}); }
+
+std::unique_ptr<VirtualMachine> make_vm(const Module &module, PreloadedKernels preloaded) {
+  check_external_functions(module);
   vm::Executable exe = vm::compile(module);
   std::unique_ptr<KernelCompiler> kernels = cli_kernel_compiler(exe.module);
+  if (!preloaded.empty()) kernels = make_preloaded_kernel_compiler(std::move(preloaded), std::move(kernels));
   return std::make_unique<VirtualMachine>(std::move(exe), std::move(kernels));
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/relay/byoc/SavedProgram.h"
 #include "frontend/relay/IR.h"
 #include "frontend/relay/Value.h"
 
@@ -17,6 +18,9 @@ class VirtualMachine;
 // The command line's VM for `module` (typed): its bytecode, with Halide kernels that fall back to the
 // interpreter's kernels for each group Halide cannot lower. `grove relay run` and `bench` use it.
 std::unique_ptr<VirtualMachine> make_vm(const Module &module);
+// The same, with kernels compiled before (a saved program's, SavedProgram.h) served for the external
+// functions they were compiled for.
+std::unique_ptr<VirtualMachine> make_vm(const Module &module, PreloadedKernels preloaded);
 
 // Runs `module`'s @main on the VM (arguments checked as the interpreter's run_main checks them).
 Value run_main_on_vm(const Module &module, const std::vector<Value> &args);

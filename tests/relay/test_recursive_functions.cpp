@@ -52,7 +52,7 @@ TEST(RelayRecursiveFunctions, TreeLstmQualifiesAndOthersAreExplained) {
   EXPECT_FALSE(candidate(cs, "map").qualifies);
   EXPECT_THAT(candidate(cs, "map").reason, HasSubstr("polymorphic"));
   EXPECT_FALSE(candidate(cs, "main").qualifies);
-  EXPECT_THAT(candidate(cs, "main").reason, HasSubstr("no parameter of a binary tree type"));
+  EXPECT_THAT(candidate(cs, "main").reason, HasSubstr("no parameter of a tree type"));
   std::string text = explain_recursive_functions(l.module);
   EXPECT_THAT(text,
               HasSubstr("@treelstm: compiled by grove's recursive compiler (over its tree parameter %t, "
@@ -182,7 +182,7 @@ TEST(RelayRecursiveFunctions, ExplainsWhyFunctionsDoNotQualify) {
   // Recursion over a list, not a tree.
   EXPECT_THAT(explain(R"(def @f(%xs: List[int32], %w: Tensor[(4), float32]) -> Tensor[(4), float32] {
       match (%xs) { Cons(_, %r) => add(@f(%r, %w), %w), Nil => %w, } })"),
-              HasSubstr("@f: not compiled recursively: it has no parameter of a binary tree type"));
+              HasSubstr("@f: not compiled recursively: it has no parameter of a tree type"));
   // The weight changes in the recursive call.
   EXPECT_THAT(explain(R"(def @f(%t: Tree[int32], %w: Tensor[(4), float32]) -> Tensor[(4), float32] {
       match (%t) { Leaf(_) => %w, Node(%l, %r) => add(@f(%l, multiply(%w, 2f)), @f(%r, %w)), } })"),

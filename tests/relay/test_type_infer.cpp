@@ -6,6 +6,7 @@
 #include "frontend/relay/Parser.h"
 #include "frontend/relay/TypeInfer.h"
 #include "ilir/Error.h"
+#include "tests/relay/Differential.h"
 
 namespace grove::relay {
 namespace {
@@ -530,10 +531,13 @@ TEST(TypeInferErrors, InfiniteType) {
 // Programs in the text format
 // ---------------------------------------------------------------------------------------------
 
-// The type of @main after inferring the program `text` (with the version header added).
+// The type of @main after inferring the program `text` (with the version header added). A program
+// that types runs on the VM and the interpreter too, which must agree (tests/relay/Differential.h).
 std::string main_type(const std::string &text) {
   Module m = parse_module("#[version = \"0.0.5\"]\n" + text, "t.relay");
   infer_types(m);
+  testing::Check vm = testing::check_on_both(m, "main", 1, testing::VMKernels::Interpreter);
+  EXPECT_NE(vm.result, testing::Check::Differ) << vm.detail;
   return to_string((*m.find_function("main"))->checked_type);
 }
 

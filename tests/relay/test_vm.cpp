@@ -22,6 +22,7 @@
 #include "frontend/relay/Value.h"
 #include "ilir/Error.h"
 #include "tests/relay/ModelFixtures.h"
+#include "tests/relay/ValueCompare.h"
 
 namespace grove::relay {
 namespace {
@@ -38,55 +39,7 @@ std::string user_error_of(F &&f) {
   return "";
 }
 
-// Whether two values are the same: tensors bit for bit, tuples and ADTs field by field (ADTs by
-// constructor name and tag), references by their contents; closures are not compared. Iterative,
-// for 100,000-element lists. `why` says where they differ.
-bool same_value(const Value &a, const Value &b, std::string *why) {
-  std::vector<std::pair<Value, Value>> todo{{a, b}};
-  while (!todo.empty()) {
-    auto [x, y] = todo.back();
-    todo.pop_back();
-    if (x->kind != y->kind) {
-      *why = value_to_string(x) + " vs " + value_to_string(y);
-      return false;
-    }
-    const std::vector<Value> *xs = nullptr, *ys = nullptr;
-    switch (x->kind) {
-      case ValueKind::Tensor:
-        if (!tensor_of(x).bitwise_equal(tensor_of(y))) {
-          *why = value_to_string(x) + " vs " + value_to_string(y);
-          return false;
-        }
-        break;
-      case ValueKind::Tuple:
-        xs = &x->as<TupleValue>()->fields;
-        ys = &y->as<TupleValue>()->fields;
-        break;
-      case ValueKind::ADT:
-        if (x->as<ADTValue>()->tag != y->as<ADTValue>()->tag ||
-            x->as<ADTValue>()->constructor.as<Constructor>()->name !=
-                y->as<ADTValue>()->constructor.as<Constructor>()->name) {
-          *why = value_to_string(x) + " vs " + value_to_string(y);
-          return false;
-        }
-        xs = &x->as<ADTValue>()->fields;
-        ys = &y->as<ADTValue>()->fields;
-        break;
-      case ValueKind::Ref:
-        todo.emplace_back(x->as<RefValue>()->read(), y->as<RefValue>()->read());
-        break;
-      case ValueKind::Closure:
-        break;
-    }
-    if (xs == nullptr) continue;
-    if (xs->size() != ys->size()) {
-      *why = value_to_string(x) + " vs " + value_to_string(y);
-      return false;
-    }
-    for (size_t i = 0; i < xs->size(); ++i) todo.emplace_back((*xs)[i], (*ys)[i]);
-  }
-  return true;
-}
+using testing::same_value;
 
 VirtualMachine make_vm(const Module &m, std::unique_ptr<KernelCompiler> kernels = nullptr,
                        const vm::CompileOptions &options = {}) {

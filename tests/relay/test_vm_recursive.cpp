@@ -218,5 +218,24 @@ TEST(RelayVMRecursive, DirectCallOnOneTree) {
   EXPECT_EQ(machine.stats().kernel_calls, 0u);
 }
 
+// The Child-Sum TreeLSTM over rose trees (models/relay/childsum_treelstm.relay): @main is one
+// batched call of the compiled @childsum, equal to the interpreter (1e-5).
+TEST(RelayVMRecursive, ChildSumMainOverRoseTreesIsOneBatchedCall) {
+  auto l = load_model("childsum_treelstm");
+  const std::string path = testing::kModels + "fixtures/childsum_trees.txt";
+  std::vector<Tree> trees = read_ptb_trees(path, nullptr);
+  const Expr &param = l.module.find_function("main")->as<Function>()->params[0];
+  std::vector<Value> args = main_args(l, {{"trees", trees_to_value(l.module, param.type(), trees, path)}});
+  std::string dump = vm::to_string(vm::compile(l.module));
+  EXPECT_THAT(dump, HasSubstr("rec0: @childsum over a List (grove recursive compiler)"));
+  VirtualMachine machine = make_vm(l.module);
+  Value got = machine.run_main(args);
+  EXPECT_EQ(list_length(got), trees.size());
+  expect_near(got, run_main(l.module, args), 1e-5f);
+  EXPECT_EQ(machine.stats().recursive_calls, 1u);
+  EXPECT_EQ(machine.stats().recursive_compiles, 1u);
+  EXPECT_EQ(machine.stats().kernel_calls, 0u);
+}
+
 }  // namespace
 }  // namespace grove::relay

@@ -34,7 +34,7 @@ namespace {
 const std::vector<OpDef> &table() {
   static const std::vector<OpDef> ops = [] {
     std::vector<OpDef> all;
-    for (auto group : {elementwise_ops, reduce_ops, transform_ops, nn_ops}) {
+    for (auto group : {elementwise_ops, reduce_ops, transform_ops, nn_ops, annotation_ops}) {
       std::vector<OpDef> g = group();
       all.insert(all.end(), std::make_move_iterator(g.begin()), std::make_move_iterator(g.end()));
     }

@@ -68,6 +68,7 @@ std::vector<OpDef> elementwise_ops();  // ops/Elementwise.cpp: unary, binary (br
 std::vector<OpDef> reduce_ops();       // ops/Reduce.cpp: sum, mean, max, nn.softmax
 std::vector<OpDef> transform_ops();    // ops/Transform.cpp: concatenate ... full
 std::vector<OpDef> nn_ops();           // ops/NN.cpp: nn.dense ... nn.batch_norm
+std::vector<OpDef> annotation_ops();   // ops/Annotation.cpp: annotation.compiler_begin/end (BYOC)
 
 // Reading attributes in relations and kernels. Each throws OpError naming the attribute and what
 // was expected when the value has the wrong kind; `fallback` is used when the attribute is absent
