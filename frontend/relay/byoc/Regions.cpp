@@ -18,19 +18,6 @@ bool is_op_call(const Expr &e, const char *name) {
   return op && op->name == name;
 }
 
-bool is_leaf(const Expr &e) {
-  switch (e->kind) {
-    case ExprKind::Var:
-    case ExprKind::Constant:
-    case ExprKind::GlobalVar:
-    case ExprKind::Op:
-    case ExprKind::Constructor:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // Union-find over provisional region numbers.
 struct RegionSets {
   std::vector<int> parent;
@@ -80,6 +67,19 @@ std::string annotation_target(const Expr &call) {
   return attr_string(call.as<Call>()->attrs, "compiler", "");
 }
 
+bool is_region_leaf(const Expr &e) {
+  switch (e->kind) {
+    case ExprKind::Var:
+    case ExprKind::Constant:
+    case ExprKind::GlobalVar:
+    case ExprKind::Op:
+    case ExprKind::Constructor:
+      return true;
+    default:
+      return false;
+  }
+}
+
 Expr strip_annotations(Expr e) {
   while ((is_compiler_begin(e) || is_compiler_end(e)) && e.as<Call>()->args.size() == 1)
     e = e.as<Call>()->args[0];
@@ -124,7 +124,7 @@ RegionSet RegionSet::find(const Expr &root, bool include_default) {
     while (!stack.empty()) {
       Expr n = std::move(stack.back());
       stack.pop_back();
-      if (is_leaf(n)) continue;
+      if (is_region_leaf(n)) continue;
       if (auto it = owner.find(n.get()); it != owner.end()) {
         const int a = sets.find(it->second), b = sets.find(r);
         if (a == b) continue;

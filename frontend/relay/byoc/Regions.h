@@ -19,6 +19,8 @@ bool is_compiler_begin(const Expr &e);
 bool is_compiler_end(const Expr &e);
 // The `compiler` attribute of a compiler_begin / compiler_end call.
 std::string annotation_target(const Expr &call);
+// Whether `e` has no operands a region could hold: a variable, constant, global, op or constructor.
+bool is_region_leaf(const Expr &e);
 // `e` without the compiler_begin / compiler_end calls wrapped directly around it.
 Expr strip_annotations(Expr e);
 // `module` with every compiler_begin / compiler_end call replaced by its argument, in every function

@@ -19,19 +19,6 @@ namespace {
 
 constexpr const char *kDefaultTarget = "default";
 
-bool is_leaf(const Expr &e) {
-  switch (e->kind) {
-    case ExprKind::Var:
-    case ExprKind::Constant:
-    case ExprKind::GlobalVar:
-    case ExprKind::Op:
-    case ExprKind::Constructor:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // Where an expression is evaluated: the function body, an If branch or a Match clause it lies in
 // (a tree of scopes). A node shared in graph form lies in the innermost scope enclosing all its
 // uses, which is where the interpreter first needs it. A region lies in the innermost scope
@@ -44,11 +31,11 @@ class Scopes {
     scope_of_[root.get()] = 0;
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
       const Expr &n = *it;
-      if (is_leaf(n)) continue;
+      if (is_region_leaf(n)) continue;
       const int s = scope_of_.at(n.get());
       std::vector<Expr> ops = operands(n);
       for (size_t i = 0; i < ops.size(); ++i) {
-        if (is_leaf(ops[i])) continue;
+        if (is_region_leaf(ops[i])) continue;
         int cs = s;
         if (opens_scope(n, i)) {
           scopes_.push_back({s, scopes_[s].depth + 1});
@@ -120,7 +107,7 @@ class RegionMerger {
       if (const auto *m = n.as<Match>())
         for (const Clause &c : m->clauses)
           for (const Expr &v : pattern_vars(c.lhs)) bound.emplace_back(v, m->data);
-      if (is_leaf(n)) continue;
+      if (is_region_leaf(n)) continue;
       const int r = regions.region_of(n);
       if (r >= 0) {
         unit_of_[n.get()] = r;
@@ -146,7 +133,7 @@ class RegionMerger {
         add_edge(it->second, unit_of_.at(var.get()), false);
     }
     for (const Expr &n : order) {
-      if (is_leaf(n)) continue;
+      if (is_region_leaf(n)) continue;
       const int u = unit_of_.at(n.get());
       for (const Expr &c : operands(n)) {
         auto it = unit_of_.find(c.get());

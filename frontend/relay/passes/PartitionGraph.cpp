@@ -19,19 +19,6 @@ namespace grove::relay {
 
 namespace {
 
-bool is_leaf(const Expr &e) {
-  switch (e->kind) {
-    case ExprKind::Var:
-    case ExprKind::Constant:
-    case ExprKind::GlobalVar:
-    case ExprKind::Op:
-    case ExprKind::Constructor:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // A name usable after `@`: letters, digits and underscores ("unsanitary-name++" -> "unsanitary_name__").
 std::string sanitize(const std::string &s) {
   std::string out = s;
@@ -279,7 +266,7 @@ class CallerRewriter {
   }
 
   Expr finish(const Expr &e, const std::vector<Expr> &kids) {
-    if (is_leaf(e)) return e;
+    if (is_region_leaf(e)) return e;
     const int r = regions_.region_of(e);
     if (r >= 0 && is_compiler_end(e)) {
       Partition &p = partitions_[r];
