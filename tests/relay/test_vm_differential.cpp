@@ -210,7 +210,8 @@ uint64_t seed_of(const std::string &where) {
 
 // How long one executor may run one program: the parser's and printer's tests hold programs that
 // never end (`def @id(%x: int32) -> int32 { @id(%x) }`), and the slowest real ones take well under.
-constexpr int kTimeoutMs = 3000;
+constexpr int kTimeoutMs = 5000;     // the interpreter's: past it, the program is taken never to end
+constexpr int kVmTimeoutMs = 60000;  // the VM's, once the interpreter has finished
 
 // A check's result as the child writes it: Agree, Skip, Differ; Agree with `elsewhere`.
 constexpr char kResultLetters[] = "ASD";
@@ -265,8 +266,11 @@ Check check_in_child(const EntryRun &run, VMKernels kernels) {
   std::string got;
   auto start = std::chrono::steady_clock::now();
   bool ended = read_until(fds[0], start + std::chrono::milliseconds(kTimeoutMs), got);
-  if (!ended && got == "I") {  // the interpreter finished: the VM gets as long again
-    ended = read_until(fds[0], std::chrono::steady_clock::now() + std::chrono::milliseconds(kTimeoutMs), got);
+  if (!ended && got == "I") {
+    // The interpreter finished, so the program ends: the VM gets ample time (its compilation and a
+    // sanitized build on a loaded machine are slow; only a VM that loops forever may fail here).
+    ended =
+        read_until(fds[0], std::chrono::steady_clock::now() + std::chrono::milliseconds(kVmTimeoutMs), got);
   }
   ::close(fds[0]);
   if (!ended) ::kill(pid, SIGKILL);
@@ -276,7 +280,8 @@ Check check_in_child(const EntryRun &run, VMKernels kernels) {
     return {Check::Skip,
             fmt::format("the interpreter runs past {} s (a program that never ends)", kTimeoutMs / 1000)};
   if (!ended)
-    return {Check::Differ, fmt::format("the interpreter finished, the VM runs past {} s", kTimeoutMs / 1000)};
+    return {Check::Differ,
+            fmt::format("the interpreter finished, the VM runs past {} s", kVmTimeoutMs / 1000)};
   if (got.size() > 0 && got[0] == 'I') got.erase(0, 1);
   if (WIFSIGNALED(status))
     return {Check::Differ, fmt::format("the check crashed (signal {})", WTERMSIG(status))};
