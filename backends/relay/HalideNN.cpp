@@ -33,18 +33,30 @@ Tensor Lowerer::gemm(const std::string &name, DType dtype, int64_t batch, int64_
     c.f(j, i) = acc(j, i, 0);
   const int w = lanes(dtype);
   const int vec = n >= w ? w : 1;
-  const int cols = n >= 2 * w ? 2 * w : n >= w ? w : static_cast<int>(n);
-  const int rows = static_cast<int>(std::min<int64_t>(m, 4));
+  // A block keeps rows x (cols / w) accumulator vectors in registers over the whole k loop:
+  // with AVX-512's 32 registers, 24 leave room for a step's column vectors and broadcast (each
+  // step loads cols / w + rows values for rows * cols / w FMAs); with 16 registers, 8. Rows are
+  // at most 6 (4) so that a small m (TreeLSTM's 22) wastes little to ShiftInwards' overlap; the
+  // rest goes to columns, up to 8 vectors, so that m = 1 still has independent FMA chains.
+  const bool wide = vector_bytes_ >= 64;
+  const int rows = static_cast<int>(std::min<int64_t>(m, wide ? 6 : 4));
+  const int nv = static_cast<int>(std::min<int64_t>({n / w, 8, std::max((wide ? 24 : 8) / rows, 1)}));
+  const int cols = nv > 0 ? nv * w : static_cast<int>(n);
   c.f.compute_root()
       .tile(j, i, jo, io, ji, ii, cols, rows, Halide::TailStrategy::ShiftInwards)
-      .reorder(ji, ii, jo, io);
+      .reorder(ji, ii, io, jo);
   if (vec > 1) c.f.vectorize(ji, vec);
+  // Column panels (times batches) are the outer, parallel loop: a panel of B stays in cache
+  // while every row block passes over it, and m = 1 still splits across threads. Panels are
+  // grouped into about 8 tasks, as in gemm_dot: one panel is too little work for a task.
+  const int64_t tiles = (n + cols - 1) / cols * std::max<int64_t>(batch, 1);
+  const int task = static_cast<int>((tiles + 7) / 8);
   if (batch > 0) {
-    c.f.fuse(io, b, t_).parallel(t_);
+    c.f.reorder(ji, ii, io, jo, b).fuse(jo, b, t_).parallel(t_, task, Halide::TailStrategy::GuardWithIf);
   } else {
-    c.f.parallel(io);
+    c.f.parallel(jo, task, Halide::TailStrategy::GuardWithIf);
   }
-  acc.compute_at(c.f, jo);
+  acc.compute_at(c.f, io);
   Halide::Stage update = acc.update();
   if (vec > 1) {
     acc.vectorize(j, vec);
@@ -62,6 +74,8 @@ Tensor Lowerer::gemm(const std::string &name, DType dtype, int64_t batch, int64_
 // outputs keeps one vector of partial sums per output (loads of both operands are contiguous, no
 // transposed copy), then sums its lanes and the k % lanes tail. Column tiles are the outer,
 // parallel loop, so a tile's weight rows stay in cache while every row tile passes over them.
+// (Packing the weight into panels for an outer-product kernel would cost a transposed copy of
+// all n * k weights per call, as much as the whole product at m = 1.)
 Tensor Lowerer::gemm_dot(const std::string &name, DType dtype, int64_t batch, int64_t m, int64_t n, int64_t k,
                          const std::function<HExpr(HExpr, HExpr, HExpr)> &a,
                          const std::function<HExpr(HExpr, HExpr, HExpr)> &bt) {
@@ -70,7 +84,8 @@ Tensor Lowerer::gemm_dot(const std::string &name, DType dtype, int64_t batch, in
   const int64_t k_vec = k / w, k_tail = k % w;
   HVar kl("kl"), j("j"), i("i"), b("b"), jo("jo"), io("io"), ji("ji"), ii("ii"), t_("t");
   const HExpr bb = batch > 0 ? HExpr(b) : HExpr(0);
-  Func part(fresh(name + "_part"));
+  Func part(fresh(name + "_part")), lanes_sum;
+  Halide::RVar rlx;
   HExpr total;
   RDom r;
   if (k_vec > 0) {
@@ -78,8 +93,14 @@ Tensor Lowerer::gemm_dot(const std::string &name, DType dtype, int64_t batch, in
     part(kl, j, i, b) = zero(t);
     HExpr kk = r.x * w + kl;
     part(kl, j, i, b) += a(b, i, kk) * bt(b, j, kk);
+    // The lanes are summed in a stage of its own so that the sum is a vector reduction (a
+    // shuffle tree over a tile's partial vectors), not a scalar loop of loads per output.
     RDom rl(0, w, fresh("rl"));
-    total = Halide::sum(part(rl.x, j, i, bb));
+    lanes_sum = Func(fresh(name + "_sum"));
+    lanes_sum(j, i, b) = zero(t);
+    lanes_sum(j, i, b) += part(rl.x, j, i, b);
+    rlx = rl.x;
+    total = lanes_sum(j, i, bb);
   }
   if (k_tail > 0) {
     RDom rt(static_cast<int>(k_vec * w), static_cast<int>(k_tail), fresh("rt"));
@@ -92,19 +113,43 @@ Tensor Lowerer::gemm_dot(const std::string &name, DType dtype, int64_t batch, in
     c.f(j, i, b) = total;
   else
     c.f(j, i) = total;
-  const int cols = static_cast<int>(std::min<int64_t>(n, 4));
-  const int rows = static_cast<int>(std::min<int64_t>(m, vector_bytes_ >= 64 ? 4 : 2));
+  // A tile holds rows x cols partial vectors in registers across the whole k loop: with AVX-512's
+  // 32 registers, 24 accumulators leave room for the rows + 1 operand vectors of a step (each
+  // step then does rows + cols loads for rows * cols FMAs); with 16 registers, 8. Rows are at
+  // most 4 (2) so that a small m (TreeLSTM's 22) wastes little to ShiftInwards' overlap; the
+  // rest of the budget goes to columns, so m = 1 gets wide tiles that amortize x's load.
+  const bool wide = vector_bytes_ >= 64;
+  const int rows = static_cast<int>(std::min<int64_t>(m, wide ? 4 : 2));
+  const int cols = static_cast<int>(std::min<int64_t>(n, (wide ? 24 : 8) / rows));
   c.f.compute_root()
       .tile(j, i, jo, io, ji, ii, cols, rows, Halide::TailStrategy::ShiftInwards)
       .reorder(ji, ii, io, jo);
   if (batch > 0) {
     c.f.reorder(ji, ii, io, jo, b).fuse(jo, b, t_).parallel(t_);
   } else {
-    c.f.parallel(jo);
+    // A column tile is under a microsecond of work, not much more than a thread-pool task
+    // costs to hand out; grouping them into about 8 tasks keeps the threads balanced (also
+    // when the machine is shared) without paying that per tile.
+    const int64_t tiles = (n + cols - 1) / cols;
+    c.f.parallel(jo, static_cast<int>((tiles + 7) / 8), Halide::TailStrategy::GuardWithIf);
   }
+  // The tile's outputs leave the lane sums as one vector per row.
+  if (cols > 1) c.f.vectorize(ji);
   if (k_vec > 0) {
     part.compute_at(c.f, io).vectorize(kl).unroll(j).unroll(i);
     part.update().reorder(kl, j, i, r.x).vectorize(kl).unroll(j).unroll(i);
+    // One vector reduction per row of the tile, from cols * lanes partials to cols sums: the
+    // shuffle tree's levels are shared by the row's columns. atomic() allows vectorizing the
+    // reduction over the lanes (float addition reassociated: the lanes are summed pairwise).
+    lanes_sum.compute_at(c.f, io).unroll(i);
+    Halide::Stage sum_update = lanes_sum.update();
+    sum_update.reorder(rlx, j, i).atomic().vectorize(rlx).unroll(i);
+    if (cols > 1) {
+      lanes_sum.vectorize(j);
+      sum_update.vectorize(j);
+    } else {
+      sum_update.unroll(j);
+    }
   }
   scheduled_.insert(c.f.name());
   return c;
