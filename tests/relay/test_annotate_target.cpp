@@ -21,6 +21,7 @@
 #include "frontend/relay/ops/Op.h"
 #include "frontend/relay/passes/AnnotateTarget.h"
 #include "tests/relay/PassTest.h"
+#include "tests/relay/ValueCompare.h"
 
 namespace grove::relay {
 namespace {
@@ -76,15 +77,10 @@ std::vector<Value> inputs_for(const Module &m, uint32_t seed) {
   return args;
 }
 
+// Bit for bit (tests/relay/ValueCompare.h).
 bool same_value(const Value &a, const Value &b) {
-  if (a->kind != b->kind) return false;
-  if (const auto *ta = a->as<TensorValue>()) return ta->data.bitwise_equal(b->as<TensorValue>()->data);
-  const auto *xa = a->as<TupleValue>();
-  const auto *xb = b->as<TupleValue>();
-  if (!xa || xa->fields.size() != xb->fields.size()) return false;
-  for (size_t i = 0; i < xa->fields.size(); ++i)
-    if (!same_value(xa->fields[i], xb->fields[i])) return false;
-  return true;
+  std::string why;
+  return testing::same_value(a, b, &why);
 }
 
 // The annotated module computes bit for bit what the original computes, on a few input sets.

@@ -22,6 +22,7 @@
 #include "frontend/relay/passes/DominatorTree.h"
 #include "frontend/relay/passes/FuseOps.h"
 #include "tests/relay/PassTest.h"
+#include "tests/relay/ValueCompare.h"
 
 namespace grove::relay {
 namespace {
@@ -57,15 +58,10 @@ std::vector<Value> inputs_for(const Module &m) {
   return args;
 }
 
+// Bit for bit (tests/relay/ValueCompare.h).
 bool same_value(const Value &a, const Value &b) {
-  if (a->kind != b->kind) return false;
-  if (const auto *ta = a->as<TensorValue>()) return ta->data.bitwise_equal(b->as<TensorValue>()->data);
-  const auto *xa = a->as<TupleValue>();
-  const auto *xb = b->as<TupleValue>();
-  if (!xa || xa->fields.size() != xb->fields.size()) return false;
-  for (size_t i = 0; i < xa->fields.size(); ++i)
-    if (!same_value(xa->fields[i], xb->fields[i])) return false;
-  return true;
+  std::string why;
+  return testing::same_value(a, b, &why);
 }
 
 // The fused module computes what the original computes, on the same float32 inputs.

@@ -24,6 +24,7 @@
 #include "frontend/relay/passes/MergeComposite.h"
 #include "frontend/relay/passes/PassList.h"
 #include "tests/relay/PassTest.h"
+#include "tests/relay/ValueCompare.h"
 
 namespace grove::relay {
 namespace {
@@ -57,15 +58,10 @@ std::optional<std::vector<Value>> inputs_for(const Module &m) {
   return args;
 }
 
+// Bit for bit (tests/relay/ValueCompare.h).
 bool same_value(const Value &a, const Value &b) {
-  if (a->kind != b->kind) return false;
-  if (const auto *ta = a->as<TensorValue>()) return ta->data.bitwise_equal(b->as<TensorValue>()->data);
-  const auto *xa = a->as<TupleValue>();
-  const auto *xb = b->as<TupleValue>();
-  if (!xa || xa->fields.size() != xb->fields.size()) return false;
-  for (size_t i = 0; i < xa->fields.size(); ++i)
-    if (!same_value(xa->fields[i], xb->fields[i])) return false;
-  return true;
+  std::string why;
+  return testing::same_value(a, b, &why);
 }
 
 // Merges `before` and compares with `expected` (alpha-equivalence and the same sharing); the merged
