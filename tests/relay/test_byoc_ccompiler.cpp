@@ -29,21 +29,17 @@
 #include "frontend/relay/TypeInfer.h"
 #include "frontend/relay/Value.h"
 #include "ilir/Error.h"
+#include "tests/relay/CodegenTestUtil.h"
 
 namespace grove::relay {
 namespace {
 
+using testing::flatten;
 using ::testing::HasSubstr;
-
-template <typename F>
-std::string user_error_of(F &&f) {
-  try {
-    f();
-  } catch (const UserError &e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::random_array;
+using testing::ScopedEnv;
+using testing::shapes_of;
+using testing::user_error_of;
 
 // `body` as @f(params) with the attributes partition_graph gives a ccompiler function.
 Module partitioned(const std::string &params, const std::string &body,
@@ -63,29 +59,6 @@ NDArray array(const Shape &shape, const std::vector<float> &values) {
   EXPECT_EQ(static_cast<size_t>(a.size()), values.size());
   std::copy(values.begin(), values.end(), a.data<float>());
   return a;
-}
-
-NDArray random_array(const Shape &shape, unsigned seed, float lo = -2.0f, float hi = 2.0f) {
-  NDArray a(DType::Float32, shape);
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  for (int64_t i = 0; i < a.size(); ++i) a.data<float>()[i] = dist(rng);
-  return a;
-}
-
-// The tensors of `v`, a tuple's fields flattened left to right.
-void flatten(const Value &v, std::vector<NDArray> &out) {
-  if (const auto *tuple = v->as<TupleValue>()) {
-    for (const Value &f : tuple->fields) flatten(f, out);
-    return;
-  }
-  out.push_back(tensor_of(v));
-}
-
-std::vector<Shape> shapes_of(const std::vector<NDArray> &inputs) {
-  std::vector<Shape> shapes;
-  for (const NDArray &a : inputs) shapes.push_back(a.shape());
-  return shapes;
 }
 
 // @f's kernel from the ccompiler, for `inputs`' shapes.
@@ -111,25 +84,6 @@ std::vector<NDArray> expect_same_as_interpreter(const Module &m, const std::vect
         << value_to_string(tensor_value(expected[i]));
   return actual;
 }
-
-// Sets an environment variable for one scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char *name, const std::string &value) : name_(name) {
-    if (const char *old = std::getenv(name)) old_ = old;
-    setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      setenv(name_, old_->c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-
- private:
-  const char *name_;
-  std::optional<std::string> old_;
-};
 
 TEST(CCompiler, AddSubtractMultiplyChainEqualsInterpreter) {
   Module m = partitioned("%x: Tensor[(4, 5), float32], %y: Tensor[(4, 5), float32]",

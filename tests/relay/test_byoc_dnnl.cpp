@@ -24,22 +24,17 @@
 #include "frontend/relay/Value.h"
 #include "frontend/relay/Visitor.h"
 #include "ilir/Error.h"
+#include "tests/relay/CodegenTestUtil.h"
 #include "tests/relay/ModelFixtures.h"
 
 namespace grove::relay {
 namespace {
 
+using testing::flatten;
 using ::testing::HasSubstr;
-
-template <typename F>
-std::string user_error_of(F &&f) {
-  try {
-    f();
-  } catch (const UserError &e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::random_array;
+using testing::shapes_of;
+using testing::user_error_of;
 
 const Codegen &dnnl() { return find_codegen("dnnl"); }
 
@@ -52,28 +47,6 @@ Module partitioned(const std::string &params, const std::string &body,
                           "dnnl.relay", meta);
   infer_types(m);
   return m;
-}
-
-NDArray random_array(const Shape &shape, unsigned seed, float lo = -2.0f, float hi = 2.0f) {
-  NDArray a(DType::Float32, shape);
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  for (int64_t i = 0; i < a.size(); ++i) a.data<float>()[i] = dist(rng);
-  return a;
-}
-
-void flatten(const Value &v, std::vector<NDArray> &out) {
-  if (const auto *tuple = v->as<TupleValue>()) {
-    for (const Value &f : tuple->fields) flatten(f, out);
-    return;
-  }
-  out.push_back(tensor_of(v));
-}
-
-std::vector<Shape> shapes_of(const std::vector<NDArray> &inputs) {
-  std::vector<Shape> shapes;
-  for (const NDArray &a : inputs) shapes.push_back(a.shape());
-  return shapes;
 }
 
 std::shared_ptr<Kernel> compile_f(KernelCompiler &compiler, const Module &m,

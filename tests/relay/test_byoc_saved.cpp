@@ -29,6 +29,7 @@
 #include "frontend/relay/TypeInfer.h"
 #include "frontend/relay/Value.h"
 #include "ilir/Error.h"
+#include "tests/relay/CodegenTestUtil.h"
 #include "tests/relay/ValueCompare.h"
 
 namespace grove::relay {
@@ -37,35 +38,9 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 using ::testing::HasSubstr;
-
-template <typename F>
-std::string user_error_of(F &&f) {
-  try {
-    f();
-  } catch (const UserError &e) {
-    return e.what();
-  }
-  return "";
-}
-
-// Sets an environment variable for one scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char *name, const std::string &value) : name_(name) {
-    if (const char *old = std::getenv(name)) old_ = old;
-    setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      setenv(name_, old_->c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-
- private:
-  const char *name_;
-  std::optional<std::string> old_;
-};
+using testing::random_array;
+using testing::ScopedEnv;
+using testing::user_error_of;
 
 // A fresh directory for one test, removed with its contents after.
 class ScratchDir {
@@ -98,14 +73,6 @@ void write_text(const std::string &path, const std::string &text) {
 
 json read_manifest(const std::string &dir) { return json::parse(read_text(dir + "/manifest.json")); }
 void write_manifest(const std::string &dir, const json &m) { write_text(dir + "/manifest.json", m.dump(2)); }
-
-NDArray random_array(const Shape &shape, unsigned seed) {
-  NDArray a(DType::Float32, shape);
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
-  for (int64_t i = 0; i < a.size(); ++i) a.data<float>()[i] = dist(rng);
-  return a;
-}
 
 // dense+bias_add+relu (dnnl's composite), then an elementwise tail with a bound constant of 6
 // elements (written to module.meta.safetensors) that ccompiler claims, then softmax (grove's own).
