@@ -159,20 +159,22 @@ Tree rose_to_grove_tree(const Value &root, int cons_tag, size_t index) {
 }  // namespace
 
 // 1. Each global is translated with the shapes of its types (`?` allowed); a Reject is the reason.
+RecursiveCandidate analyze_recursive_function(const Module &m, const std::string &name) {
+  RecursiveCandidate c;
+  c.name = name;
+  try {
+    tree_to_dsl::Translation t = tree_to_dsl::translate(m, name, nullptr);
+    c.qualifies = true;
+    c.tree_param = t.tree_param;
+  } catch (const tree_to_dsl::Reject &r) {
+    c.reason = r.why;
+  }
+  return c;
+}
+
 std::vector<RecursiveCandidate> analyze_recursive_functions(const Module &m) {
   std::vector<RecursiveCandidate> out;
-  for (const auto &[name, fn] : m.functions()) {
-    RecursiveCandidate c;
-    c.name = name;
-    try {
-      tree_to_dsl::Translation t = tree_to_dsl::translate(m, name, nullptr);
-      c.qualifies = true;
-      c.tree_param = t.tree_param;
-    } catch (const tree_to_dsl::Reject &r) {
-      c.reason = r.why;
-    }
-    out.push_back(std::move(c));
-  }
+  for (const auto &[name, fn] : m.functions()) out.push_back(analyze_recursive_function(m, name));
   return out;
 }
 

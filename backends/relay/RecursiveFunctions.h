@@ -65,6 +65,8 @@ struct RecursiveCandidate {
 // For each global function of the typed module `m`, in definition order: whether it compiles as a
 // recursive grove model, and if not, why.
 std::vector<RecursiveCandidate> analyze_recursive_functions(const Module &m);
+// The same for the one global `name` of `m` (which must exist).
+RecursiveCandidate analyze_recursive_function(const Module &m, const std::string &name);
 
 // One line per global: `@f: compiled by grove's recursive compiler (...)` or `@f: not compiled
 // recursively: <reason>`.

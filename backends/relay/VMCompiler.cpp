@@ -225,9 +225,8 @@ class ModuleCompiler {
 
   // Why global `name` does not compile recursively.
   std::string grove_reason(const std::string &name) const {
-    for (const RecursiveCandidate &c : analyze_recursive_functions(exe_.source))
-      if (c.name == name) return c.reason;
-    return "it is not a global function";
+    if (exe_.source.find_function(name) == nullptr) return "recursive compilation is turned off";
+    return analyze_recursive_function(exe_.source, name).reason;
   }
 
   // The tree parameter of global `name` when it compiles recursively, else -1.

@@ -16,9 +16,7 @@ ExternalTarget grove_target() {
   ExternalTarget t;
   t.name = "grove";
   t.claims_function = [](const Module &module, const std::string &global) {
-    for (const RecursiveCandidate &c : analyze_recursive_functions(module))
-      if (c.name == global) return c.qualifies;
-    return false;
+    return analyze_recursive_function(module, global).qualifies;
   };
   return t;
 }
