@@ -9,6 +9,7 @@
 
 #include "Halide.h"
 #include "ilir/IR.h"
+#include "lowering/HostTarget.h"
 #include "lowering/LowerToLoops.h"
 #include "scheduling/Schedule.h"
 
@@ -16,7 +17,7 @@ namespace grove::lowering {
 
 struct LowerOptions {
   std::map<std::string, int64_t> sizes;  // bound size variables; unbound ones become arguments
-  Halide::Target target = Halide::get_host_target();
+  Halide::Target target = host_target();
   std::string function_name = "grove_model";
   scheduling::Schedule schedule;
 };

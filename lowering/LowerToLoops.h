@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "Halide.h"
+#include "backends/runtime/ModelAbi.h"
 #include "ilir/IR.h"
 #include "scheduling/Schedule.h"
 
@@ -25,7 +26,7 @@ inline constexpr const char *kToken = "token";
 inline constexpr const char *kTeamBegin = "team_begin";  // with unroll (LinearizedBatch::team_begin)
 inline constexpr const char *kNumLevels = "num_levels";
 // How the threads of a parallel region (schedule `region`) share a stage's chunks and wait for
-// them (lowering::internal::Team), provided by the back end (backends/cpu/Barrier.h). `state`
+// them (lowering::internal::Team), provided by the runtime (backends/runtime/Team.h). `state`
 // points to zeroed int32s the generated code owns; `seq` numbers the stage.
 //   int grove_stage_claim(int32_t *state, int seq, int chunks, int tid, int threads): a chunk or -1
 //   int grove_stage_finish(int32_t *state, int seq): one chunk of stage seq is done
@@ -40,15 +41,8 @@ std::string state(const std::string &tensor);  // s_<tensor>
 std::string temp(const std::string &tensor);   // t_<tensor>
 }  // namespace names
 
-// A weight's rows packed for a GEMM micro-kernel: rows [row_offset, row_offset + rows) of `param`
-// (shape [*, cols]) as panels of `panel` rows, panel-major then column then row:
-// packed[(p * cols + k) * panel + r] = param[row_offset + p * panel + r, k], zero past `rows`.
-// The back end fills the buffer named `buffer` (an argument of the entry function).
-struct PackedWeight {
-  std::string buffer, param;
-  int64_t row_offset = 0, rows = 0, cols = 0, panel = 0;
-  int64_t size() const { return (rows + panel - 1) / panel * panel * cols; }
-};
+// A weight's rows packed for a GEMM micro-kernel; the layout is owned by the model's ABI.
+using grove::PackedWeight;
 
 struct LoopNest {
   Halide::Internal::Stmt body;

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "backends/runtime/BindWeights.h"
+#include "backends/runtime/RandomWeights.h"
 #include "backends/runtime/Safetensors.h"
 #include "datasets/PTBReader.h"
 #include "datasets/Vocab.h"
@@ -16,7 +17,6 @@
 #include "ilir/Error.h"
 #include "tools/Flops.h"
 #include "tools/Messages.h"
-#include "tools/RandomWeights.h"
 #include "tools/Tune.h"
 
 namespace grove::tool {

@@ -14,6 +14,7 @@
 #include "backends/cpu/CompiledModel.h"
 #include "backends/runtime/BindWeights.h"
 #include "backends/runtime/Npy.h"
+#include "backends/runtime/RandomWeights.h"
 #include "backends/runtime/Safetensors.h"
 #include "datasets/DagReader.h"
 #include "datasets/PTBReader.h"
@@ -23,7 +24,6 @@
 #include "ilir/IRPrinter.h"
 #include "lowering/Lower.h"
 #include "tools/Messages.h"
-#include "tools/RandomWeights.h"
 #include "tools/Tune.h"
 
 namespace grove::tool {

@@ -5,8 +5,8 @@
 #include <map>
 #include <string>
 
+#include "backends/runtime/RandomWeights.h"  // parse_sizes
 #include "tools/Inputs.h"
-#include "tools/RandomWeights.h"  // parse_sizes
 
 namespace grove::tool {
 

@@ -2,8 +2,8 @@
 
 #include <vector>
 
+#include "backends/runtime/RandomWeights.h"
 #include "ilir/Error.h"
-#include "tools/RandomWeights.h"
 
 namespace grove::tool {
 

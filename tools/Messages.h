@@ -3,12 +3,6 @@
 
 namespace grove::tool_messages {
 
-inline constexpr char kBadSizes[] =
-    "--sizes: expected NAME=VALUE pairs separated by commas (H=256,D=256), got '{}'";
-inline constexpr char kBadSizeValue[] = "--sizes: {} must be a positive integer, got '{}'";
-inline constexpr char kUnknownSize[] =
-    "--sizes: model {} has no size variable '{}' (its size variables are: {})";
-inline constexpr char kMissingSize[] = "--sizes: model {} needs a value for size variable '{}'";
 inline constexpr char kOutIsInput[] = "--out {} is also the {} file: grove never overwrites its own inputs";
 inline constexpr char kNoInputs[] = "{}: no {} to run";
 inline constexpr char kInputCount[] =
@@ -84,5 +78,16 @@ inline constexpr char kRelayMetaNeedsOut[] =
 inline constexpr char kRelayFuseDepth[] = "--fuse-max-depth must be at least 1, got {}";
 inline constexpr char kRelayTargetOnSaved[] =
     "--target: {} is a program grove relay build already partitioned; --target applies to a .relay file";
+
+inline constexpr char kCompileWeightsOrSizes[] =
+    "compile: give exactly one of --weights FILE (the sizes come from it) and --sizes H=...,V=...";
+inline constexpr char kCompileEmbedWithoutWeights[] = "compile: --embed-weights needs --weights FILE";
+inline constexpr char kRunLibraryOptions[] =
+    "run: {} is a compiled library: its target and schedule were fixed by `grove compile`, so --target, "
+    "--schedule and --tuned do not apply";
+inline constexpr char kRunNeedsWeights[] =
+    "run: --weights is required with a model file (only a library written by `grove compile "
+    "--embed-weights` carries its own)";
+inline constexpr char kCompileThreads[] = "compile: --threads must be at least 1, got {}";
 
 }  // namespace grove::tool_messages

@@ -6,6 +6,8 @@
 #include "ilir/Error.h"
 #include "tools/Bench.h"
 #include "tools/Commands.h"
+#include "tools/CompileCommand.h"
+#include "tools/Messages.h"
 #include "tools/RelayBench.h"
 #include "tools/RelayCommands.h"
 #include "tools/Tune.h"
@@ -20,12 +22,13 @@ int main(int argc, char **argv) {
   grove::tool::RunCommand run;
   CLI::App *r = app.add_subcommand(
       "run", "Compile MODEL and write the output state of every tree, DAG, grid or sequence to OUT.npy");
-  r->add_option("model", run.model, "Model file, e.g. models/treelstm.grove")
+  r->add_option("model", run.model,
+                "Model file, e.g. models/treelstm.grove, or a shared library `grove compile` wrote")
       ->required()
       ->check(CLI::ExistingFile);
+  // Required with a model file (checked below); a compiled library may embed its weights.
   r->add_option("--weights", run.weights,
                 "Weights in safetensors format (names and shapes of the model's params)")
-      ->required()
       ->check(CLI::ExistingFile);
   // Exactly one of --trees, --dags, --grids, --sequences (checked by the run command).
   r->add_option("--trees", run.inputs.trees,
@@ -82,6 +85,26 @@ int main(int argc, char **argv) {
   w->add_option("--sizes", init.sizes, "Every size variable, e.g. H=256,D=256,V=21702")->required();
   w->add_option("--seed", init.seed, "Random seed (default 1)");
   w->add_option("--out", init.out, "Output safetensors file")->required();
+
+  grove::tool::CompileCommand compile;
+  CLI::App *cp = app.add_subcommand(
+      "compile",
+      "Compile MODEL ahead of time into DIR: lib<name>.so, lib<name>.a and <name>.h, which link "
+      "libgrove_runtime and not the compiler (open them with grove's C API, include/grove/grove.h)");
+  cp->add_option("model", compile.model, "Model file, e.g. models/treelstm.grove")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cp->add_option("--weights", compile.weights, "Weights in safetensors format: they give the sizes")
+      ->check(CLI::ExistingFile);
+  cp->add_option("--sizes", compile.sizes, "Every size variable, without --weights: H=256,D=300,V=21701");
+  cp->add_option("--target", compile.target, "Halide target string (default: host)");
+  cp->add_option("--schedule", compile.schedule, "Schedule overrides, e.g. 'unroll=2'");
+  cp->add_option("--threads", compile.threads, "Threads (the schedule's threads=N; default: all cores)");
+  cp->add_flag("--embed-weights", compile.embed_weights,
+               "Embed the --weights file in the libraries: they run without a weights file");
+  cp->add_option("--name", compile.name,
+                 "The libraries' name, a C identifier (default: the model's name in lower case)");
+  cp->add_option("-o,--out", compile.out, "Output directory (created if missing)")->required();
 
   // bench and tune take the same inputs.
   auto add_bench_options = [](CLI::App *b, grove::tool::BenchCommand &bench) {
@@ -258,9 +281,14 @@ int main(int argc, char **argv) {
     return app.exit(e) == 0 ? 0 : 1;
   }
   try {
-    if (r->parsed()) return grove::tool::run(run);
+    if (r->parsed()) {
+      if (grove::tool::is_compiled_library(run.model)) return grove::tool::run_library(run);
+      if (run.weights.empty()) throw grove::UserError(grove::tool_messages::kRunNeedsWeights);
+      return grove::tool::run(run);
+    }
     if (d->parsed()) return grove::tool::dump(dump);
     if (w->parsed()) return grove::tool::init_weights(init);
+    if (cp->parsed()) return grove::tool::compile(compile);
     if (b->parsed()) return grove::tool::bench(bench, std::cout);
     if (t->parsed()) return grove::tool::tune(tune, std::cout);
     if (rc->parsed()) return grove::tool::relay_check(relay_check);

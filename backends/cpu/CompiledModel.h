@@ -16,6 +16,7 @@
 #include <string>
 
 #include "backends/runtime/DagInspector.h"
+#include "backends/runtime/Executor.h"
 #include "backends/runtime/Tensor.h"
 #include "datasets/Dag.h"
 #include "datasets/Tree.h"
@@ -30,18 +31,8 @@ struct CompileOptions {
   std::string schedule;
 };
 
-struct RunOptions {
-  int64_t batch = 0;  // trees (DAGs, sequences) per call of the compiled code; 0 = all in one call
-  // run_dags only: which nodes' states make the result, and how errors name one input DAG.
-  DagOutputs outputs = DagOutputs::Sinks;
-  std::string noun = "DAG";  // "DAG", "grid"
-};
-
-// What one run did, for `grove run` and `make run` to print.
-struct RunStats {
-  int64_t trees = 0, nodes = 0, levels = 0, calls = 0;
-  double inspector_ms = 0, compute_ms = 0;
-};
+using grove::RunOptions;
+using grove::RunStats;
 
 class CompiledModel {
  public:
@@ -67,6 +58,9 @@ class CompiledModel {
 
   double compile_ms() const;
   std::string schedule() const;  // the schedule in effect, as KEY=VALUE pairs
+  const ModelAbi &abi() const;   // how the compiled code is called
+  // What runs it; valid as long as this model (the C API and the Python module rebind through it).
+  Executor &executor() const;
 
   CompiledModel(CompiledModel &&) noexcept;
   CompiledModel &operator=(CompiledModel &&) noexcept;

@@ -1,21 +1,30 @@
 #pragma once
-// Every user-facing message of the CPU back end, in one place.
+// Every user-facing message of the CPU back end, in one place (running a model: runtime's Messages.h).
 
 namespace grove::cpu_messages {
 
 inline constexpr char kBadTarget[] =
     "unknown target '{}': use 'host' or a Halide target string such as x86-64-linux-avx2";
-inline constexpr char kBatchTooLarge[] =
-    "a batch of {} trees has {} nodes: state '{}' would need {} floats, more than one buffer holds (2^31 - "
-    "1); "
-    "use --batch to run fewer trees per call";
-inline constexpr char kNegativeBatch[] = "--batch must be at least 0 (0 = all trees in one call), got {}";
-inline constexpr char kTreesForDagModel[] =
-    "model {} has 'structure {}': it runs over DAGs, grids or sequences (--dags, --grids, --sequences), not "
-    "trees";
-inline constexpr char kDagsForTreeModel[] =
-    "model {} has 'structure {}': it runs over trees (--trees), not {}s; DAGs, grids and sequences need a "
-    "'structure dag' or 'structure sequence' model";
-inline constexpr char kRunFailed[] = "the compiled model failed with Halide error code {}";
+
+// Ahead-of-time compilation (`grove compile`, Aot.h).
+inline constexpr char kAotBadName[] =
+    "--name '{}' is not a C identifier: the library's symbols are named after it (letters, digits and _, "
+    "not starting with a digit)";
+inline constexpr char kAotOutDirNotDir[] = "-o {}: exists and is not a directory";
+inline constexpr char kAotOutDir[] = "-o {}: cannot create the output directory: {}";
+inline constexpr char kAotTempDir[] = "-o {}: cannot create a temporary directory in it: {}";
+inline constexpr char kAotWrite[] = "cannot write {}: {}";
+inline constexpr char kAotRead[] = "cannot read {}: {}";
+inline constexpr char kAotRename[] = "cannot move {} into place as {}: {}";
+inline constexpr char kAotNoRuntime[] =
+    "cannot find libgrove_runtime.so, which compiled libraries link: looked in {}; build the "
+    "grove_runtime_shared target or install grove";
+inline constexpr char kAotNoInclude[] =
+    "cannot find grove/grove.h, which compiled libraries include: looked in {}; install grove";
+inline constexpr char kAotTool[] = "`grove compile` could not build {}: `{}` failed ({}):\n{}";
+inline constexpr char kAotNoTool[] = "no such program: install a C toolchain, or name it in ${}";
+inline constexpr char kAotTwoWeights[] = "embed either a weights file or weights in memory, not both";
+inline constexpr char kAotWeightsSizes[] =
+    "{}: the weights give {} = {}, but the library is compiled with {} = {}";
 
 }  // namespace grove::cpu_messages

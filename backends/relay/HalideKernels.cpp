@@ -13,6 +13,7 @@
 
 #include "backends/relay/HalideLower.h"
 #include "ilir/Error.h"
+#include "lowering/HostTarget.h"
 
 namespace grove::relay {
 namespace {
@@ -89,7 +90,7 @@ class HalideKernelCompiler : public KernelCompiler {
  public:
   explicit HalideKernelCompiler(const HalideKernelOptions &options) : threads_(options.threads) {
     if (options.target == "host") {
-      target_ = Halide::get_host_target();
+      target_ = lowering::host_target();
     } else {
       if (!Halide::Target::validate_target_string(options.target))
         user_error("\"{}\" is not a Halide target (e.g. host, x86-64-linux-avx2)", options.target);

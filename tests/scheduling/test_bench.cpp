@@ -1,5 +1,5 @@
 // `grove bench` (tools/Bench.h) and the random weights it shares with `grove init-weights`
-// (tools/RandomWeights.h): the protocol's arithmetic, the JSON report, and the user errors.
+// (backends/runtime/RandomWeights.h): the protocol's arithmetic, the JSON report, and the user errors.
 
 #include <fmt/format.h>
 #include <gmock/gmock.h>
@@ -12,11 +12,11 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "backends/runtime/RandomWeights.h"
 #include "frontend/dsl/Frontend.h"
 #include "ilir/Error.h"
 #include "scheduling/Schedule.h"
 #include "tools/Bench.h"
-#include "tools/RandomWeights.h"
 #include "tools/Tune.h"
 
 namespace grove::tool {

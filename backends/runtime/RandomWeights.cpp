@@ -1,4 +1,4 @@
-#include "tools/RandomWeights.h"
+#include "backends/runtime/RandomWeights.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -8,12 +8,12 @@
 #include <random>
 #include <sstream>
 
+#include "backends/runtime/Messages.h"
 #include "ilir/Error.h"
-#include "tools/Messages.h"
 
-namespace grove::tool {
+namespace grove {
 
-namespace msg = tool_messages;
+namespace msg = runtime_messages;
 
 std::map<std::string, int64_t> parse_sizes(const std::string &text) {
   std::map<std::string, int64_t> sizes;
@@ -63,4 +63,4 @@ Weights random_weights(const ilir::Program &program, const std::map<std::string,
   return weights;
 }
 
-}  // namespace grove::tool
+}  // namespace grove

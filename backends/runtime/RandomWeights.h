@@ -9,7 +9,7 @@
 #include "backends/runtime/Tensor.h"
 #include "ilir/IR.h"
 
-namespace grove::tool {
+namespace grove {
 
 // "H=256,D=256" → {H: 256, D: 256}; a UserError on malformed text.
 std::map<std::string, int64_t> parse_sizes(const std::string &text);
@@ -24,4 +24,4 @@ void check_sizes(const ilir::Program &program, const std::map<std::string, int64
 Weights random_weights(const ilir::Program &program, const std::map<std::string, int64_t> &sizes,
                        uint64_t seed);
 
-}  // namespace grove::tool
+}  // namespace grove

@@ -1,0 +1,36 @@
+#pragma once
+// Lowering for the CPU, and the ABI of a lowered model (backends/runtime/ModelAbi.h): what the runtime needs
+// to call its entry function, for the JIT (CompiledModel) and for libraries written by `grove compile`
+// (Aot.h).
+
+#include <map>
+#include <string>
+
+#include "backends/cpu/CompiledModel.h"
+#include "backends/runtime/ModelAbi.h"
+#include "ilir/IR.h"
+#include "lowering/Lower.h"
+#include "scheduling/Schedule.h"
+
+namespace grove::cpu {
+
+// `program` is the model as written (its params, structure and output); `lowered` what the lowering
+// made of it under `schedule`, with every size variable bound by `sizes`.
+ModelAbi make_abi(const ilir::Program &program, const lowering::LoweredModel &lowered,
+                  const std::map<std::string, int64_t> &sizes, const scheduling::Schedule &schedule,
+                  const std::string &target);
+
+// What the JIT and `grove compile` share: the program lowered for the CPU under the default
+// schedule with options.schedule applied, and its ABI. `sizes` binds every size variable.
+struct LoweredForCpu {
+  scheduling::Schedule schedule;
+  lowering::LoweredModel lowered;
+  ModelAbi abi;
+};
+LoweredForCpu lower_for_cpu(const ilir::Program &program, const std::map<std::string, int64_t> &sizes,
+                            const CompileOptions &options);
+
+// "host" or a Halide target string; a UserError otherwise.
+Halide::Target parse_target(const std::string &target);
+
+}  // namespace grove::cpu

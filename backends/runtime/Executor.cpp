@@ -1,0 +1,311 @@
+#include "backends/runtime/Executor.h"
+
+#include <HalideBuffer.h>
+
+#include <chrono>
+#include <climits>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+
+#include "backends/runtime/Inspector.h"
+#include "backends/runtime/Messages.h"
+#include "backends/runtime/Team.h"
+#include "backends/runtime/TeamPartition.h"
+#include "ilir/Error.h"
+
+namespace grove {
+
+namespace msg = runtime_messages;
+using Kind = ModelAbi::ArgKind;
+
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::string param_names(const ModelAbi &abi) {
+  std::string s;
+  for (const ModelAbi::Param &p : abi.params) s += (s.empty() ? "" : ", ") + p.name;
+  return s;
+}
+
+}  // namespace
+
+struct Executor::Impl {
+  ModelAbi abi;
+  EntryPoints entry;
+
+  // The bound weights, guarded by `lock` (shared while running, exclusive while binding).
+  mutable std::shared_mutex lock;
+  Weights owned;                           // weights bound by value
+  std::vector<const float *> data;         // per abi.params: into `owned` or the caller's buffers
+  std::vector<std::vector<float>> panels;  // per abi.packed, when abi.hoist
+
+  // Checks the names and shapes of `weights` against the params.
+  template <typename Map>
+  void check(const Map &weights, const std::string &file, auto shape_of) const;
+  void pack_panels();
+
+  void run_batch(std::span<const Tree> trees, int64_t first_tree, float *out, RunStats *stats) const;
+  void run_dag_batch(std::span<const Dag> dags, const DagInspectorOptions &options, std::vector<float> &out,
+                     RunStats *stats) const;
+  void execute(const LinearizedBatch &batch, size_t inputs, double inspector_ms, float *out,
+               RunStats *stats) const;
+  void check_runs_dags(const std::string &noun) const;
+  void check_bound() const;
+};
+
+Executor::Executor(ModelAbi abi, EntryPoints entry) : impl_(std::make_unique<Impl>()) {
+  GROVE_CHECK(entry.argv, "a compiled model without an entry function");
+  impl_->abi = std::move(abi);
+  impl_->entry = entry;
+  if (impl_->abi.threads > 0 && entry.set_num_threads)
+    set_thread_pool(entry.set_num_threads, impl_->abi.threads);
+}
+
+Executor::~Executor() = default;
+
+const ModelAbi &Executor::abi() const { return impl_->abi; }
+
+bool Executor::bound() const {
+  std::shared_lock guard(impl_->lock);
+  return !impl_->data.empty() || impl_->abi.params.empty();
+}
+
+template <typename Map>
+void Executor::Impl::check(const Map &weights, const std::string &file, auto shape_of) const {
+  for (const ModelAbi::Param &p : abi.params) {
+    auto it = weights.find(p.name);
+    if (it == weights.end()) user_error(msg::kWeightsMissing, file, p.name, shape_string(p.shape));
+    if (shape_of(it->second) != p.shape)
+      user_error(msg::kWeightsShape, file, p.name, shape_string(shape_of(it->second)), shape_string(p.shape));
+  }
+  for (const auto &[name, value] : weights) {
+    bool known = false;
+    for (const ModelAbi::Param &p : abi.params) known |= p.name == name;
+    if (!known) user_error(msg::kWeightsExtra, file, name, abi.model, param_names(abi));
+  }
+}
+
+void Executor::Impl::pack_panels() {
+  panels.clear();
+  if (!abi.hoist) return;
+  for (const PackedWeight &w : abi.packed) {
+    size_t p = 0;
+    while (abi.params[p].name != w.param) p++;
+    panels.emplace_back(w.size());
+    pack(w, data[p], panels.back().data());
+  }
+}
+
+void Executor::bind(Weights weights, const std::string &weights_file) {
+  impl_->check(weights, weights_file, [](const Tensor &t) { return t.shape; });
+  std::unique_lock guard(impl_->lock);
+  impl_->owned = std::move(weights);
+  impl_->data.clear();
+  for (const ModelAbi::Param &p : impl_->abi.params)
+    impl_->data.push_back(impl_->owned.at(p.name).data.data());
+  impl_->pack_panels();
+}
+
+void Executor::bind(const std::map<std::string, WeightView> &weights, const std::string &weights_file) {
+  impl_->check(weights, weights_file, [](const WeightView &v) { return v.shape; });
+  for (const auto &[name, view] : weights)
+    if (!view.data && Tensor::num_elements(view.shape) > 0)
+      user_error(msg::kWeightViewNull, weights_file, name);
+  std::unique_lock guard(impl_->lock);
+  impl_->owned.clear();
+  impl_->data.clear();
+  for (const ModelAbi::Param &p : impl_->abi.params) impl_->data.push_back(weights.at(p.name).data);
+  impl_->pack_panels();
+}
+
+void Executor::Impl::check_bound() const {
+  if (data.empty() && !abi.params.empty()) user_error(msg::kNoWeights, abi.model);
+}
+
+void Executor::Impl::run_batch(std::span<const Tree> trees, int64_t first_tree, float *out,
+                               RunStats *stats) const {
+  auto t0 = std::chrono::steady_clock::now();
+  InspectorOptions options;
+  options.arity = {abi.min_children, abi.max_children};
+  options.vocab_size = abi.vocab_size;
+  options.first_tree_number = first_tree + 1;
+  LinearizedBatch batch = linearize(trees, options);
+  if (abi.unroll_team > 0) partition_for_team(batch, abi.unroll_team, abi.unroll);
+  execute(batch, trees.size(), ms_since(t0), out, stats);
+}
+
+void Executor::Impl::run_dag_batch(std::span<const Dag> dags, const DagInspectorOptions &options,
+                                   std::vector<float> &out, RunStats *stats) const {
+  auto t0 = std::chrono::steady_clock::now();
+  LinearizedBatch batch = linearize_dags(dags, options);
+  double inspector_ms = ms_since(t0);
+  int64_t width = abi.output_elements();
+  size_t begin = out.size();
+  out.resize(begin + batch.roots.size() * width);
+  execute(batch, dags.size(), inspector_ms, out.data() + begin, stats);
+}
+
+// Steps:
+//   1. Allocate the states (rows = nodes, plus the DAG inspector's zero row, zeroed).
+//   2. Pack the weight panels unless they were packed when the weights were bound.
+//   3. Build the argument vector in the ABI's order and call the entry function (holding the
+//      region lock when the levels run unrolled at a barrier).
+//   4. Copy the output rows of batch.roots, in order.
+void Executor::Impl::execute(const LinearizedBatch &batch, size_t inputs, double inspector_ms, float *out,
+                             RunStats *stats) const {
+  int64_t rows = int64_t(batch.num_nodes) + (batch.zero_node >= 0 ? 1 : 0);
+  std::vector<Halide::Runtime::Buffer<float>> states;
+  for (const ModelAbi::State &s : abi.states) {
+    int64_t elements = rows * s.row_elements;
+    if (elements > INT32_MAX) user_error(msg::kBatchTooLarge, inputs, batch.num_nodes, s.name, elements);
+    states.emplace_back(int(elements));
+    if (batch.zero_node >= 0) {
+      float *zero_row = states.back().data() + int64_t(batch.zero_node) * s.row_elements;
+      std::fill(zero_row, zero_row + s.row_elements, 0.0f);
+    }
+  }
+
+  std::vector<std::vector<float>> repacked;
+  const std::vector<std::vector<float>> *packed = &panels;
+  if (!abi.hoist) {
+    for (const PackedWeight &w : abi.packed) {
+      size_t p = 0;
+      while (abi.params[p].name != w.param) p++;
+      repacked.emplace_back(w.size());
+      pack(w, data[p], repacked.back().data());
+    }
+    packed = &repacked;
+  }
+
+  static const std::vector<int32_t> kNoLevels{0};  // a batch without levels reads nothing
+  std::vector<Halide::Runtime::Buffer<float>> floats;
+  std::vector<Halide::Runtime::Buffer<int32_t>> ints;
+  floats.reserve(abi.args.size());
+  ints.reserve(abi.args.size());
+  auto float_buffer = [&](const float *p, int64_t n) {
+    return floats.emplace_back(const_cast<float *>(p), int(n)).raw_buffer();
+  };
+  auto int_buffer = [&](const std::vector<int32_t> &v) {
+    return ints.emplace_back(const_cast<int32_t *>(v.data()), int(v.size())).raw_buffer();
+  };
+  int32_t num_levels = batch.num_levels;
+  std::vector<void *> argv;
+  for (const ModelAbi::Arg &a : abi.args) {
+    switch (a.kind) {
+      case Kind::Param:
+        argv.push_back(float_buffer(data[a.index], Tensor::num_elements(abi.params[a.index].shape)));
+        break;
+      case Kind::Packed:
+        argv.push_back(float_buffer((*packed)[a.index].data(), (*packed)[a.index].size()));
+        break;
+      case Kind::State:
+        argv.push_back(states[a.index].raw_buffer());
+        break;
+      case Kind::LevelBegin:
+        argv.push_back(int_buffer(batch.level_begin));
+        break;
+      case Kind::ChildBegin:
+        argv.push_back(int_buffer(batch.child_begin));
+        break;
+      case Kind::Children:
+        argv.push_back(int_buffer(batch.children));
+        break;
+      case Kind::Token:
+        argv.push_back(int_buffer(batch.token));
+        break;
+      case Kind::TeamBegin:
+        argv.push_back(int_buffer(batch.team_begin.empty() ? kNoLevels : batch.team_begin));
+        break;
+      case Kind::NumLevels:
+        argv.push_back(&num_levels);
+        break;
+    }
+  }
+  std::optional<RegionLock> region;
+  if (abi.unroll_team > 0) region.emplace(entry.set_num_threads, abi.unroll_team);
+  auto t1 = std::chrono::steady_clock::now();
+  int rc = entry.argv(argv.data());
+  if (rc != 0) GROVE_CHECK(false, msg::kRunFailed, rc);
+  double compute_ms = ms_since(t1);
+
+  int64_t width = abi.output_elements();
+  const float *state = states[abi.output].data();
+  for (size_t t = 0; t < batch.roots.size(); t++)
+    std::copy(state + int64_t(batch.roots[t]) * width, state + int64_t(batch.roots[t] + 1) * width,
+              out + t * width);
+  if (stats) {
+    stats->nodes += batch.num_nodes;
+    stats->levels += batch.num_levels;
+    stats->calls += 1;
+    stats->inspector_ms += inspector_ms;
+    stats->compute_ms += compute_ms;
+  }
+}
+
+Tensor Executor::run(std::span<const Tree> trees, const RunOptions &options, RunStats *stats) const {
+  const ModelAbi &abi = impl_->abi;
+  if (options.batch < 0) user_error(msg::kNegativeBatch, options.batch);
+  if (abi.runs_dags()) user_error(msg::kTreesForDagModel, abi.model, abi.structure);
+  std::shared_lock guard(impl_->lock);
+  impl_->check_bound();
+  std::vector<int64_t> shape{int64_t(trees.size())};
+  shape.insert(shape.end(), abi.output_shape.begin(), abi.output_shape.end());
+  Tensor result(shape);
+  int64_t width = abi.output_elements();
+  int64_t batch = options.batch == 0 ? int64_t(trees.size()) : options.batch;
+  if (stats) stats->trees += int64_t(trees.size());
+  for (int64_t begin = 0; begin < int64_t(trees.size()); begin += batch) {
+    int64_t end = std::min<int64_t>(begin + batch, trees.size());
+    impl_->run_batch(trees.subspan(begin, end - begin), begin, result.data.data() + begin * width, stats);
+  }
+  return result;
+}
+
+void Executor::Impl::check_runs_dags(const std::string &noun) const {
+  if (!abi.runs_dags()) user_error(msg::kDagsForTreeModel, abi.model, abi.structure, noun);
+}
+
+Tensor Executor::run_dags(std::span<const Dag> dags, const RunOptions &options, RunStats *stats) const {
+  const ModelAbi &abi = impl_->abi;
+  if (options.batch < 0) user_error(msg::kNegativeBatch, options.batch);
+  impl_->check_runs_dags(options.noun);
+  std::shared_lock guard(impl_->lock);
+  impl_->check_bound();
+  DagInspectorOptions inspector;
+  inspector.slots = abi.predecessor_slots;
+  inspector.vocab_size = abi.vocab_size;
+  inspector.noun = options.noun;
+  inspector.outputs = options.outputs;
+  std::vector<float> rows;
+  int64_t batch = options.batch == 0 ? int64_t(dags.size()) : options.batch;
+  if (stats) stats->trees += int64_t(dags.size());
+  for (int64_t begin = 0; begin < int64_t(dags.size()); begin += batch) {
+    int64_t end = std::min<int64_t>(begin + batch, dags.size());
+    inspector.first_dag_number = begin + 1;
+    impl_->run_dag_batch(dags.subspan(begin, end - begin), inspector, rows, stats);
+  }
+  int64_t width = abi.output_elements();
+  std::vector<int64_t> shape{int64_t(rows.size()) / width};
+  shape.insert(shape.end(), abi.output_shape.begin(), abi.output_shape.end());
+  Tensor result(shape);
+  result.data = std::move(rows);
+  return result;
+}
+
+Tensor Executor::run_sequences(std::span<const std::vector<int32_t>> sequences, const RunOptions &options,
+                               RunStats *stats) const {
+  impl_->check_runs_dags("sequence");
+  std::vector<Dag> chains;
+  chains.reserve(sequences.size());
+  for (const std::vector<int32_t> &tokens : sequences) chains.push_back(chain_dag(tokens));
+  RunOptions chain_options = options;
+  chain_options.noun = "sequence";
+  chain_options.outputs = DagOutputs::Sinks;  // a chain's one sink is its last token
+  return run_dags(chains, chain_options, stats);
+}
+
+}  // namespace grove

@@ -1,0 +1,81 @@
+#pragma once
+// Runs a compiled model: binds its weights, linearizes each batch of inputs with the inspector,
+// calls the compiled entry function, and gathers the output rows in input order. The JIT
+// (cpu::CompiledModel) and libraries written by `grove compile` (CompiledLibrary.h) both run
+// through it; it needs only the model's ABI (ModelAbi.h) and its entry points, not the compiler.
+//
+// Thread safety: run*, from any number of threads at once; bind* waits for running calls and
+// blocks new ones while it replaces the weights.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "backends/runtime/DagInspector.h"
+#include "backends/runtime/ModelAbi.h"
+#include "backends/runtime/Tensor.h"
+#include "datasets/Dag.h"
+#include "datasets/Tree.h"
+
+namespace grove {
+
+struct RunOptions {
+  int64_t batch = 0;  // trees (DAGs, sequences) per call of the compiled code; 0 = all in one call
+  // run_dags only: which nodes' states make the result, and how errors name one input DAG.
+  DagOutputs outputs = DagOutputs::Sinks;
+  std::string noun = "DAG";  // "DAG", "grid"
+};
+
+// What one run did, for `grove run` and `make run` to print.
+struct RunStats {
+  int64_t trees = 0, nodes = 0, levels = 0, calls = 0;
+  double inspector_ms = 0, compute_ms = 0;
+};
+
+// What the compiled code exports.
+struct EntryPoints {
+  int (*argv)(void **args) = nullptr;     // Halide's argv entry (ModelAbi.h)
+  int (*set_num_threads)(int) = nullptr;  // its Halide runtime's halide_set_num_threads
+};
+
+// A weight the caller owns and keeps alive (and unchanged) while the model may run.
+struct WeightView {
+  const float *data = nullptr;
+  std::vector<int64_t> shape;
+};
+
+class Executor {
+ public:
+  Executor(ModelAbi abi, EntryPoints entry);
+  ~Executor();
+
+  const ModelAbi &abi() const;
+
+  // Checks every weight against the ABI's params (exact names and shapes, nothing extra) and keeps
+  // them, packing GEMM panels now when the schedule hoists packing. Replaces any weights bound
+  // before. Throws UserError naming `weights_file` and the tensor.
+  void bind(Weights weights, const std::string &weights_file);
+  // The same over caller-owned buffers: nothing is copied but the packed panels.
+  void bind(const std::map<std::string, WeightView> &weights, const std::string &weights_file);
+  bool bound() const;
+
+  // The output state of every tree's root, [trees.size(), output_shape...], in input order.
+  // Results do not depend on options.batch. Throws UserError on a tree the model cannot take, or
+  // if no weights are bound.
+  Tensor run(std::span<const Tree> trees, const RunOptions &options, RunStats *stats = nullptr) const;
+  // A dag or sequence model: the output state of every DAG's sinks in node order (or of all its
+  // nodes, options.outputs), DAG by DAG, [rows, output_shape...].
+  Tensor run_dags(std::span<const Dag> dags, const RunOptions &options, RunStats *stats = nullptr) const;
+  // A dag or sequence model over sequences (chain DAGs): the last token's output state of each.
+  Tensor run_sequences(std::span<const std::vector<int32_t>> sequences, const RunOptions &options,
+                       RunStats *stats = nullptr) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace grove

@@ -1,0 +1,165 @@
+#include "backends/runtime/ModelAbi.h"
+
+#include <nlohmann/json.hpp>
+
+#include "backends/runtime/Messages.h"
+#include "ilir/Error.h"
+
+namespace grove {
+
+namespace msg = runtime_messages;
+using nlohmann::json;
+
+void pack(const PackedWeight &w, const float *param, float *out) {
+  std::fill(out, out + w.size(), 0.0f);
+  int64_t panels = (w.rows + w.panel - 1) / w.panel;
+  for (int64_t p = 0; p < panels; p++)
+    for (int64_t k = 0; k < w.cols; k++)
+      for (int64_t r = 0; r < w.panel && p * w.panel + r < w.rows; r++)
+        out[(p * w.cols + k) * w.panel + r] = param[(w.row_offset + p * w.panel + r) * w.cols + k];
+}
+
+int64_t ModelAbi::output_elements() const {
+  int64_t n = 1;
+  for (int64_t d : output_shape) n *= d;
+  return n;
+}
+
+namespace {
+
+const char *kArgKinds[] = {"param",    "packed", "state",      "level_begin", "child_begin",
+                           "children", "token",  "team_begin", "num_levels"};
+
+const char *to_string(ModelAbi::ArgKind kind) { return kArgKinds[int(kind)]; }
+
+ModelAbi::ArgKind arg_kind(const std::string &s, const std::string &where) {
+  for (size_t i = 0; i < std::size(kArgKinds); i++)
+    if (s == kArgKinds[i]) return ModelAbi::ArgKind(i);
+  user_error(msg::kAbiBadField, where, "args[].kind", s);
+}
+
+}  // namespace
+
+std::string to_json(const ModelAbi &abi) {
+  json j;
+  j["grove_abi"] = abi.version;
+  j["model"] = abi.model;
+  j["structure"] = abi.structure;
+  j["function"] = abi.function;
+  j["target"] = abi.target;
+  j["schedule"] = abi.schedule;
+  j["sizes"] = abi.sizes;
+  j["min_children"] = abi.min_children;
+  j["max_children"] = abi.max_children;
+  j["predecessor_slots"] = abi.predecessor_slots;
+  j["vocab_size"] = abi.vocab_size;
+  j["params"] = json::array();
+  for (const ModelAbi::Param &p : abi.params) j["params"].push_back({{"name", p.name}, {"shape", p.shape}});
+  j["packed"] = json::array();
+  for (const PackedWeight &w : abi.packed)
+    j["packed"].push_back({{"buffer", w.buffer},
+                           {"param", w.param},
+                           {"row_offset", w.row_offset},
+                           {"rows", w.rows},
+                           {"cols", w.cols},
+                           {"panel", w.panel}});
+  j["states"] = json::array();
+  for (const ModelAbi::State &s : abi.states)
+    j["states"].push_back({{"name", s.name}, {"row_elements", s.row_elements}});
+  j["args"] = json::array();
+  for (const ModelAbi::Arg &a : abi.args)
+    j["args"].push_back({{"kind", to_string(a.kind)}, {"name", a.name}, {"index", a.index}});
+  j["output"] = abi.output;
+  j["output_shape"] = abi.output_shape;
+  j["hoist"] = abi.hoist;
+  j["unroll"] = abi.unroll;
+  j["unroll_team"] = abi.unroll_team;
+  j["threads"] = abi.threads;
+  return j.dump(1);
+}
+
+// Steps:
+//   1. Parse; check the version first (a newer library may have any other fields).
+//   2. Read every field with its type checked (nlohmann's type_error becomes a UserError).
+//   3. Check the cross references the executor relies on: indices in range, packed weights inside
+//      their params, one NumLevels argument, sizes that are not negative.
+ModelAbi model_abi_from_json(const std::string &text, const std::string &where) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) user_error(msg::kAbiNotJson, where);
+  if (!j.contains("grove_abi") || !j["grove_abi"].is_number_integer() ||
+      j["grove_abi"].get<int>() != kModelAbiVersion)
+    user_error(msg::kAbiVersion, where, j.contains("grove_abi") ? j["grove_abi"].dump() : "none",
+               kModelAbiVersion);
+  ModelAbi abi;
+  try {
+    abi.model = j.at("model").get<std::string>();
+    abi.structure = j.at("structure").get<std::string>();
+    abi.function = j.at("function").get<std::string>();
+    abi.target = j.at("target").get<std::string>();
+    abi.schedule = j.at("schedule").get<std::string>();
+    abi.sizes = j.at("sizes").get<std::map<std::string, int64_t>>();
+    abi.min_children = j.at("min_children").get<int32_t>();
+    abi.max_children = j.at("max_children").get<int32_t>();
+    abi.predecessor_slots = j.at("predecessor_slots").get<int32_t>();
+    abi.vocab_size = j.at("vocab_size").get<int64_t>();
+    for (const json &p : j.at("params"))
+      abi.params.push_back({p.at("name").get<std::string>(), p.at("shape").get<std::vector<int64_t>>()});
+    for (const json &w : j.at("packed"))
+      abi.packed.push_back({w.at("buffer").get<std::string>(), w.at("param").get<std::string>(),
+                            w.at("row_offset").get<int64_t>(), w.at("rows").get<int64_t>(),
+                            w.at("cols").get<int64_t>(), w.at("panel").get<int64_t>()});
+    for (const json &s : j.at("states"))
+      abi.states.push_back({s.at("name").get<std::string>(), s.at("row_elements").get<int64_t>()});
+    for (const json &a : j.at("args"))
+      abi.args.push_back({arg_kind(a.at("kind").get<std::string>(), where), a.at("name").get<std::string>(),
+                          a.at("index").get<int>()});
+    abi.output = j.at("output").get<int>();
+    abi.output_shape = j.at("output_shape").get<std::vector<int64_t>>();
+    abi.hoist = j.at("hoist").get<bool>();
+    abi.unroll = j.at("unroll").get<int>();
+    abi.unroll_team = j.at("unroll_team").get<int>();
+    abi.threads = j.at("threads").get<int>();
+  } catch (const json::exception &e) {
+    user_error(msg::kAbiBadJson, where, e.what());
+  }
+
+  auto param_of = [&](const std::string &name) -> const ModelAbi::Param * {
+    for (const ModelAbi::Param &p : abi.params)
+      if (p.name == name) return &p;
+    return nullptr;
+  };
+  for (const ModelAbi::Param &p : abi.params)
+    for (int64_t d : p.shape)
+      if (d < 0) user_error(msg::kAbiBadField, where, "params[].shape", p.name);
+  for (const PackedWeight &w : abi.packed) {
+    const ModelAbi::Param *p = param_of(w.param);
+    int64_t param_rows = p && p->shape.size() == 2 ? p->shape[0] : -1;
+    if (!p || p->shape.size() != 2 || p->shape[1] != w.cols || w.panel <= 0 || w.rows < 0 ||
+        w.row_offset < 0 || w.row_offset + w.rows > param_rows)
+      user_error(msg::kAbiBadField, where, "packed[]", w.buffer);
+  }
+  for (const ModelAbi::State &s : abi.states)
+    if (s.row_elements <= 0) user_error(msg::kAbiBadField, where, "states[].row_elements", s.name);
+  int num_levels = 0;
+  for (const ModelAbi::Arg &a : abi.args) {
+    using K = ModelAbi::ArgKind;
+    size_t limit = a.kind == K::Param    ? abi.params.size()
+                   : a.kind == K::Packed ? abi.packed.size()
+                                         : abi.states.size();
+    bool indexed = a.kind == K::Param || a.kind == K::Packed || a.kind == K::State;
+    if (indexed && (a.index < 0 || size_t(a.index) >= limit))
+      user_error(msg::kAbiBadField, where, "args[].index", a.name);
+    num_levels += a.kind == ModelAbi::ArgKind::NumLevels;
+  }
+  if (num_levels != 1) user_error(msg::kAbiBadField, where, "args", "num_levels");
+  if (abi.output < 0 || size_t(abi.output) >= abi.states.size())
+    user_error(msg::kAbiBadField, where, "output", std::to_string(abi.output));
+  int64_t out = abi.output_elements();
+  if (out != abi.states[abi.output].row_elements) user_error(msg::kAbiBadField, where, "output_shape", "");
+  if (abi.min_children < 0 || abi.max_children < abi.min_children || abi.predecessor_slots < 0 ||
+      abi.threads < 0 || abi.unroll_team < 0 || abi.unroll < 1)
+    user_error(msg::kAbiBadField, where, "structure", abi.structure);
+  return abi;
+}
+
+}  // namespace grove

@@ -1,0 +1,96 @@
+#pragma once
+// The contract between a compiled model's code and the runtime that calls it: which arguments the
+// entry function takes, in which order, what each holds and how it is laid out. The compiler
+// writes one (backends/cpu/Abi.h) for the JIT and for `grove compile`, which embeds it as JSON in
+// the library it writes; the runtime (Executor.h) reads nothing else. Sizes are bound: every
+// shape here is concrete.
+//
+// The entry function is Halide's argv form, `int entry(void **args)`: args[i] points to a
+// halide_buffer_t for a buffer argument (1-D, float32 or int32) and to an int32_t for num_levels.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace grove {
+
+// The version of this contract; a library written under another version is refused when opened.
+inline constexpr int kModelAbiVersion = 1;
+
+// A weight's rows packed for a GEMM micro-kernel: rows [row_offset, row_offset + rows) of `param`
+// (shape [*, cols]) as panels of `panel` rows, panel-major then column then row:
+// packed[(p * cols + k) * panel + r] = param[row_offset + p * panel + r, k], zero past `rows`.
+// This struct owns the layout: the lowering's kernels index it, pack() below fills it.
+struct PackedWeight {
+  std::string buffer, param;
+  int64_t row_offset = 0, rows = 0, cols = 0, panel = 0;
+  int64_t size() const { return (rows + panel - 1) / panel * panel * cols; }
+};
+
+// Fills `out` (w.size() floats) from `param`, the row-major [*, w.cols] weight named w.param.
+void pack(const PackedWeight &w, const float *param, float *out);
+
+struct ModelAbi {
+  struct Param {
+    std::string name;
+    std::vector<int64_t> shape;
+  };
+  // A node-indexed state: one row of `row_elements` floats per node.
+  struct State {
+    std::string name;
+    int64_t row_elements = 0;
+  };
+  enum class ArgKind {
+    Param,       // params[index], row-major
+    Packed,      // packed[index], filled by pack()
+    State,       // states[index]: rows × row_elements, rows = nodes (+ 1 zero row for DAGs)
+    LevelBegin,  // the inspector's arrays (LinearizedBatch)
+    ChildBegin,
+    Children,
+    Token,
+    TeamBegin,  // with recursive unrolling only
+    NumLevels,  // int32 scalar
+  };
+  struct Arg {
+    ArgKind kind = ArgKind::Param;
+    std::string name;  // as the generated code names it (messages, the C header)
+    int index = -1;    // into params, packed or states for those kinds
+  };
+
+  int version = kModelAbiVersion;
+  std::string model;                     // the model's name
+  std::string structure;                 // "binary tree", "tree", "dag", "sequence", ... (ilir::to_string)
+  std::string function;                  // the entry function's name
+  std::string target;                    // the Halide target it was compiled for
+  std::string schedule;                  // KEY=VALUE pairs (scheduling::Schedule::to_string)
+  std::map<std::string, int64_t> sizes;  // the size variables, bound
+
+  // Input checks for the inspectors. Trees: an internal node has [min_children, max_children]
+  // children. DAGs and sequences: predecessor_slots > 0, each node that many slots.
+  int32_t min_children = 1, max_children = 2;
+  int32_t predecessor_slots = 0;
+  int64_t vocab_size = -1;  // tokens must be < vocab_size; -1: unchecked
+
+  std::vector<Param> params;
+  std::vector<PackedWeight> packed;
+  std::vector<State> states;
+  std::vector<Arg> args;              // in call order
+  int output = -1;                    // index into states
+  std::vector<int64_t> output_shape;  // one node's output, e.g. [H]
+
+  bool hoist = true;    // packed panels are filled once when weights are bound, not per call
+  int unroll = 1;       // recursive unrolling: levels per block (TeamPartition.h)
+  int unroll_team = 0;  // > 0: levels run unrolled, by a team of this many threads at a barrier
+  int threads = 0;      // > 0: the thread pool is set to this many threads
+
+  bool runs_dags() const { return predecessor_slots > 0; }
+  int64_t output_elements() const;
+};
+
+// JSON, as embedded in a compiled library.
+std::string to_json(const ModelAbi &abi);
+// Throws UserError naming `where` if `json` is not a model ABI of this version.
+ModelAbi model_abi_from_json(const std::string &json, const std::string &where);
+
+}  // namespace grove

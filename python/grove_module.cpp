@@ -1,0 +1,282 @@
+// _grove: the Python extension behind `import grove` (python/grove/__init__.py). It JIT-compiles a
+// model file (cpu::CompiledModel) and runs it on trees, sequences and DAGs given as Python objects.
+// Results come back without a copy: the output grove::Tensor moves into a capsule that a NumPy array
+// (or, for PyTorch, a DLPack tensor) keeps alive. The GIL is released while grove compiles and runs,
+// so several Python threads can run one model at once (the Executor is thread-safe).
+
+#include <fmt/format.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backends/cpu/CompiledModel.h"
+#include "backends/runtime/BindWeights.h"
+#include "backends/runtime/RandomWeights.h"
+#include "backends/runtime/Safetensors.h"
+#include "frontend/dsl/Frontend.h"
+#include "ilir/Error.h"
+#include "python/DLPack.h"
+#include "python/Inputs.h"
+#include "python/Messages.h"
+
+namespace grove::python {
+
+namespace py = pybind11;
+namespace msg = python_messages;
+
+namespace {
+
+// ---- Results without copies --------------------------------------------------------------------
+
+// A NumPy array over the tensor's own buffer; the array's base capsule owns the tensor.
+py::array to_numpy(Tensor &&tensor) {
+  auto owned = std::make_unique<Tensor>(std::move(tensor));
+  std::vector<py::ssize_t> shape(owned->shape.begin(), owned->shape.end());
+  float *data = owned->data.data();
+  py::capsule base(owned.get(), [](void *p) { delete static_cast<Tensor *>(p); });
+  owned.release();  // the capsule owns it now
+  return py::array(py::dtype::of<float>(), shape, data, base);
+}
+
+// What a DLPack consumer holds: the tensor, its strides, and the DLManagedTensor pointing into both.
+struct DLPackOwner {
+  Tensor tensor;
+  std::vector<int64_t> strides;
+  dlpack::DLManagedTensor managed{};
+};
+
+void delete_owner(dlpack::DLManagedTensor *self) { delete static_cast<DLPackOwner *>(self->manager_ctx); }
+
+// A capsule no consumer took (still named "dltensor") frees the tensor itself; a consumed one was
+// renamed "used_dltensor" and the consumer calls the deleter.
+void capsule_destructor(PyObject *capsule) {
+  if (PyCapsule_IsValid(capsule, dlpack::kCapsuleName)) {
+    auto *managed =
+        static_cast<dlpack::DLManagedTensor *>(PyCapsule_GetPointer(capsule, dlpack::kCapsuleName));
+    managed->deleter(managed);
+  }
+}
+
+// An output tensor that implements the DLPack Python protocol (__dlpack__, __dlpack_device__), for
+// torch.utils.dlpack.from_dlpack and numpy.from_dlpack. It can be exported once.
+class DLPackTensor {
+ public:
+  explicit DLPackTensor(Tensor tensor) : owner_(std::make_unique<DLPackOwner>()) {
+    owner_->tensor = std::move(tensor);
+    data_ptr_ = reinterpret_cast<uintptr_t>(owner_->tensor.data.data());
+    shape_ = owner_->tensor.shape;
+  }
+
+  py::object dlpack(const py::object &stream) {
+    if (!stream.is_none())
+      throw py::value_error(fmt::format(msg::kDLPackStream, py::repr(stream).cast<std::string>()));
+    if (!owner_) throw py::buffer_error(msg::kDLPackExported);
+    DLPackOwner &o = *owner_;
+    const int ndim = static_cast<int>(o.tensor.shape.size());
+    o.strides.assign(ndim, 1);
+    for (int d = ndim - 2; d >= 0; --d) o.strides[d] = o.strides[d + 1] * o.tensor.shape[d + 1];
+    dlpack::DLTensor &t = o.managed.dl_tensor;
+    t.data = o.tensor.data.data();
+    t.device = {dlpack::kDLCPU, 0};
+    t.ndim = ndim;
+    t.dtype = {dlpack::kDLFloat, 32, 1};
+    t.shape = o.tensor.shape.data();
+    t.strides = o.strides.data();
+    t.byte_offset = 0;
+    o.managed.manager_ctx = &o;
+    o.managed.deleter = delete_owner;
+    PyObject *capsule = PyCapsule_New(&o.managed, dlpack::kCapsuleName, capsule_destructor);
+    if (!capsule) throw py::error_already_set();
+    owner_.release();  // the capsule (then its consumer) owns it now
+    return py::reinterpret_steal<py::object>(capsule);
+  }
+
+  py::tuple device() const { return py::make_tuple(static_cast<int>(dlpack::kDLCPU), 0); }
+  uintptr_t data_ptr() const { return data_ptr_; }
+  py::tuple shape() const { return py::cast(shape_); }
+
+ private:
+  std::unique_ptr<DLPackOwner> owner_;
+  uintptr_t data_ptr_ = 0;
+  std::vector<int64_t> shape_;
+};
+
+py::object result(Tensor &&tensor, bool dlpack) {
+  if (dlpack) return py::cast(DLPackTensor(std::move(tensor)));
+  return to_numpy(std::move(tensor));
+}
+
+// ---- Compiling ---------------------------------------------------------------------------------
+
+struct LoadedWeights {
+  Weights weights;
+  std::string file;  // names them in messages
+};
+
+// A safetensors path or a dict of arrays.
+LoadedWeights load_weights(py::handle weights) {
+  if (py::isinstance<py::str>(weights) || py::hasattr(weights, "__fspath__")) {
+    std::string path = py::str(py::module_::import("os").attr("fspath")(weights)).cast<std::string>();
+    return {read_safetensors(path), path};
+  }
+  if (py::isinstance<py::dict>(weights)) return {to_weights(weights), "weights"};
+  throw py::type_error(fmt::format(msg::kWeightsType, type_name(weights)));
+}
+
+void check_batch(int64_t batch) {
+  if (batch < 0) user_error(msg::kNegativeBatch, batch);
+}
+
+class Model {
+ public:
+  Model(cpu::CompiledModel compiled, std::shared_ptr<const InputVocab> vocab)
+      : compiled_(std::move(compiled)), vocab_(std::move(vocab)) {}
+
+  py::object run_trees(py::handle trees, int64_t batch, py::handle vocab, bool dlpack) const {
+    check_batch(batch);
+    std::shared_ptr<const InputVocab> v = vocab.is_none() ? vocab_ : to_vocab(vocab);
+    std::vector<Tree> inputs = to_trees(trees, v.get());
+    return run([&] { return compiled_.run(inputs, {.batch = batch}); }, dlpack);
+  }
+
+  py::object run_tree_arrays(py::handle parent, py::handle tokens, py::handle node_begin, int64_t batch,
+                             bool dlpack) const {
+    check_batch(batch);
+    std::vector<Tree> inputs = to_trees(parent, tokens, node_begin);
+    return run([&] { return compiled_.run(inputs, {.batch = batch}); }, dlpack);
+  }
+
+  py::object run_sequences(py::handle sequences, int64_t batch, bool dlpack) const {
+    check_batch(batch);
+    std::vector<std::vector<int32_t>> inputs = to_sequences(sequences);
+    return run([&] { return compiled_.run_sequences(inputs, {.batch = batch}); }, dlpack);
+  }
+
+  py::object run_dags(py::handle dags, int64_t batch, const std::string &outputs, bool dlpack) const {
+    check_batch(batch);
+    RunOptions options{.batch = batch};
+    if (outputs == "all_nodes")
+      options.outputs = DagOutputs::AllNodes;
+    else if (outputs != "sinks")
+      user_error(msg::kOutputs, outputs);
+    std::vector<Dag> inputs = to_dags(dags);
+    return run([&] { return compiled_.run_dags(inputs, options); }, dlpack);
+  }
+
+  void bind_weights(py::handle weights) {
+    LoadedWeights w = load_weights(weights);
+    py::gil_scoped_release release;
+    compiled_.executor().bind(std::move(w.weights), w.file);
+  }
+
+  const ModelAbi &abi() const { return compiled_.abi(); }
+  std::string schedule() const { return compiled_.schedule(); }
+  double compile_ms() const { return compiled_.compile_ms(); }
+
+  py::dict params() const {
+    py::dict d;
+    for (const ModelAbi::Param &p : abi().params) d[py::str(p.name)] = py::tuple(py::cast(p.shape));
+    return d;
+  }
+
+ private:
+  template <typename Run>
+  py::object run(Run &&body, bool dlpack) const {
+    Tensor out;
+    {
+      py::gil_scoped_release release;
+      out = body();
+    }
+    return result(std::move(out), dlpack);
+  }
+
+  cpu::CompiledModel compiled_;
+  std::shared_ptr<const InputVocab> vocab_;
+};
+
+// compile(): parse the model, get weights (given, or seeded random ones for `sizes`), check that
+// given sizes agree with the weights, then JIT-compile with the GIL released.
+std::unique_ptr<Model> compile(const std::string &model_path, py::handle weights, py::handle sizes,
+                               std::optional<std::string> schedule, std::optional<int64_t> threads,
+                               std::optional<std::string> target, py::handle vocab, uint64_t seed) {
+  ilir::Program program = dsl::parse_model_file(model_path);
+  std::map<std::string, int64_t> size_values = to_sizes(sizes);
+  LoadedWeights w;
+  if (weights.is_none()) {
+    if (size_values.empty()) user_error(msg::kNeedWeightsOrSizes, model_path);
+    w = {grove::random_weights(program, size_values, seed), "the random weights"};
+  } else {
+    w = load_weights(weights);
+    if (!size_values.empty()) {
+      grove::check_sizes(program, size_values, false);
+      std::map<std::string, int64_t> bound = bind_weights(program, w.weights, w.file);
+      for (const auto &[name, value] : size_values)
+        if (bound.at(name) != value) user_error(msg::kSizeDisagrees, name, value, name, bound.at(name));
+    }
+  }
+  cpu::CompileOptions options;
+  options.weights_file = w.file;
+  if (target) options.target = *target;
+  if (schedule) options.schedule = *schedule;
+  if (threads) {
+    if (*threads < 1) user_error(msg::kThreads, *threads);
+    options.schedule += fmt::format("{}threads={}", options.schedule.empty() ? "" : ",", *threads);
+  }
+  std::shared_ptr<const InputVocab> input_vocab = to_vocab(vocab);
+  std::optional<cpu::CompiledModel> compiled;
+  {
+    py::gil_scoped_release release;
+    compiled.emplace(cpu::CompiledModel::compile(program, w.weights, options));
+  }
+  return std::make_unique<Model>(std::move(*compiled), std::move(input_vocab));
+}
+
+}  // namespace
+
+}  // namespace grove::python
+
+PYBIND11_MODULE(_grove, m) {
+  namespace py = pybind11;
+  using grove::python::DLPackTensor;
+  using grove::python::Model;
+  m.doc() = "grove's compiled models (use the `grove` package, python/grove/__init__.py)";
+
+  py::register_exception<grove::UserError>(m, "GroveError", PyExc_ValueError);
+
+  py::class_<DLPackTensor>(m, "DLPackTensor", "A result to hand to a DLPack consumer (torch, NumPy) once")
+      .def("__dlpack__", &DLPackTensor::dlpack, py::arg("stream") = py::none())
+      .def("__dlpack_device__", &DLPackTensor::device)
+      .def_property_readonly("data_ptr", &DLPackTensor::data_ptr, "the address of the first float")
+      .def_property_readonly("shape", &DLPackTensor::shape);
+
+  py::class_<Model>(m, "Model")
+      .def("run_trees", &Model::run_trees, py::arg("trees"), py::arg("batch") = 0,
+           py::arg("vocab") = py::none(), py::arg("dlpack") = false)
+      .def("run_tree_arrays", &Model::run_tree_arrays, py::arg("parent"), py::arg("tokens"),
+           py::arg("node_begin"), py::arg("batch") = 0, py::arg("dlpack") = false)
+      .def("run_sequences", &Model::run_sequences, py::arg("sequences"), py::arg("batch") = 0,
+           py::arg("dlpack") = false)
+      .def("run_dags", &Model::run_dags, py::arg("dags"), py::arg("batch") = 0, py::arg("outputs") = "sinks",
+           py::arg("dlpack") = false)
+      .def("bind_weights", &Model::bind_weights, py::arg("weights"))
+      .def_property_readonly("name", [](const Model &model) { return model.abi().model; })
+      .def_property_readonly("structure", [](const Model &model) { return model.abi().structure; })
+      .def_property_readonly("runs_dags", [](const Model &model) { return model.abi().runs_dags(); })
+      .def_property_readonly("schedule", &Model::schedule)
+      .def_property_readonly("compile_ms", &Model::compile_ms)
+      .def_property_readonly("params", &Model::params)
+      .def_property_readonly("sizes", [](const Model &model) { return model.abi().sizes; })
+      .def_property_readonly("vocab_size", [](const Model &model) { return model.abi().vocab_size; })
+      .def_property_readonly(
+          "output_shape", [](const Model &model) { return py::tuple(py::cast(model.abi().output_shape)); });
+
+  m.def("compile", &grove::python::compile, py::arg("model"), py::arg("weights") = py::none(),
+        py::arg("sizes") = py::none(), py::arg("schedule") = py::none(), py::arg("threads") = py::none(),
+        py::arg("target") = py::none(), py::arg("vocab") = py::none(), py::arg("seed") = 1);
+}
