@@ -31,8 +31,9 @@ TEST(HostTarget, KeepsAGenerationOnlyWhenTheCpuHasAllOfIt) {
     EXPECT_TRUE(f.avx512fp16 && f.amx_tile && f.amx_bf16 && f.avxvnni && f.avx512bf16 && f.avx512vnni);
   }
   // Halide's own guess, for the record: on an AMD CPU with AVX512-BF16 it says Sapphire Rapids.
-  if (Halide::get_host_target().has_feature(T::AVX512_SapphireRapids) && !f.avx512fp16)
+  if (Halide::get_host_target().has_feature(T::AVX512_SapphireRapids) && !f.avx512fp16) {
     EXPECT_FALSE(target.has_feature(T::AVX512_SapphireRapids)) << "the fix this test guards";
+  }
 }
 
 // An instruction set the CPU may lack, and how its instructions look in LLVM's AT&T assembly.
