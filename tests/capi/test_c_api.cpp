@@ -11,6 +11,7 @@
 #include <atomic>
 #include <thread>
 
+#include "backends/cpu/Aot.h"
 #include "datasets/DagReader.h"
 #include "datasets/Generators.h"
 #include "datasets/PTBReader.h"
@@ -132,6 +133,27 @@ TEST_F(TreeLstmCApi, ThreadsShareOneModel) {
   for (int t = 0; t < kThreads; ++t)
     for (size_t round = 0; round < batches.size(); ++round)
       EXPECT_EQ(results[t][round], expected[round]) << "thread " << t << ", batch " << batches[round];
+}
+
+// The promise: a library written by `grove compile` (backends/cpu/Aot.h), opened with
+// grove_model_open and run through the C API from several threads, gives `grove run`'s numbers
+// (the JIT's, same weights and schedule) bit for bit.
+TEST_F(TreeLstmCApi, CompiledLibraryFromThreadsMatchesTheJit) {
+  cpu::AotOptions aot;
+  aot.out_dir = dir_->file("aot");
+  cpu::AotResult library = cpu::compile_library(files_->program, cpp_->abi().sizes, {}, aot);
+  grove_model *opened = nullptr;
+  ASSERT_EQ(grove_model_open(library.shared_library.c_str(), &opened), GROVE_OK) << grove_last_error();
+  ModelPtr model(opened);
+  ASSERT_EQ(grove_model_bind_weights_file(model.get(), files_->weights_file.c_str()), GROVE_OK)
+      << grove_last_error();
+  std::vector<std::vector<float>> results(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back(
+        [&, t] { results[t] = run_c(model.get(), t % 2 ? flat_->csr() : flat_->parents()); });
+  for (std::thread &t : threads) t.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(results[t], *expected_) << "thread " << t;
 }
 
 // Runs see either the old weights or the new ones, whole: bind waits for running calls. Each
