@@ -115,9 +115,10 @@ Halide::Target parse_target(const std::string &target) {
 }
 
 LoweredForCpu lower_for_cpu(const ilir::Program &program, const std::map<std::string, int64_t> &sizes,
-                            const CompileOptions &options) {
+                            const CompileOptions &options, bool jit) {
   LoweredForCpu out;
-  const Halide::Target target = parse_target(options.target);
+  Halide::Target target = parse_target(options.target);
+  if (jit) target = target.with_feature(Halide::Target::JIT);
   out.schedule = scheduling::default_schedule(program, lowering::vector_bytes(target));
   out.schedule.apply(options.schedule, "--schedule");
   lowering::LowerOptions lower_options;

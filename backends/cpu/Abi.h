@@ -27,8 +27,10 @@ struct LoweredForCpu {
   lowering::LoweredModel lowered;
   ModelAbi abi;
 };
+// `jit`: for Halide's JIT (CompiledModel), whose modules share one runtime; else (Aot) the module
+// carries its own.
 LoweredForCpu lower_for_cpu(const ilir::Program &program, const std::map<std::string, int64_t> &sizes,
-                            const CompileOptions &options);
+                            const CompileOptions &options, bool jit = false);
 
 // "host" or a Halide target string; a UserError otherwise.
 Halide::Target parse_target(const std::string &target);

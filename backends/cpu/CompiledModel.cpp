@@ -36,14 +36,12 @@ CompiledModel CompiledModel::compile(const ilir::Program &program, const Weights
   auto t0 = std::chrono::steady_clock::now();
   auto impl = std::make_unique<Impl>();
   std::map<std::string, int64_t> sizes = bind_weights(program, weights, options.weights_file);
-  LoweredForCpu lowered = lower_for_cpu(program, sizes, options);
+  LoweredForCpu lowered = lower_for_cpu(program, sizes, options, /*jit=*/true);
+  // With Halide's JIT feature the module links against the one shared JIT runtime instead of
+  // carrying a runtime of its own: halide_set_num_threads found below then sizes the thread pool
+  // the code runs on (no HL_NUM_THREADS), and compiling skips linking a runtime per model.
   impl->schedule = lowered.schedule.to_string();
-  // The JIT's thread pool takes its size from HL_NUM_THREADS when it starts: the pointer to
-  // halide_set_num_threads found below does not reach the pool the JIT-compiled code runs on (it
-  // does in a library written by `grove compile`, which has its own runtime). Known, left for the
-  // level plan (issue 14): a library should not set process-wide environment variables.
-  if (lowered.schedule.threads > 0)
-    ::setenv("HL_NUM_THREADS", std::to_string(lowered.schedule.threads).c_str(), 1);
+
   const HI::LoweredFunc &entry = lowered.lowered.module.functions().back();
   impl->jit = std::make_unique<HI::JITModule>(lowered.lowered.module, entry,
                                               std::vector<HI::JITModule>{barrier_module()});
