@@ -42,13 +42,15 @@ class CompiledModel {
                                const CompileOptions &options);
 
   // The output state of every tree's root, [trees.size(), output size...], in input order.
-  // Results do not depend on options.batch. Throws UserError on a tree the model cannot take.
+  // Results agree across options.batch to float rounding (Executor.h). Throws UserError on a tree the model
+  // cannot take.
   Tensor run(std::span<const Tree> trees, const RunOptions &options, RunStats *stats = nullptr) const;
 
   // A dag or sequence model over DAGs: the output state of every DAG's sinks in node order (or of
   // all its nodes, options.outputs), DAG by DAG, [rows, output size...]. A sequence model takes
-  // DAGs of at most one predecessor slot per node. Results do not depend on options.batch. Throws
-  // UserError on a DAG the model cannot take (naming it options.noun and its number from 1).
+  // DAGs of at most one predecessor slot per node. Results agree across options.batch to float rounding
+  // (Executor.h). Throws UserError on a DAG the model cannot take (naming it options.noun and its number from
+  // 1).
   Tensor run_dags(std::span<const Dag> dags, const RunOptions &options, RunStats *stats = nullptr) const;
 
   // A dag or sequence model over sequences (chain DAGs): the last token's output state of each,

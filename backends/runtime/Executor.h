@@ -63,8 +63,9 @@ class Executor {
   bool bound() const;
 
   // The output state of every tree's root, [trees.size(), output_shape...], in input order.
-  // Results do not depend on options.batch. Throws UserError on a tree the model cannot take, or
-  // if no weights are bound.
+  // Results agree across options.batch to float rounding (a level's last, partial block of nodes runs
+  // in a micro-kernel of its own size), not bit for bit. Throws UserError on a tree the model cannot
+  // take, or if no weights are bound.
   Tensor run(std::span<const Tree> trees, const RunOptions &options, RunStats *stats = nullptr) const;
   // A dag or sequence model: the output state of every DAG's sinks in node order (or of all its
   // nodes, options.outputs), DAG by DAG, [rows, output_shape...].

@@ -147,7 +147,8 @@ grove_status grove_model_bind_weights(grove_model *model, const grove_tensor_vie
 /* ---- Running ----------------------------------------------------------------------------------- */
 
 typedef struct grove_run_options {
-  int64_t batch; /* inputs per call of the compiled code; 0: all in one call. Results do not depend on it. */
+  int64_t batch; /* inputs per call of the compiled code; 0: all in one call. Results agree
+                    across batch sizes to float rounding, not bit for bit. */
 } grove_run_options;
 
 /* A batch of trees. Give either `parent` or `child_begin` + `children`:

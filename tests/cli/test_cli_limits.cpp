@@ -130,8 +130,8 @@ TEST_F(CliLimits, NanAndInfWeightsRunWithoutCrashing) {
   }
 }
 
-// Disabled until tanh and sigmoid propagate NaN: lowering/LoweringInternal.cpp computes them through
-// Halide's polynomial exp, for which exp(NaN) is 0, so tanh(NaN) comes out as 1 (and sigmoid(NaN) as 1).
+// NaN weights give NaN outputs: tanh and sigmoid of NaN are NaN (the lowering's approximations pass a
+// NaN argument through rather than letting Halide's polynomial exp turn it into 0).
 TEST_F(CliLimits, NanWeightsGiveNanOutputs) {
   write_safetensors(weights(), nan_and_inf_weights());
   write_bytes(trees(), "(0 (1 0) (1 3))\n");
