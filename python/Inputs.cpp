@@ -77,20 +77,16 @@ bool is_array_pair(py::handle value) {
   return array_like(seq[0]) && array_like(seq[1]);
 }
 
-// Builds one tree from parent ids in [begin, end) of `parent` (global ids) and its tokens; the
-// children of a node are in increasing id order.
-// 1. Check every parent is -1 or a node of the tree, and that exactly one node is the root.
-// 2. Count children per node, prefix-sum the counts into child_begin.
-// 3. Place each node in its parent's list, visiting nodes in id order so the lists come out sorted.
-// Cycles, arity and tokens are the inspector's to check (it knows the model).
+// Builds one tree from parent ids in [begin, end) of `parent` (global ids) and its tokens: checks
+// every parent is -1 or a node of the tree and that exactly one node is the root, then hands the
+// local ids to grove::tree_from_parents (datasets/Tree.h). Cycles, arity and tokens are the
+// inspector's to check (it knows the model).
 Tree tree_from_parents(const int64_t *parent, const int64_t *token, int64_t begin, int64_t end,
                        const std::string &where) {
   const int64_t n = end - begin;
   if (n == 0) user_error(msg::kEmptyArrayTree, where);
   if (n > kInt32Max) user_error(msg::kTooLarge, where);
-  Tree tree;
-  tree.token.resize(n);
-  tree.child_begin.assign(n + 1, 0);
+  std::vector<int32_t> local(n), tokens(n);
   int64_t root = -1;
   for (int64_t i = 0; i < n; ++i) {
     int64_t p = parent[begin + i];
@@ -99,21 +95,14 @@ Tree tree_from_parents(const int64_t *parent, const int64_t *token, int64_t begi
       root = i;
     } else if (p < begin || p >= end) {
       user_error(msg::kParentRange, where, begin + i, p, begin, end - 1);
-    } else {
-      ++tree.child_begin[p - begin + 1];
     }
+    local[i] = p == -1 ? -1 : static_cast<int32_t>(p - begin);
     int64_t t = token[begin + i];
     // Out-of-range tokens become -2, which the inspector rejects as negative, naming the node.
-    tree.token[i] = t < -1 || t > kInt32Max ? -2 : static_cast<int32_t>(t);
+    tokens[i] = t < -1 || t > kInt32Max ? -2 : static_cast<int32_t>(t);
   }
   if (root < 0) user_error(msg::kNoRoot, where);
-  tree.root = static_cast<int32_t>(root);
-  for (int64_t i = 0; i < n; ++i) tree.child_begin[i + 1] += tree.child_begin[i];
-  tree.children.resize(n - 1);
-  std::vector<int32_t> next(tree.child_begin.begin(), tree.child_begin.end() - 1);
-  for (int64_t i = 0; i < n; ++i)
-    if (int64_t p = parent[begin + i]; p != -1) tree.children[next[p - begin]++] = static_cast<int32_t>(i);
-  return tree;
+  return grove::tree_from_parents(local, std::move(tokens));
 }
 
 Tree tree_from_pair(py::handle pair, size_t index) {

@@ -64,13 +64,12 @@ ModelAbi make_abi(const ilir::Program &program, const lowering::LoweredModel &lo
   for (const ilir::TensorDecl &t : lowered.program.tensors) {
     if (t.kind == ilir::TensorKind::Param) abi.params.push_back({t.name, shape_of(t, sizes)});
     if (t.kind == ilir::TensorKind::State) {
-      int64_t row = 1;
-      for (int64_t d : shape_of(t, sizes)) row *= d;
+      std::vector<int64_t> shape = shape_of(t, sizes);
       if (t.name == program.output) {
         abi.output = int(abi.states.size());
-        abi.output_shape = shape_of(t, sizes);
+        abi.output_shape = shape;
       }
-      abi.states.push_back({t.name, row});
+      abi.states.push_back({t.name, Tensor::num_elements(shape)});
     }
   }
   abi.packed = lowered.packed;

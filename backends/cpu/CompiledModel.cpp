@@ -17,7 +17,6 @@ namespace HI = Halide::Internal;
 struct CompiledModel::Impl {
   std::unique_ptr<HI::JITModule> jit;
   std::optional<Executor> executor;
-  std::string schedule;
   double compile_ms = 0;
 };
 
@@ -27,7 +26,7 @@ CompiledModel &CompiledModel::operator=(CompiledModel &&) noexcept = default;
 CompiledModel::~CompiledModel() = default;
 
 double CompiledModel::compile_ms() const { return impl_->compile_ms; }
-std::string CompiledModel::schedule() const { return impl_->schedule; }
+std::string CompiledModel::schedule() const { return impl_->executor->abi().schedule; }
 const ModelAbi &CompiledModel::abi() const { return impl_->executor->abi(); }
 Executor &CompiledModel::executor() const { return *impl_->executor; }
 
@@ -40,7 +39,6 @@ CompiledModel CompiledModel::compile(const ilir::Program &program, const Weights
   // With Halide's JIT feature the module links against the one shared JIT runtime instead of
   // carrying a runtime of its own: halide_set_num_threads found below then sizes the thread pool
   // the code runs on (no HL_NUM_THREADS), and compiling skips linking a runtime per model.
-  impl->schedule = lowered.schedule.to_string();
 
   const HI::LoweredFunc &entry = lowered.lowered.module.functions().back();
   impl->jit = std::make_unique<HI::JITModule>(lowered.lowered.module, entry,

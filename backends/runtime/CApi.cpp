@@ -220,33 +220,25 @@ void require_input_kind(const grove_model *model, bool dags, const char *functio
 
 constexpr const char *kRunTrees = "grove_model_run_trees";
 
-// Parent form: node i's children are the nodes whose parent is i, in id order (counting sort).
+// Parent form: the global parent ids of tree k checked and made local, then grove::tree_from_parents
+// (datasets/Tree.h): node i's children are the nodes whose parent is i, in id order. A second root
+// is unreachable from the first: the inspector says so.
 Tree tree_from_parents(const grove_trees &t, int64_t k) {
   int64_t b = t.node_begin[k], e = t.node_begin[k + 1];
-  int32_t n = int32_t(e - b);
-  Tree tree;
-  tree.token.assign(t.token + b, t.token + e);
-  tree.child_begin.assign(n + 1, 0);
-  int32_t root = -1;
+  std::vector<int32_t> local(e - b);
+  bool has_root = false;
   InputNodes range{kRunTrees, "trees->parent", "tree", " or -1 for the root", k, b, e};
   for (int64_t i = b; i < e; ++i) {
     int32_t p = t.parent[i];
     if (p == -1) {
-      if (root < 0)
-        root = int32_t(i - b);  // a second root is unreachable from the first: the inspector says so
-      continue;
+      has_root = true;
+    } else {
+      check_local(range, i, i, p);
     }
-    check_local(range, i, i, p);
-    tree.child_begin[p - b + 1]++;
+    local[i - b] = p == -1 ? -1 : int32_t(p - b);
   }
-  if (n > 0 && root < 0) user_error(msg::kCApiTreeNoRootParent, k + 1);
-  for (int32_t v = 0; v < n; ++v) tree.child_begin[v + 1] += tree.child_begin[v];
-  tree.children.resize(tree.child_begin[n]);
-  std::vector<int32_t> next(tree.child_begin.begin(), tree.child_begin.end() - 1);
-  for (int64_t i = b; i < e; ++i)
-    if (t.parent[i] != -1) tree.children[next[t.parent[i] - b]++] = int32_t(i - b);
-  tree.root = std::max(root, 0);
-  return tree;
+  if (e > b && !has_root) user_error(msg::kCApiTreeNoRootParent, k + 1);
+  return grove::tree_from_parents(local, std::vector<int32_t>(t.token + b, t.token + e));
 }
 
 // Child form: the global CSR arrays restricted to tree k, ids made local; the root is the one node

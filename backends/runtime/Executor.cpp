@@ -46,7 +46,8 @@ struct Executor::Impl {
   // Checks the names and shapes of `weights` against the params.
   template <typename Map>
   void check(const Map &weights, const std::string &file, auto shape_of) const;
-  void pack_panels();
+  // Every packed weight's panels, from the bound weights.
+  std::vector<std::vector<float>> pack_panels() const;
 
   void run_batch(std::span<const Tree> trees, int64_t first_tree, float *out, RunStats *stats) const;
   void run_dag_batch(std::span<const Dag> dags, const DagInspectorOptions &options, std::vector<float> &out,
@@ -89,15 +90,15 @@ void Executor::Impl::check(const Map &weights, const std::string &file, auto sha
   }
 }
 
-void Executor::Impl::pack_panels() {
-  panels.clear();
-  if (!abi.hoist) return;
+std::vector<std::vector<float>> Executor::Impl::pack_panels() const {
+  std::vector<std::vector<float>> out;
   for (const PackedWeight &w : abi.packed) {
     size_t p = 0;
     while (abi.params[p].name != w.param) p++;
-    panels.emplace_back(w.size());
-    pack(w, data[p], panels.back().data());
+    out.emplace_back(w.size());
+    pack(w, data[p], out.back().data());
   }
+  return out;
 }
 
 void Executor::bind(Weights weights, const std::string &weights_file) {
@@ -107,7 +108,7 @@ void Executor::bind(Weights weights, const std::string &weights_file) {
   impl_->data.clear();
   for (const ModelAbi::Param &p : impl_->abi.params)
     impl_->data.push_back(impl_->owned.at(p.name).data.data());
-  impl_->pack_panels();
+  impl_->panels = impl_->abi.hoist ? impl_->pack_panels() : std::vector<std::vector<float>>{};
 }
 
 void Executor::bind(const std::map<std::string, WeightView> &weights, const std::string &weights_file) {
@@ -119,7 +120,7 @@ void Executor::bind(const std::map<std::string, WeightView> &weights, const std:
   impl_->owned.clear();
   impl_->data.clear();
   for (const ModelAbi::Param &p : impl_->abi.params) impl_->data.push_back(weights.at(p.name).data);
-  impl_->pack_panels();
+  impl_->panels = impl_->abi.hoist ? impl_->pack_panels() : std::vector<std::vector<float>>{};
 }
 
 void Executor::Impl::check_bound() const {
@@ -170,16 +171,8 @@ void Executor::Impl::execute(const LinearizedBatch &batch, size_t inputs, double
   }
 
   std::vector<std::vector<float>> repacked;
-  const std::vector<std::vector<float>> *packed = &panels;
-  if (!abi.hoist) {
-    for (const PackedWeight &w : abi.packed) {
-      size_t p = 0;
-      while (abi.params[p].name != w.param) p++;
-      repacked.emplace_back(w.size());
-      pack(w, data[p], repacked.back().data());
-    }
-    packed = &repacked;
-  }
+  if (!abi.hoist) repacked = pack_panels();
+  const std::vector<std::vector<float>> *packed = abi.hoist ? &panels : &repacked;
 
   static const std::vector<int32_t> kNoLevels{0};  // a batch without levels reads nothing
   std::vector<Halide::Runtime::Buffer<float>> floats;

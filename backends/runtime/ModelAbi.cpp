@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/runtime/Messages.h"
+#include "backends/runtime/Tensor.h"
 #include "ilir/Error.h"
 
 namespace grove {
@@ -19,11 +20,7 @@ void pack(const PackedWeight &w, const float *param, float *out) {
         out[(p * w.cols + k) * w.panel + r] = param[(w.row_offset + p * w.panel + r) * w.cols + k];
 }
 
-int64_t ModelAbi::output_elements() const {
-  int64_t n = 1;
-  for (int64_t d : output_shape) n *= d;
-  return n;
-}
+int64_t ModelAbi::output_elements() const { return Tensor::num_elements(output_shape); }
 
 namespace {
 
