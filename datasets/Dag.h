@@ -48,4 +48,15 @@ inline Dag chain_dag(const std::vector<int32_t> &tokens) {
   return dag;
 }
 
+// The number of sinks (nodes no slot names). Slots outside the DAG are ignored: the inspector
+// rejects such a DAG, so this count only has to be safe on it.
+inline int32_t num_sinks(const Dag &dag) {
+  std::vector<char> named(dag.token.size(), 0);
+  for (int32_t p : dag.preds)
+    if (p >= 0 && p < dag.size()) named[p] = 1;
+  int32_t sinks = 0;
+  for (char n : named) sinks += !n;
+  return sinks;
+}
+
 }  // namespace grove

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "datasets/Messages.h"
+#include "datasets/Readers_Internal.h"
 #include "ilir/Error.h"
 
 namespace grove {
@@ -15,23 +16,6 @@ using nlohmann::json;
 namespace {
 
 constexpr int32_t kMaxId = std::numeric_limits<int32_t>::max();
-
-// How a JSON value reads in a message: scalars as written (long ones cut short), containers by kind
-// only, so that a hostile file's huge or deeply nested value is never printed.
-std::string describe(const json &value) {
-  switch (value.type()) {
-    case json::value_t::object:
-      return "an object";
-    case json::value_t::array:
-      return "a list";
-    default: {
-      std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
-      constexpr size_t kShown = 40;
-      if (text.size() > kShown) text = text.substr(0, kShown) + "...";
-      return text;
-    }
-  }
-}
 
 // The value of an integer JSON number in [lo, hi], or nullopt.
 std::optional<int64_t> integer_in(const json &value, int64_t lo, int64_t hi) {
@@ -49,32 +33,49 @@ std::optional<int64_t> integer_in(const json &value, int64_t lo, int64_t hi) {
   return v;
 }
 
-// Reads one DAG object; `number` is its place in the file, from 1.
+}  // namespace
+
+// Containers by kind only, so that a hostile file's huge or deeply nested value is never printed.
+std::string describe_json(const json &value) {
+  switch (value.type()) {
+    case json::value_t::object:
+      return "an object";
+    case json::value_t::array:
+      return "a list";
+    default: {
+      std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
+      constexpr size_t kShown = 40;
+      if (text.size() > kShown) text = text.substr(0, kShown) + "...";
+      return text;
+    }
+  }
+}
+
 Dag read_dag(const json &object, const std::string &file, int64_t number) {
-  if (!object.is_object()) user_error(msg::kDagNotObject, file, number, describe(object));
+  if (!object.is_object()) user_error(msg::kDagNotObject, file, number, describe_json(object));
   for (const auto &[key, value] : object.items()) {
     if (key != "nodes") user_error(msg::kDagUnknownKey, file, number, key);
   }
   auto nodes = object.find("nodes");
   if (nodes == object.end()) user_error(msg::kDagNoNodes, file, number);
-  if (!nodes->is_array()) user_error(msg::kDagNodesNotList, file, number, describe(*nodes));
+  if (!nodes->is_array()) user_error(msg::kDagNodesNotList, file, number, describe_json(*nodes));
   if (nodes->size() >= static_cast<size_t>(kMaxId)) user_error(msg::kDagTooManyNodes, file, number, kMaxId);
   Dag dag;
   dag.pred_begin.push_back(0);
   auto size = static_cast<int64_t>(nodes->size());
   for (int64_t i = 0; i < size; ++i) {
     const json &node = (*nodes)[static_cast<size_t>(i)];
-    if (!node.is_object()) user_error(msg::kDagNodeNotObject, file, number, i, describe(node));
+    if (!node.is_object()) user_error(msg::kDagNodeNotObject, file, number, i, describe_json(node));
     for (const auto &[key, value] : node.items()) {
       if (key != "token" && key != "preds") user_error(msg::kDagNodeUnknownKey, file, number, i, key);
     }
     auto token = node.find("token");
     if (token == node.end()) user_error(msg::kDagNoToken, file, number, i);
     std::optional<int64_t> id = integer_in(*token, 0, kMaxId);
-    if (!id) user_error(msg::kDagBadToken, file, number, i, kMaxId, describe(*token));
+    if (!id) user_error(msg::kDagBadToken, file, number, i, kMaxId, describe_json(*token));
     dag.token.push_back(static_cast<int32_t>(*id));
     if (auto preds = node.find("preds"); preds != node.end()) {
-      if (!preds->is_array()) user_error(msg::kDagPredsNotList, file, number, i, describe(*preds));
+      if (!preds->is_array()) user_error(msg::kDagPredsNotList, file, number, i, describe_json(*preds));
       if (dag.preds.size() + preds->size() >= static_cast<size_t>(kMaxId))
         user_error(msg::kDagTooManyNodes, file, number, kMaxId);
       for (size_t slot = 0; slot < preds->size(); ++slot) {
@@ -86,7 +87,7 @@ Dag read_dag(const json &object, const std::string &file, int64_t number) {
         // Indices past the DAG's end are the inspector's to report (with the node count); the
         // reader only rules out what an int32 index cannot hold.
         std::optional<int64_t> index = integer_in(pred, 0, kMaxId);
-        if (!index) user_error(msg::kDagBadPred, file, number, i, slot, kMaxId, describe(pred));
+        if (!index) user_error(msg::kDagBadPred, file, number, i, slot, kMaxId, describe_json(pred));
         dag.preds.push_back(static_cast<int32_t>(*index));
       }
     }
@@ -95,27 +96,17 @@ Dag read_dag(const json &object, const std::string &file, int64_t number) {
   return dag;
 }
 
-// Calls `each_line(line, line_number, offset)` for every line of `text`, after the checks every
-// line file shares: not empty, UTF-8, no empty line. A single final newline is optional.
-template <typename F>
-void for_each_line(std::string_view text, const std::string &file, const char *kind, const char *example,
-                   F each_line) {
-  if (text.empty()) user_error(msg::kLineFileEmpty, file, kind, example);
-  if (text.back() == '\n') text.remove_suffix(1);
-  size_t begin = 0;
-  for (int64_t line_number = 1;; ++line_number) {
-    size_t end = text.find('\n', begin);
-    std::string_view line = text.substr(begin, end == std::string_view::npos ? end : end - begin);
-    if (auto bad = find_invalid_utf8(line)) {
-      user_error(msg::kInvalidUtf8, file, line_number, utf8_column(line, *bad),
-                 static_cast<unsigned char>(line[*bad]), begin + *bad, "file");
-    }
-    if (line.find_first_not_of(' ') == std::string_view::npos)
-      user_error(msg::kLineEmpty, file, line_number, kind, example);
-    each_line(line, line_number);
-    if (end == std::string_view::npos) break;
-    begin = end + 1;
+namespace {
+
+// The checks every line of a line file shares: UTF-8 (offsets in the file), not blank.
+void check_line(std::string_view line, const std::string &file, int64_t line_number, uint64_t offset,
+                const char *kind, const char *example) {
+  if (auto bad = find_invalid_utf8(line)) {
+    user_error(msg::kInvalidUtf8, file, line_number, utf8_column(line, *bad),
+               static_cast<unsigned char>(line[*bad]), offset + *bad, "file");
   }
+  if (line.find_first_not_of(' ') == std::string_view::npos)
+    user_error(msg::kLineEmpty, file, line_number, kind, example);
 }
 
 // A token of a line file: its text and byte offset in the line.
@@ -156,31 +147,6 @@ std::optional<int32_t> parse_id(std::string_view text) {
 
 }  // namespace
 
-std::vector<Dag> read_dag_text(std::string_view text, const std::string &file) {
-  json document;
-  try {
-    document = json::parse(text.begin(), text.end());
-  } catch (const json::exception &e) {
-    user_error(msg::kDagBadJson, file, e.what());
-  }
-  std::vector<Dag> dags;
-  if (document.is_object()) {
-    dags.push_back(read_dag(document, file, 1));
-  } else if (document.is_array()) {
-    if (document.empty()) user_error(msg::kDagNoDags, file);
-    dags.reserve(document.size());
-    for (size_t d = 0; d < document.size(); ++d)
-      dags.push_back(read_dag(document[d], file, static_cast<int64_t>(d) + 1));
-  } else {
-    user_error(msg::kDagTopLevel, file, describe(document));
-  }
-  return dags;
-}
-
-std::vector<Dag> read_dags(const std::string &path) {
-  return read_dag_text(read_text_file(path, "DAG file"), path);
-}
-
 const char *to_string(Sweep sweep) {
   switch (sweep) {
     case Sweep::SouthEast:
@@ -218,83 +184,69 @@ Dag grid_dag(int32_t rows, int32_t cols, const std::vector<int32_t> &tokens, Swe
   return dag;
 }
 
-std::vector<Dag> read_grid_text(std::string_view text, Sweep sweep, const std::string &file) {
-  std::vector<Dag> grids;
-  for_each_line(text, file, "grid", "2 3 5 1 4 1 0 2", [&](std::string_view line, int64_t line_number) {
-    std::vector<Word> words = split_words(line, file, line_number, "grid");
-    // Two cells per slot of the preds array must fit an int32 index.
-    constexpr int32_t kMaxCells = kMaxId / 2;
-    int32_t size[2];
-    for (int k = 0; k < 2; ++k) {
-      const char *what = k == 0 ? "row" : "column";
-      if (words.size() <= static_cast<size_t>(k)) {
-        user_error(msg::kGridBadSize, file, line_number, utf8_column(line, line.size()), what, "", kMaxCells);
-      }
-      std::optional<int32_t> v = parse_id(words[k].text);
-      if (!v || *v < 1 || *v > kMaxCells) {
-        user_error(msg::kGridBadSize, file, line_number, utf8_column(line, words[k].offset), what,
-                   words[k].text, kMaxCells);
-      }
-      size[k] = *v;
+Dag parse_grid_line(std::string_view line, Sweep sweep, const std::string &file, int64_t line_number,
+                    uint64_t offset) {
+  check_line(line, file, line_number, offset, "grid", kGridExample);
+  std::vector<Word> words = split_words(line, file, line_number, "grid");
+  // Two cells per slot of the preds array must fit an int32 index.
+  constexpr int32_t kMaxCells = kMaxId / 2;
+  int32_t size[2];
+  for (int k = 0; k < 2; ++k) {
+    const char *what = k == 0 ? "row" : "column";
+    if (words.size() <= static_cast<size_t>(k)) {
+      user_error(msg::kGridBadSize, file, line_number, utf8_column(line, line.size()), what, "", kMaxCells);
     }
-    int64_t cells = int64_t(size[0]) * size[1];
-    if (cells > kMaxCells) user_error(msg::kGridTooLarge, file, line_number, size[0], size[1], kMaxCells);
-    if (static_cast<int64_t>(words.size()) - 2 != cells) {
-      user_error(msg::kGridTokenCount, file, line_number, size[0], size[1], cells, words.size() - 2);
+    std::optional<int32_t> v = parse_id(words[k].text);
+    if (!v || *v < 1 || *v > kMaxCells) {
+      user_error(msg::kGridBadSize, file, line_number, utf8_column(line, words[k].offset), what,
+                 words[k].text, kMaxCells);
     }
-    std::vector<int32_t> tokens;
-    tokens.reserve(static_cast<size_t>(cells));
-    for (size_t w = 2; w < words.size(); ++w) {
-      std::optional<int32_t> id = parse_id(words[w].text);
-      if (!id) {
-        user_error(msg::kGridBadToken, file, line_number, utf8_column(line, words[w].offset), words[w].text,
-                   kMaxId);
-      }
-      tokens.push_back(*id);
+    size[k] = *v;
+  }
+  int64_t cells = int64_t(size[0]) * size[1];
+  if (cells > kMaxCells) user_error(msg::kGridTooLarge, file, line_number, size[0], size[1], kMaxCells);
+  if (static_cast<int64_t>(words.size()) - 2 != cells) {
+    user_error(msg::kGridTokenCount, file, line_number, size[0], size[1], cells, words.size() - 2);
+  }
+  std::vector<int32_t> tokens;
+  tokens.reserve(static_cast<size_t>(cells));
+  for (size_t w = 2; w < words.size(); ++w) {
+    std::optional<int32_t> id = parse_id(words[w].text);
+    if (!id) {
+      user_error(msg::kGridBadToken, file, line_number, utf8_column(line, words[w].offset), words[w].text,
+                 kMaxId);
     }
-    grids.push_back(grid_dag(size[0], size[1], tokens, sweep));
-  });
-  return grids;
+    tokens.push_back(*id);
+  }
+  return grid_dag(size[0], size[1], tokens, sweep);
 }
 
-std::vector<Dag> read_grids(const std::string &path, Sweep sweep) {
-  return read_grid_text(read_text_file(path, "grid file"), sweep, path);
-}
-
-std::vector<std::vector<int32_t>> read_sequence_text(std::string_view text, const Vocab *vocab,
-                                                     const std::string &file) {
-  std::vector<std::vector<int32_t>> sequences;
-  const char *example = vocab ? "the movie was good" : "12 7 9 3";
-  for_each_line(text, file, "sequence", example, [&](std::string_view line, int64_t line_number) {
-    std::vector<Word> words = split_words(line, file, line_number, "sequence");
-    if (words.size() >= static_cast<size_t>(kMaxId))
-      user_error(msg::kSequenceTooLong, file, line_number, kMaxId);
-    std::vector<int32_t> ids;
-    ids.reserve(words.size());
-    for (const Word &word : words) {
-      if (vocab) {
-        std::optional<int32_t> id = vocab->lookup(word.text);
-        if (!id) {
-          user_error(msg::kSequenceUnknownToken, file, line_number, utf8_column(line, word.offset), word.text,
-                     vocab->path());
-        }
-        ids.push_back(*id);
-        continue;
-      }
-      std::optional<int32_t> id = parse_id(word.text);
+std::vector<int32_t> parse_sequence_line(std::string_view line, const Vocab *vocab, const std::string &file,
+                                         int64_t line_number, uint64_t offset) {
+  check_line(line, file, line_number, offset, "sequence", sequence_example(vocab));
+  std::vector<Word> words = split_words(line, file, line_number, "sequence");
+  if (words.size() >= static_cast<size_t>(kMaxId))
+    user_error(msg::kSequenceTooLong, file, line_number, kMaxId);
+  std::vector<int32_t> ids;
+  ids.reserve(words.size());
+  for (const Word &word : words) {
+    if (vocab) {
+      std::optional<int32_t> id = vocab->lookup(word.text);
       if (!id) {
-        user_error(msg::kSequenceNotInteger, file, line_number, utf8_column(line, word.offset), word.text,
-                   kMaxId);
+        user_error(msg::kSequenceUnknownToken, file, line_number, utf8_column(line, word.offset), word.text,
+                   vocab->path());
       }
       ids.push_back(*id);
+      continue;
     }
-    sequences.push_back(std::move(ids));
-  });
-  return sequences;
-}
-
-std::vector<std::vector<int32_t>> read_sequences(const std::string &path, const Vocab *vocab) {
-  return read_sequence_text(read_text_file(path, "sequence file"), vocab, path);
+    std::optional<int32_t> id = parse_id(word.text);
+    if (!id) {
+      user_error(msg::kSequenceNotInteger, file, line_number, utf8_column(line, word.offset), word.text,
+                 kMaxId);
+    }
+    ids.push_back(*id);
+  }
+  return ids;
 }
 
 }  // namespace grove

@@ -6,9 +6,9 @@
 //   * Grids: one per line, `R C` then R*C integer tokens in row-major order. Each grid becomes the
 //     DAG of one sweep direction over its cells (cells numbered row-major in every sweep).
 //   * Sequences: one per line, tokens separated by ASCII spaces, looked up like tree tokens.
-// The readers check syntax and report `file` (and line:col for line files, DAG and node numbers for
-// JSON); whether a DAG is acyclic, its indices in range and its tokens below the vocabulary size is
-// the inspector's to check. Nothing recurses on the C stack per node.
+// The readers check syntax and report `file` (and line:col for line files; for JSON, line:col of a
+// syntax error and the DAG and node numbers); whether a DAG is acyclic, its indices in range and its tokens
+// below the vocabulary size is the inspector's to check. Nothing recurses on the C stack per node.
 
 #include <cstdint>
 #include <string>

@@ -11,6 +11,8 @@ namespace grove::dataset_messages {
 
 // Files in general.
 inline constexpr char kCannotRead[] = "cannot read {} '{}': {}";
+inline constexpr char kCannotSeek[] =
+    "cannot seek in {} '{}': it is not a regular file; give a file to read it from a position";
 
 // UTF-8, shared by the vocabulary and tree readers. The third {} is "file" or "line".
 inline constexpr char kInvalidUtf8[] =
@@ -91,7 +93,14 @@ inline constexpr char kBatchTooLarge[] = "the batch has {} nodes in all; at most
 
 // DAG files (JSON): `{"nodes": [{"token": 3, "preds": [0, 1]}, ...]}` per DAG, or a list of such
 // objects. DAGs and nodes are numbered as the inspector numbers them: DAGs from 1, nodes from 0.
-inline constexpr char kDagBadJson[] = "{}: not valid JSON: {}";
+// JSON syntax errors carry `file:line:col` (columns count characters) and, inside a DAG, its number.
+inline constexpr char kDagBadJson[] = "{}:{}:{}: not valid JSON: {}";
+inline constexpr char kDagBadJsonIn[] = "{}:{}:{}: DAG {}: not valid JSON: {}";
+inline constexpr char kDagListSeparator[] =
+    "{}:{}:{}: not valid JSON: expected ',' or ']' after DAG {} in the list, found {}";
+inline constexpr char kDagTrailing[] =
+    "{}:{}:{}: not valid JSON: unexpected {} after the end of the {}; a DAG file holds one DAG object or one "
+    "list of them";
 inline constexpr char kDagTopLevel[] =
     "{}: expected a DAG object {{\"nodes\": [...]}} or a JSON list of them, found {}";
 inline constexpr char kDagNoDags[] = "{}: the list holds no DAGs; expected at least one {{\"nodes\": [...]}}";

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "datasets/Messages.h"
+#include "datasets/Readers_Internal.h"
 #include "ilir/Error.h"
 
 namespace grove {
@@ -18,7 +19,7 @@ enum class Lexeme { kOpen, kClose, kAtom, kEnd };
 struct LinePlace {
   const std::string &file;
   int64_t line_number;
-  size_t offset;     // of the line's first byte, in the unit below
+  uint64_t offset;   // of the line's first byte, in the unit below
   const char *unit;  // "file" or "line": what UTF-8 byte offsets count from
 };
 
@@ -210,24 +211,9 @@ Tree parse_ptb_tree(std::string_view line, const Vocab *vocab, const std::string
   return parse_line(line, vocab, LinePlace{file, line_number, 0, "line"});
 }
 
-std::vector<Tree> read_ptb_tree_text(std::string_view text, const Vocab *vocab, const std::string &file) {
-  if (text.empty()) user_error(msg::kPtbEmptyFile, file);
-  // A single final newline ends the last line; it does not start an empty one.
-  if (text.back() == '\n') text.remove_suffix(1);
-  std::vector<Tree> trees;
-  size_t begin = 0;
-  for (int64_t line_number = 1;; ++line_number) {
-    size_t end = text.find('\n', begin);
-    std::string_view line = text.substr(begin, end == std::string_view::npos ? end : end - begin);
-    trees.push_back(parse_line(line, vocab, LinePlace{file, line_number, begin, "file"}));
-    if (end == std::string_view::npos) break;
-    begin = end + 1;
-  }
-  return trees;
-}
-
-std::vector<Tree> read_ptb_trees(const std::string &path, const Vocab *vocab) {
-  return read_ptb_tree_text(read_text_file(path, "tree file"), vocab, path);
+Tree parse_ptb_line(std::string_view line, const Vocab *vocab, const std::string &file, int64_t line_number,
+                    uint64_t offset) {
+  return parse_line(line, vocab, LinePlace{file, line_number, offset, "file"});
 }
 
 }  // namespace grove

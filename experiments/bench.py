@@ -10,6 +10,8 @@
 3. Runs the ablation: TreeLSTM, H=256, batch 10, SST, with each of grove's scheduling primitives
    turned off in turn, and recursive unrolling and epilogue fusion (off by default) turned on.
 4. Writes experiments/results/bench.md, bench.csv, bench.png, ablation.md and ablation.csv.
+On a terminal, a line on standard error says how many of the runs (a tool on a configuration, a
+check, an ablation setting) are done, the time elapsed and the time left; --quiet leaves it out.
 
 Inputs. SST: the first --trees-limit trees of the SST test split, their words renumbered 0..U-1 in
 order of first appearance (so that MV-RNN's per-word H×H matrices stay small and every tool reads
@@ -31,6 +33,7 @@ import json
 import os
 import random
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -58,8 +61,70 @@ ENV = dict(os.environ, OPENBLAS_CORETYPE="SkylakeX", OMP_WAIT_POLICY="PASSIVE",
            MALLOC_TOP_PAD_="268435456")
 
 
+class Progress:
+    """The progress line of `grove bench` (tools/Progress.h) for this script: "bench: 12 of 80 runs
+    (15%)  elapsed 3 min 05 s  14 min 20 s left", redrawn in place at most every 0.2 s, on standard
+    error only when it is a terminal. log() lifts it above each line it prints."""
+
+    def __init__(self, enabled):
+        self.enabled, self.total, self.done = enabled, 0, 0
+        self.start, self.last_draw, self.shown = time.time(), 0.0, False
+
+    def start_counting(self, total):
+        self.total, self.done, self.start = total, 0, time.time()
+        self.draw(force=True)
+
+    def step(self):
+        self.done += 1
+        self.draw()
+
+    def line(self, elapsed):
+        fraction = min(self.done / self.total, 1.0) if self.total else 1.0
+        text = "bench: %s of %s runs (%d%%)  elapsed %s" % (
+            format(self.done, ","), format(self.total, ","), int(fraction * 100), duration_text(elapsed))
+        if self.done > 0 and elapsed >= 1:
+            text += "  %s left" % duration_text(elapsed * (1 - fraction) / fraction)
+        return text
+
+    def draw(self, force=False):
+        now = time.time()
+        if not self.enabled or not self.total or (not force and self.shown and now - self.last_draw < 0.2):
+            return
+        # Wider than the terminal, the line would wrap and erasing it would clear its last row only.
+        width = shutil.get_terminal_size((0, 0)).columns
+        text = self.line(now - self.start)
+        sys.stderr.write("\r\x1b[K" + (text[:width - 1] if width > 1 else text))
+        sys.stderr.flush()
+        self.shown, self.last_draw = True, now
+
+    def clear(self):
+        if self.shown:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+            self.shown = False
+
+    def finish(self):
+        self.clear()
+        self.enabled = False
+
+
+def duration_text(seconds):
+    """47 s, 3 min 05 s, 2 h 05 min."""
+    s = int(round(max(seconds, 0)))
+    if s < 60:
+        return "%d s" % s
+    if s < 3600:
+        return "%d min %02d s" % (s // 60, s % 60)
+    return "%d h %02d min" % (s // 3600, s % 3600 // 60)
+
+
+PROGRESS = Progress(False)
+
+
 def log(text):
+    PROGRESS.clear()
     print(text, flush=True)
+    PROGRESS.draw(force=True)
 
 
 # --- Inputs --------------------------------------------------------------------------------------
@@ -360,7 +425,10 @@ def main():
     parser.add_argument("--no-check", action="store_true",
                         help="skip comparing grove's root states with libtorch's (batch 10, same weights)")
     parser.add_argument("--timeout", type=int, default=600, help="seconds per tool invocation")
+    parser.add_argument("--quiet", action="store_true", help="no progress line on a terminal")
     args = parser.parse_args()
+    global PROGRESS
+    PROGRESS = Progress(sys.stderr.isatty() and not args.quiet)
     if args.repeat is None:
         args.repeat = 3 if args.quick else 5
     if args.quick:
@@ -392,50 +460,54 @@ def main():
 
     input_sets = [write_sst(args.trees_limit, args.work), write_perfect(args.work), write_nary(args.work)]
     rows, checks = [], {}
-    for model, stem in models:
-        for hidden in hiddens:
-            for all_inputs in input_sets:
-                if all_inputs["name"] == "nary" and model not in ANY_ARITY_MODELS:
-                    continue
-                inputs = first_trees(all_inputs, MVRNN_TREES[all_inputs["name"]]) if model == "mvrnn" else all_inputs
-                weights = None
-                for batch in batches:
-                    limit_ms = None
-                    for tool in TOOLS:
-                        row = {"model": model, "hidden": hidden, "batch": batch, "input": inputs["name"], "tool": tool,
-                               "trees": inputs["count"]}
-                        reason = skip_reason(args, tool, model, hidden, batch)
-                        if reason is None:
-                            weights = weights or weights_file(args, stem, hidden, inputs)
-                            try:
-                                if tool == "grove":
-                                    result = run_grove(args, stem, inputs, weights, batch)
-                                    limit_ms = result["flops_per_batch"] / (peaks[2] * 1e9) * 1e3
-                                    row.update(flops_per_batch=int(result["flops_per_batch"]),
-                                               gflops=result["gflops"], compile_ms=result["compile_ms"],
-                                               inspector_ms=result["inspector_ms"])
-                                else:
-                                    result = run_peer(args, tool, model, hidden, inputs, weights, batch)
-                                row.update({k: result[k] for k in ("median_ms_per_batch", "p10_ms", "p90_ms")})
-                            except (RuntimeError, subprocess.TimeoutExpired) as e:
-                                reason = "failed: %s" % str(e).splitlines()[0][:200]
-                        if reason is not None:
-                            row["note"] = reason
-                        elif limit_ms:
-                            row["flop_limit_ms"] = round(limit_ms, 4)
-                            row["x_over_limit"] = round(row["median_ms_per_batch"] / limit_ms, 2)
-                        rows.append(row)
-                        log("  %-16s H=%-3d B=%-2d %-7s %-24s %s" % (
-                            model, hidden, batch, inputs["name"], tool,
-                            row.get("note") or "%.4f ms per batch (p10 %.4f, p90 %.4f)" % (
-                                row["median_ms_per_batch"], row["p10_ms"], row["p90_ms"])))
-                if weights and not args.no_check:
+    configs = [(model, stem, hidden, all_inputs) for model, stem in models for hidden in hiddens
+               for all_inputs in input_sets if all_inputs["name"] != "nary" or model in ANY_ARITY_MODELS]
+    ablation_settings = [None] + PRIMITIVES + ["unroll=2", "epilogue=on"]
+    PROGRESS.start_counting(len(configs) * (len(batches) * len(TOOLS) + (0 if args.no_check else 1))
+                            + (0 if args.no_ablation else len(ablation_settings)))
+    for model, stem, hidden, all_inputs in configs:
+        inputs = first_trees(all_inputs, MVRNN_TREES[all_inputs["name"]]) if model == "mvrnn" else all_inputs
+        weights = None
+        for batch in batches:
+            limit_ms = None
+            for tool in TOOLS:
+                row = {"model": model, "hidden": hidden, "batch": batch, "input": inputs["name"], "tool": tool,
+                       "trees": inputs["count"]}
+                reason = skip_reason(args, tool, model, hidden, batch)
+                if reason is None:
+                    weights = weights or weights_file(args, stem, hidden, inputs)
                     try:
-                        checks[(model, hidden, inputs["name"])] = agreement(args, model, stem, hidden, inputs, weights)
+                        if tool == "grove":
+                            result = run_grove(args, stem, inputs, weights, batch)
+                            limit_ms = result["flops_per_batch"] / (peaks[2] * 1e9) * 1e3
+                            row.update(flops_per_batch=int(result["flops_per_batch"]),
+                                       gflops=result["gflops"], compile_ms=result["compile_ms"],
+                                       inspector_ms=result["inspector_ms"])
+                        else:
+                            result = run_peer(args, tool, model, hidden, inputs, weights, batch)
+                        row.update({k: result[k] for k in ("median_ms_per_batch", "p10_ms", "p90_ms")})
                     except (RuntimeError, subprocess.TimeoutExpired) as e:
-                        checks[(model, hidden, inputs["name"])] = "failed: %s | —" % str(e).splitlines()[0][:200]
-                    log("  %-16s H=%-3d %-7s grove vs libtorch roots: largest difference | largest value: %s" % (
-                        model, hidden, inputs["name"], checks[(model, hidden, inputs["name"])]))
+                        reason = "failed: %s" % str(e).splitlines()[0][:200]
+                if reason is not None:
+                    row["note"] = reason
+                elif limit_ms:
+                    row["flop_limit_ms"] = round(limit_ms, 4)
+                    row["x_over_limit"] = round(row["median_ms_per_batch"] / limit_ms, 2)
+                rows.append(row)
+                PROGRESS.step()
+                log("  %-16s H=%-3d B=%-2d %-7s %-24s %s" % (
+                    model, hidden, batch, inputs["name"], tool,
+                    row.get("note") or "%.4f ms per batch (p10 %.4f, p90 %.4f)" % (
+                        row["median_ms_per_batch"], row["p10_ms"], row["p90_ms"])))
+        if weights and not args.no_check:
+            try:
+                checks[(model, hidden, inputs["name"])] = agreement(args, model, stem, hidden, inputs, weights)
+            except (RuntimeError, subprocess.TimeoutExpired) as e:
+                checks[(model, hidden, inputs["name"])] = "failed: %s | —" % str(e).splitlines()[0][:200]
+            log("  %-16s H=%-3d %-7s grove vs libtorch roots: largest difference | largest value: %s" % (
+                model, hidden, inputs["name"], checks[(model, hidden, inputs["name"])]))
+        if not args.no_check:
+            PROGRESS.step()
 
     header = ("Measured %s by `experiments/bench.py%s` (%d SST test trees, %d perfect trees of height %d, "
               "%d random trees of any arity for child-sum; "
@@ -453,7 +525,7 @@ def main():
         ablation = []
         # Each primitive off in turn; then the ones that are off by default (recursive unrolling,
         # epilogue fusion), on.
-        for off in [None] + PRIMITIVES + ["unroll=2", "epilogue=on"]:
+        for off in ablation_settings:
             override = "" if off is None else off if "=" in off else off + "=off"
             result = run_grove(args, "treelstm", input_sets[0], weights, 10, override)
             ablation.append({"turned_off": off or "(none: default)", "schedule": result["schedule"],
@@ -461,7 +533,9 @@ def main():
                                                        "compile_ms")}})
             ablation[-1]["x_default"] = result["median_ms_per_batch"] / ablation[0]["median_ms_per_batch"]
             log("  %-16s %.4f ms per batch" % (ablation[-1]["turned_off"], result["median_ms_per_batch"]))
+            PROGRESS.step()
         log("\n" + write_ablation_tables(args, ablation, header))
+    PROGRESS.finish()
     log("bench: done in %.0f s; wrote %s/bench.md, bench.csv, bench.png%s" % (
         time.time() - started, args.out, "" if args.no_ablation else ", ablation.md, ablation.csv"))
 

@@ -17,6 +17,7 @@
 #include "ilir/Error.h"
 #include "tools/Flops.h"
 #include "tools/Messages.h"
+#include "tools/Progress.h"
 #include "tools/Tune.h"
 
 namespace grove::tool {
@@ -31,9 +32,12 @@ double percentile(std::vector<double> values, double p) {
   return values[lo] + (values[hi] - values[lo]) * (pos - double(lo));
 }
 
-Timing time_passes(const cpu::CompiledModel &model, const Inputs &inputs, int64_t batch, int64_t repeat) {
+Timing time_passes(const cpu::CompiledModel &model, const Inputs &inputs, int64_t batch, int64_t repeat,
+                   Progress *progress) {
   Timing timing;
+  if (progress) progress->update(0);
   run_inputs(model, inputs, {.batch = batch}, &timing.pass);  // the warm-up pass; its stats describe a pass
+  if (progress) progress->update(1);
   timing.calls = timing.pass.calls;
   std::vector<double> inspector;
   for (int64_t r = 0; r < repeat; ++r) {
@@ -43,6 +47,7 @@ Timing time_passes(const cpu::CompiledModel &model, const Inputs &inputs, int64_
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     timing.ms_per_batch.push_back(ms / double(timing.calls));
     inspector.push_back(stats.inspector_ms / double(timing.calls));
+    if (progress) progress->update(r + 2);
   }
   timing.inspector_ms_per_batch = percentile(inspector, 50);
   return timing;
@@ -102,7 +107,13 @@ int bench(const BenchCommand &c, std::ostream &out) {
   }
   cpu::CompiledModel model =
       cpu::CompiledModel::compile(program, in.weights, bench_compile_options(c, schedule));
-  Timing timing = time_passes(model, inputs, c.batch, c.repeat);
+  // The warm-up pass and the timed ones; the line is gone before the report is printed.
+  Timing timing;
+  {
+    Progress progress("bench " + program.name, "passes", progress_wanted(c.quiet));
+    progress.set_total(c.repeat + 1);
+    timing = time_passes(model, inputs, c.batch, c.repeat, &progress);
+  }
 
   double median = percentile(timing.ms_per_batch, 50);
   double flops_per_batch = inputs_flops(node_flops(program, sizes), inputs) / double(timing.calls);

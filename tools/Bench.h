@@ -23,6 +23,8 @@
 
 namespace grove::tool {
 
+class Progress;
+
 struct BenchCommand {
   std::string model, weights, sizes, schedule, target = "host";
   InputFiles inputs;            // exactly one of trees, DAGs, grids or sequences
@@ -34,6 +36,7 @@ struct BenchCommand {
   bool json = false;    // one JSON object instead of the text report
   bool tuned = false;   // start from the schedule `grove tune` cached for this model and batch
   std::string cache;    // the tuning cache (default: tools/Tune.h)
+  bool quiet = false;   // no progress line on a terminal (tools/Progress.h)
 };
 
 // Runs the benchmark and prints its report to `out`; returns the exit status.
@@ -59,7 +62,9 @@ struct Timing {
 };
 
 // Steps 2 and 3 of the protocol on a compiled model: one warm-up pass, then `repeat` timed ones.
-Timing time_passes(const cpu::CompiledModel &model, const Inputs &inputs, int64_t batch, int64_t repeat);
+// `progress`, if given, is updated with the passes done after each pass (outside the timed part).
+Timing time_passes(const cpu::CompiledModel &model, const Inputs &inputs, int64_t batch, int64_t repeat,
+                   Progress *progress = nullptr);
 
 // "D=256,H=256,V=100": the sizes in name order.
 std::string sizes_string(const std::map<std::string, int64_t> &sizes);

@@ -15,7 +15,10 @@ struct RunCommand {
   InputFiles inputs;       // exactly one of trees, DAGs (JSON), grids or sequences
   bool all_nodes = false;  // DAGs and grids: every node's output, not only the sinks'
   int64_t batch = 0;
+  int64_t chunk = 16384;  // inputs read and run at a time (StreamRun.h)
+  int threads = 0;        // > 0: the schedule's threads=N
   bool stats = false;
+  bool quiet = false;  // no progress line
   bool tuned = false;  // start from the schedule `grove tune` cached for this model and batch
   std::string cache;   // the tuning cache (default: tools/Tune.h)
 };
@@ -30,6 +33,10 @@ struct InitWeightsCommand {
 };
 
 int run(const RunCommand &c);
+
+// Prints a UserError's message on standard error as `grove: error: ...` (a message that carries its
+// own "file:line:col: error:" is not prefixed twice).
+void print_user_error(const std::string &message);
 int dump(const DumpCommand &c);
 int init_weights(const InitWeightsCommand &c);
 

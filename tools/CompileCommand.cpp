@@ -58,47 +58,4 @@ bool is_compiled_library(const std::string &path) {
                                   "ELF";
 }
 
-int run_library(const RunCommand &c) {
-  const InputFiles &f = c.inputs;
-  auto [input_path, input_what] = check_input_files(f, "run");
-  if (c.all_nodes && f.dags.empty() && f.grids.empty()) user_error(msg::kAllNodesWithoutDags);
-  if (c.target != "host" || !c.schedule.empty() || c.tuned) user_error(msg::kRunLibraryOptions, c.model);
-  std::error_code ec;
-  for (const std::string &path : {c.model, c.weights, input_path, f.vocab})
-    if (!path.empty() && std::filesystem::exists(path, ec) && std::filesystem::equivalent(c.out, path, ec))
-      user_error(msg::kOutIsInput, c.out,
-                 path == c.model     ? "library"
-                 : path == c.weights ? "weights"
-                                     : "input");
-
-  CompiledLibrary library = open_compiled_library(c.model);
-  if (!c.weights.empty()) library.executor->bind(read_safetensors(c.weights), c.weights);
-  Inputs inputs = read_inputs(f, "run");
-  RunOptions options{.batch = c.batch};
-  options.outputs = c.all_nodes ? DagOutputs::AllNodes : DagOutputs::Sinks;
-  RunStats stats;
-  Tensor out;
-  if (!inputs.trees.empty()) {
-    out = library.executor->run(inputs.trees, options, &stats);
-  } else if (!inputs.dags.empty()) {
-    options.noun = inputs.what == "grids" ? "grid" : "DAG";
-    out = library.executor->run_dags(inputs.dags, options, &stats);
-  } else {
-    out = library.executor->run_sequences(inputs.sequences, options, &stats);
-  }
-  write_npy(c.out, out);
-  if (c.stats) {
-    const ModelAbi &abi = library.executor->abi();
-    std::cout << fmt::format("model     {} ({}) from {}, compiled for {}\n", abi.model, abi.structure,
-                             c.model, abi.target);
-    std::cout << fmt::format("{:<9} {} from {}: {} nodes, {} levels in {} call(s)\n", inputs.what,
-                             stats.trees, inputs.path, stats.nodes, stats.levels, stats.calls);
-    std::cout << fmt::format("schedule  {}\n", abi.schedule);
-    std::cout << fmt::format("inspector {:.2f} ms\ncompute   {:.2f} ms\n", stats.inspector_ms,
-                             stats.compute_ms);
-    std::cout << fmt::format("output    {} float32 {}\n", c.out, shape_string(out.shape));
-  }
-  return 0;
-}
-
 }  // namespace grove::tool

@@ -21,6 +21,4 @@ bool is_compiled_library(const std::string &path);
 
 // `grove run LIB.so`: runs the library `grove compile` wrote over the inputs, with its embedded
 // weights or c.weights; its target and schedule were fixed when it was compiled.
-int run_library(const RunCommand &c);
-
 }  // namespace grove::tool

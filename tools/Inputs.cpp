@@ -15,16 +15,12 @@ namespace grove::tool {
 
 namespace msg = tool_messages;
 
-namespace {
-
 Sweep parse_sweep(const std::string &text) {
   if (text == "sw") return Sweep::SouthWest;
   if (text == "ne") return Sweep::NorthEast;
   if (text == "nw") return Sweep::NorthWest;
   return Sweep::SouthEast;
 }
-
-}  // namespace
 
 size_t Inputs::count() const { return trees.size() + dags.size() + sequences.size(); }
 

@@ -7,6 +7,7 @@
 
 #include "backends/cpu/CompiledModel.h"
 #include "datasets/Dag.h"
+#include "datasets/DagReader.h"
 #include "datasets/Tree.h"
 
 namespace grove::tool {
@@ -34,6 +35,9 @@ std::pair<std::string, std::string> check_input_files(const InputFiles &files, c
 
 // Checks the options (as above) and reads the input. A UserError names a malformed file.
 Inputs read_inputs(const InputFiles &files, const std::string &command);
+
+// "se", "sw", "ne", "nw" (check_input_files has checked it).
+Sweep parse_sweep(const std::string &text);
 
 // Runs `model` over the inputs: output rows in input order (roots, sinks or last states).
 Tensor run_inputs(const cpu::CompiledModel &model, const Inputs &inputs, cpu::RunOptions options,

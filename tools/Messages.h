@@ -85,6 +85,15 @@ inline constexpr char kCompileEmbedWithoutWeights[] = "compile: --embed-weights 
 inline constexpr char kRunLibraryOptions[] =
     "run: {} is a compiled library: its target and schedule were fixed by `grove compile`, so --target, "
     "--schedule and --tuned do not apply";
+inline constexpr char kRunChunk[] = "run: --chunk must be at least 1, got {}";
+inline constexpr char kRunThreads[] = "run: --threads must be at least 1 (or 0 for the default), got {}";
+inline constexpr char kMpiNotBuilt[] =
+    "run: started by an MPI launcher ({} is set), but this grove was built without MPI, so every process "
+    "would run the whole input; rebuild grove with Debian's libopenmpi-dev installed, or run it without "
+    "mpirun";
+inline constexpr char kMpiFailed[] = "run: MPI: {} failed: {}";
+// The error of the first rank that failed, as one process would report it, and which rank it was.
+inline constexpr char kMpiRankFailed[] = "{} (rank {} of {}; the other ranks stopped, no output written)";
 inline constexpr char kRunNeedsWeights[] =
     "run: --weights is required with a model file (only a library written by `grove compile "
     "--embed-weights` carries its own)";

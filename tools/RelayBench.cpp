@@ -22,6 +22,7 @@
 #include "ilir/Error.h"
 #include "tools/Bench.h"
 #include "tools/Messages.h"
+#include "tools/Progress.h"
 #include "tools/RelayCommands.h"
 
 namespace grove::tool {
@@ -119,15 +120,22 @@ int relay_bench(const RelayBenchCommand &c, std::ostream &out) {
   auto run_pass = [&] {
     for (const std::vector<Value> &args : calls) machine ? machine->run_main(args) : run_main(m, args);
   };
+  // The interpreter can take minutes per pass: the passes done show on a terminal, outside the timing.
+  Progress progress("relay bench " + c.executor, "passes", progress_wanted(c.quiet));
+  progress.set_total(c.repeat + 1);
+  progress.update(0);
   auto warmup_start = std::chrono::steady_clock::now();
   run_pass();
   double warmup_ms = ms_since(warmup_start);
+  progress.update(1);
   std::vector<double> ms_per_call;
   for (int64_t r = 0; r < c.repeat; ++r) {
     auto start = std::chrono::steady_clock::now();
     run_pass();
     ms_per_call.push_back(ms_since(start) / double(calls.size()));
+    progress.update(r + 2);
   }
+  progress.finish();
 
   double median = percentile(ms_per_call, 50);
   double min = *std::min_element(ms_per_call.begin(), ms_per_call.end());

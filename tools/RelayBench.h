@@ -23,7 +23,8 @@ struct RelayBenchCommand {
   int64_t repeat = 5;
   bool random_args = false;  // fill tensor parameters no --arg gives: uniform ±1/sqrt(fan-in), seeded
   uint64_t seed = 1;
-  bool json = false;  // one JSON object instead of the text report
+  bool json = false;   // one JSON object instead of the text report
+  bool quiet = false;  // no progress line on a terminal (tools/Progress.h)
   std::vector<std::string>
       targets;  // external code generators to partition for first (BYOC), in priority order
 };

@@ -14,6 +14,7 @@
 #include "ilir/Error.h"
 #include "scheduling/Schedule.h"
 #include "tools/Messages.h"
+#include "tools/Progress.h"
 
 namespace grove::tool {
 
@@ -83,22 +84,32 @@ int tune(const TuneCommand &command, std::ostream &out) {
   const std::string cache = c.cache.empty() ? default_tune_cache() : c.cache;
   read_cache(cache);  // a malformed cache is an error before minutes of search, not after
 
-  // The median ms per batch of `settings` over the base schedule.
-  auto measure = [&](const std::vector<std::pair<std::string, std::string>> &settings) {
-    std::string tried = joined(settings);
-    std::string schedule = base + (base.empty() || tried.empty() ? "" : ",") + tried;
-    cpu::CompiledModel model =
-        cpu::CompiledModel::compile(in.program, in.weights, bench_compile_options(c, schedule));
-    double ms = percentile(time_passes(model, in.inputs, c.batch, c.repeat).ms_per_batch, 50);
-    out << fmt::format("  {:<40} {:.4f} ms per batch\n", tried.empty() ? "(default)" : tried, ms);
-    return ms;
-  };
-
-  out << fmt::format("tune      {}\n", key);
   const std::vector<std::pair<std::string, std::vector<std::string>>> knobs = {
       {"node_block", {"4", "16"}}, {"panel", {"16", "64"}}, {"persist", {"off"}},
       {"region", {"off"}},         {"unroll", {"2", "3"}},
   };
+  Progress progress("tune " + in.program.name, "schedules", progress_wanted(c.quiet));
+  int64_t candidates = 1, tried = 0;  // the default schedule, then one per knob value
+  for (const auto &knob : knobs) candidates += int64_t(knob.second.size());
+  progress.set_total(candidates);
+
+  // The median ms per batch of `settings` over the base schedule.
+  auto measure = [&](const std::vector<std::pair<std::string, std::string>> &settings) {
+    std::string settings_text = joined(settings);
+    std::string schedule = base + (base.empty() || settings_text.empty() ? "" : ",") + settings_text;
+    cpu::CompiledModel model =
+        cpu::CompiledModel::compile(in.program, in.weights, bench_compile_options(c, schedule));
+    double ms = percentile(time_passes(model, in.inputs, c.batch, c.repeat).ms_per_batch, 50);
+    progress.clear();  // on a terminal the report's lines go above the progress line
+    out << fmt::format("  {:<40} {:.4f} ms per batch", settings_text.empty() ? "(default)" : settings_text,
+                       ms)
+        << std::endl;
+    progress.update(++tried);
+    return ms;
+  };
+
+  out << fmt::format("tune      {}", key) << std::endl;
+  progress.update(0);
   std::vector<std::pair<std::string, std::string>> best;
   const double default_ms = measure(best);
   double best_ms = default_ms;
@@ -115,6 +126,8 @@ int tune(const TuneCommand &command, std::ostream &out) {
       }
     }
   }
+
+  progress.finish();
 
   nlohmann::json j = read_cache(cache);
   j[key] = {{"schedule", joined(best)},

@@ -56,9 +56,19 @@ int main(int argc, char **argv) {
                 "Output .npy file, float32: [trees, H] (roots), [sinks, H] (DAGs, grids), [sequences, H] "
                 "(last states), in input order")
       ->required();
-  r->add_option("--batch", run.batch,
-                "Trees per call of the compiled code (0 = all); results do not depend on it")
+  r->add_option(
+       "--batch", run.batch,
+       "Trees per call of the compiled code (0 = one call per --chunk); results agree to float rounding "
+       "whatever it is")
       ->check(CLI::NonNegativeNumber);
+  r->add_option("--chunk", run.chunk,
+                "Inputs read and run at a time (rounded up to a multiple of --batch): memory is bounded by "
+                "the chunk, not the input file")
+      ->check(CLI::PositiveNumber);
+  r->add_option("--threads", run.threads,
+                "Threads (the schedule's threads=N; default: all cores, shared among the MPI ranks on a "
+                "machine)");
+  r->add_flag("--quiet", run.quiet, "No progress line on a terminal");
   r->add_option("--target", run.target, "Halide target string (default: host)");
   r->add_option("--schedule", run.schedule,
                 "Schedule overrides, e.g. 'batch=off' or 'fuse=off,node_block=4'");
@@ -136,6 +146,7 @@ int main(int argc, char **argv) {
     b->add_option("--limit", bench.limit, "Use only the first LIMIT trees");
     b->add_option("--target", bench.target, "Halide target string (default: host)");
     b->add_option("--cache", bench.cache, "The tuning cache (default: $XDG_CACHE_HOME/grove/schedules.json)");
+    b->add_flag("--quiet", bench.quiet, "No progress line on a terminal");
   };
   grove::tool::BenchCommand bench;
   CLI::App *b = app.add_subcommand("bench",
@@ -270,6 +281,7 @@ int main(int argc, char **argv) {
                  "Fill tensor parameters no --arg gives with seeded uniform values in ±1/sqrt(fan-in)");
   rb->add_option("--repeat", relay_bench.repeat, "Timed passes after one warm-up pass (default 5)");
   rb->add_flag("--json", relay_bench.json, "Print one JSON object instead of the report");
+  rb->add_flag("--quiet", relay_bench.quiet, "No progress line on a terminal");
   rb->add_option("--target", relay_bench.targets,
                  "Partition for these external code generators first (comma-separated, priority order)")
       ->delimiter(',');
@@ -282,8 +294,6 @@ int main(int argc, char **argv) {
   }
   try {
     if (r->parsed()) {
-      if (grove::tool::is_compiled_library(run.model)) return grove::tool::run_library(run);
-      if (run.weights.empty()) throw grove::UserError(grove::tool_messages::kRunNeedsWeights);
       return grove::tool::run(run);
     }
     if (d->parsed()) return grove::tool::dump(dump);
@@ -305,10 +315,7 @@ int main(int argc, char **argv) {
       return grove::tool::relay_bench(relay_bench, std::cout);
     }
   } catch (const grove::UserError &e) {
-    // Messages that carry their own location ("file:line:col: error: ...") are not prefixed twice.
-    std::string message = e.what();
-    std::cerr << (message.find(": error: ") == std::string::npos ? "grove: error: " : "grove: ") << message
-              << "\n";
+    grove::tool::print_user_error(e.what());
     return 1;
   } catch (const grove::InternalError &e) {
     std::cerr << "grove: " << e.what()

@@ -49,7 +49,7 @@ struct Executor::Impl {
   // Every packed weight's panels, from the bound weights.
   std::vector<std::vector<float>> pack_panels() const;
 
-  void run_batch(std::span<const Tree> trees, int64_t first_tree, float *out, RunStats *stats) const;
+  void run_batch(std::span<const Tree> trees, int64_t first_number, float *out, RunStats *stats) const;
   void run_dag_batch(std::span<const Dag> dags, const DagInspectorOptions &options, std::vector<float> &out,
                      RunStats *stats) const;
   void execute(const LinearizedBatch &batch, size_t inputs, double inspector_ms, float *out,
@@ -127,13 +127,13 @@ void Executor::Impl::check_bound() const {
   if (data.empty() && !abi.params.empty()) user_error(msg::kNoWeights, abi.model);
 }
 
-void Executor::Impl::run_batch(std::span<const Tree> trees, int64_t first_tree, float *out,
+void Executor::Impl::run_batch(std::span<const Tree> trees, int64_t first_number, float *out,
                                RunStats *stats) const {
   auto t0 = std::chrono::steady_clock::now();
   InspectorOptions options;
   options.arity = {abi.min_children, abi.max_children};
   options.vocab_size = abi.vocab_size;
-  options.first_tree_number = first_tree + 1;
+  options.first_tree_number = first_number;
   LinearizedBatch batch = linearize(trees, options);
   if (abi.unroll_team > 0) partition_for_team(batch, abi.unroll_team, abi.unroll);
   execute(batch, trees.size(), ms_since(t0), out, stats);
@@ -253,7 +253,8 @@ Tensor Executor::run(std::span<const Tree> trees, const RunOptions &options, Run
   if (stats) stats->trees += int64_t(trees.size());
   for (int64_t begin = 0; begin < int64_t(trees.size()); begin += batch) {
     int64_t end = std::min<int64_t>(begin + batch, trees.size());
-    impl_->run_batch(trees.subspan(begin, end - begin), begin, result.data.data() + begin * width, stats);
+    impl_->run_batch(trees.subspan(begin, end - begin), options.first_number + begin,
+                     result.data.data() + begin * width, stats);
   }
   return result;
 }
@@ -278,7 +279,7 @@ Tensor Executor::run_dags(std::span<const Dag> dags, const RunOptions &options, 
   if (stats) stats->trees += int64_t(dags.size());
   for (int64_t begin = 0; begin < int64_t(dags.size()); begin += batch) {
     int64_t end = std::min<int64_t>(begin + batch, dags.size());
-    inspector.first_dag_number = begin + 1;
+    inspector.first_dag_number = options.first_number + begin;
     impl_->run_dag_batch(dags.subspan(begin, end - begin), inspector, rows, stats);
   }
   int64_t width = abi.output_elements();

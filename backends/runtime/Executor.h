@@ -27,6 +27,9 @@ struct RunOptions {
   // run_dags only: which nodes' states make the result, and how errors name one input DAG.
   DagOutputs outputs = DagOutputs::Sinks;
   std::string noun = "DAG";  // "DAG", "grid"
+  // How errors number the inputs: the first one given is input `first_number` (a streamed chunk
+  // passes its place in the file, so that a message names the input the user wrote).
+  int64_t first_number = 1;
 };
 
 // What one run did, for `grove run` and `make run` to print.

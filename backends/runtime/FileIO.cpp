@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -15,19 +16,6 @@ namespace grove {
 namespace {
 
 namespace msg = runtime_messages;
-
-// Writes all of `bytes` to `fd`, retrying short writes; returns false (errno set) on failure.
-bool write_all(int fd, std::string_view bytes) {
-  while (!bytes.empty()) {
-    ssize_t n = ::write(fd, bytes.data(), bytes.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    bytes.remove_prefix(static_cast<size_t>(n));
-  }
-  return true;
-}
 
 // Creates a new file next to `path`, named `path`.tmp-<pid>-<n>. O_EXCL makes the name ours, and
 // mode 0666 lets the umask give it the permissions any new file would have.
@@ -44,29 +32,58 @@ int create_temporary(const std::string &path, std::string &temp) {
 }  // namespace
 
 void write_file_atomically(const std::string &path, std::span<const std::string_view> pieces) {
-  // The temporary sits in `path`'s directory so that rename() replaces `path` atomically.
-  std::string temp;
-  int fd = create_temporary(path, temp);
-  if (fd < 0) user_error(msg::kCannotWrite, path, std::strerror(errno));
+  AtomicFile file(path);
+  for (std::string_view piece : pieces) file.append(piece);
+  file.commit();
+}
 
-  bool ok = true;
-  for (std::string_view piece : pieces) {
-    if (!(ok = write_all(fd, piece))) break;
+// The temporary sits in `path`'s directory so that rename() replaces `path` atomically.
+AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
+  fd_ = create_temporary(path_, temp_);
+  if (fd_ < 0) user_error(msg::kCannotWrite, path_, std::strerror(errno));
+}
+
+AtomicFile::~AtomicFile() { discard(); }
+
+void AtomicFile::discard() {
+  if (fd_ < 0) return;
+  ::close(fd_);
+  ::unlink(temp_.c_str());
+  fd_ = -1;
+}
+
+void AtomicFile::fail(int error) {
+  discard();
+  user_error(msg::kCannotWrite, path_, std::strerror(error));
+}
+
+void AtomicFile::append(std::string_view bytes) { write_at(end_, bytes); }
+
+void AtomicFile::write_at(uint64_t offset, std::string_view bytes) {
+  GROVE_CHECK(fd_ >= 0, "write to {} after commit or discard", path_);
+  uint64_t at = offset;
+  while (!bytes.empty()) {
+    ssize_t n = ::pwrite(fd_, bytes.data(), bytes.size(), static_cast<off_t>(at));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail(errno);
+    }
+    bytes.remove_prefix(static_cast<size_t>(n));
+    at += static_cast<uint64_t>(n);
   }
-  // fsync before rename: after a crash, `path` holds the old contents or the new, never a stub.
-  if (ok && ::fsync(fd) != 0) ok = false;
-  int saved_errno = errno;
-  if (::close(fd) != 0 && ok) {
-    ok = false;
-    saved_errno = errno;
-  }
-  if (ok && ::rename(temp.c_str(), path.c_str()) != 0) {
-    ok = false;
-    saved_errno = errno;
-  }
-  if (!ok) {
-    ::unlink(temp.c_str());
-    user_error(msg::kCannotWrite, path, std::strerror(saved_errno));
+  end_ = std::max(end_, at);
+}
+
+// fsync before rename: after a crash, `path` holds the old contents or the new, never a stub.
+void AtomicFile::commit() {
+  GROVE_CHECK(fd_ >= 0, "commit of {} after commit or discard", path_);
+  if (::fsync(fd_) != 0) fail(errno);
+  int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0 || ::rename(temp_.c_str(), path_.c_str()) != 0) {
+    int error = errno;
+    ::unlink(temp_.c_str());
+    user_error(msg::kCannotWrite, path_, std::strerror(error));
   }
 }
 

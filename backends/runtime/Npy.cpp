@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
 #include <cctype>
 #include <cerrno>
@@ -133,6 +134,35 @@ class HeaderParser {
   size_t pos_ = 0;
 };
 
+// The header of a C-order array of `shape` (magic, version, length, the dict literal padded with
+// spaces and ending in '\n'), padded to the alignment and to at least `min_size` bytes.
+std::string npy_header(const std::string &descr, const std::vector<int64_t> &shape, size_t min_size = 0) {
+  std::string dims;
+  for (int64_t d : shape) dims += std::to_string(d) + ", ";
+  // A 1-tuple needs its trailing comma, "(5,)"; numpy writes "(3, 256)" for longer ones.
+  if (shape.size() > 1) dims.resize(dims.size() - 2);
+  if (shape.size() == 1) dims.resize(dims.size() - 1);
+  std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (" + dims + "), }";
+
+  // magic (6) + version (2) + header length (2) + header, padded with spaces, ending in '\n'.
+  const size_t unpadded = kMagic.size() + 4 + header.size() + 1;
+  size_t padded = std::max(unpadded + (kAlignment - unpadded % kAlignment) % kAlignment, min_size);
+  header.append(padded - unpadded, ' ');
+  header += '\n';
+  GROVE_CHECK(header.size() <= std::numeric_limits<uint16_t>::max(), "npy header of {} bytes", header.size());
+
+  std::string prefix(kMagic);
+  prefix += '\x01';
+  prefix += '\x00';
+  prefix += static_cast<char>(header.size() & 0xff);
+  prefix += static_cast<char>(header.size() >> 8);
+  return prefix + header;
+}
+
+std::string_view float_bytes(const float *data, size_t count) {
+  return {reinterpret_cast<const char *>(data), count * sizeof(float)};
+}
+
 }  // namespace
 
 void write_npy(const std::string &path, const Tensor &t) {
@@ -145,28 +175,57 @@ void write_npy(const std::string &path, const Tensor &t) {
 
 void write_npy_bytes(const std::string &path, const std::string &descr, const std::vector<int64_t> &shape,
                      std::string_view bytes) {
-  std::string dims;
-  for (int64_t d : shape) dims += std::to_string(d) + ", ";
-  // A 1-tuple needs its trailing comma, "(5,)"; numpy writes "(3, 256)" for longer ones.
-  if (shape.size() > 1) dims.resize(dims.size() - 2);
-  if (shape.size() == 1) dims.resize(dims.size() - 1);
-  std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (" + dims + "), }";
-
-  // magic (6) + version (2) + header length (2) + header, padded with spaces, ending in '\n'.
-  const size_t unpadded = kMagic.size() + 4 + header.size() + 1;
-  header.append((kAlignment - unpadded % kAlignment) % kAlignment, ' ');
-  header += '\n';
-  GROVE_CHECK(header.size() <= std::numeric_limits<uint16_t>::max(), "npy header of {} bytes", header.size());
-
-  std::string prefix(kMagic);
-  prefix += '\x01';
-  prefix += '\x00';
-  prefix += static_cast<char>(header.size() & 0xff);
-  prefix += static_cast<char>(header.size() >> 8);
-  prefix += header;
-  const std::string_view pieces[] = {prefix, bytes};
+  const std::string header = npy_header(descr, shape);
+  const std::string_view pieces[] = {header, bytes};
   write_file_atomically(path, pieces);
 }
+
+struct NpyWriter::Impl {
+  AtomicFile file;
+  std::vector<int64_t> row_shape;
+  int64_t row_elements = 1, rows = 0;
+  size_t header_size = 0;
+
+  std::vector<int64_t> shape(int64_t total) const {
+    std::vector<int64_t> s{total};
+    s.insert(s.end(), row_shape.begin(), row_shape.end());
+    return s;
+  }
+};
+
+// The header written first is that of the largest row count, so the final one always fits.
+NpyWriter::NpyWriter(const std::string &path, std::vector<int64_t> row_shape)
+    : impl_(new Impl{AtomicFile(path), std::move(row_shape)}) {
+  for (int64_t d : impl_->row_shape) impl_->row_elements *= d;
+  std::string header = npy_header("<f4", impl_->shape(std::numeric_limits<int64_t>::max()));
+  impl_->header_size = header.size();
+  impl_->file.append(header);
+}
+
+NpyWriter::~NpyWriter() = default;
+NpyWriter::NpyWriter(NpyWriter &&) noexcept = default;
+
+void NpyWriter::append(const float *rows, int64_t count) {
+  write_rows(impl_->rows, rows, count);
+  impl_->rows += count;
+}
+
+void NpyWriter::write_rows(int64_t first, const float *rows, int64_t count) {
+  if (count == 0) return;
+  impl_->file.write_at(data_offset() + uint64_t(first) * uint64_t(row_bytes()),
+                       float_bytes(rows, size_t(count * impl_->row_elements)));
+}
+
+void NpyWriter::commit(std::optional<int64_t> total_rows) {
+  impl_->file.write_at(0,
+                       npy_header("<f4", impl_->shape(total_rows.value_or(impl_->rows)), impl_->header_size));
+  impl_->file.commit();
+}
+
+int64_t NpyWriter::rows_appended() const { return impl_->rows; }
+int64_t NpyWriter::row_bytes() const { return impl_->row_elements * int64_t(sizeof(float)); }
+uint64_t NpyWriter::data_offset() const { return impl_->header_size; }
+const std::string &NpyWriter::temporary() const { return impl_->file.temporary(); }
 
 Tensor read_npy(const std::string &path) {
   Tensor t;

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +19,35 @@ namespace grove {
 // Writes `t` as a version 1.0 float32 ('<f4') C-order array, to a temporary file that is then
 // renamed over `path`: a failed write never leaves a truncated file or destroys an existing one.
 void write_npy(const std::string &path, const Tensor &t);
+
+// Writes a float32 C-order array of rows of `row_shape` a block of rows at a time, in bounded memory,
+// through a temporary file renamed over `path` by commit() (destroyed without commit(), it leaves
+// `path` as it was). The header is written first with room for any row count and rewritten with
+// the final count, so the bytes are those write_npy writes for the same array. Rows may also be
+// written out of order (write_rows), each row exactly once; commit() then needs the total.
+class NpyWriter {
+ public:
+  NpyWriter(const std::string &path, std::vector<int64_t> row_shape);
+  ~NpyWriter();
+  NpyWriter(NpyWriter &&) noexcept;
+
+  // Appends `count` rows after the last row appended.
+  void append(const float *rows, int64_t count);
+  // Writes `count` rows starting at row `first`.
+  void write_rows(int64_t first, const float *rows, int64_t count);
+  // Rewrites the header for `total_rows` (by default, the rows appended) and renames the file.
+  void commit(std::optional<int64_t> total_rows = std::nullopt);
+
+  int64_t rows_appended() const;
+  int64_t row_bytes() const;
+  // Where row 0 starts in the file, and the temporary's name: for a process that writes its own rows.
+  uint64_t data_offset() const;
+  const std::string &temporary() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 // Reads a '<f4' C-order array (format version 1.0, 2.0 or 3.0); anything else is a UserError.
 Tensor read_npy(const std::string &path);

@@ -34,10 +34,37 @@ std::string dag_error(const std::string &json) {
 // --- JSON DAG files -------------------------------------------------------------------------------
 
 TEST(DagReaderErrors, NotJson) {
-  EXPECT_THAT(dag_error(""), HasSubstr("d.json: not valid JSON: "));
-  EXPECT_THAT(dag_error("{\"nodes\": [}"), HasSubstr("d.json: not valid JSON: "));
-  EXPECT_THAT(dag_error("{\"nodes\": []} x"), HasSubstr("d.json: not valid JSON: "));
-  EXPECT_THAT(dag_error("[\"\xff\"]"), HasSubstr("d.json: not valid JSON: "));
+  // Syntax errors name the file's line and column (characters) and the DAG they are in.
+  EXPECT_THAT(dag_error(""), HasSubstr("d.json:1:1: not valid JSON: syntax error while parsing value - "
+                                       "unexpected end of input"));
+  EXPECT_THAT(
+      dag_error("{\"nodes\": [}"),
+      HasSubstr("d.json:1:12: DAG 1: not valid JSON: syntax error while parsing value - unexpected '}'"));
+  EXPECT_THAT(
+      dag_error("{\"nodes\": []} x"),
+      HasSubstr("d.json:1:15: not valid JSON: unexpected 'x' after the end of the DAG; a DAG file holds one "
+                "DAG object or one list of them"));
+  EXPECT_THAT(dag_error("[\"\xff\"]"),
+              HasSubstr("d.json:1:3: DAG 1: not valid JSON: syntax error while parsing "
+                        "value - invalid string: ill-formed UTF-8 byte"));
+  EXPECT_THAT(
+      dag_error("[{\"nodes\": []},\n {\"nodes\": []}\n {\"nodes\": []}]"),
+      HasSubstr("d.json:3:2: not valid JSON: expected ',' or ']' after DAG 2 in the list, found '{'"));
+  EXPECT_THAT(
+      dag_error("[{\"nodes\": []},\n  {\"nodes\": [{\"token\": tru}]}]"),
+      HasSubstr("d.json:2:27: DAG 2: not valid JSON: syntax error while parsing value - invalid literal"));
+  EXPECT_THAT(
+      dag_error("[{\"nodes\": []}"),
+      HasSubstr(
+          "d.json:1:15: not valid JSON: expected ',' or ']' after DAG 1 in the list, found end of file"));
+  EXPECT_THAT(dag_error("[{\"nodes\": []}] ]"),
+              HasSubstr("d.json:1:17: not valid JSON: unexpected ']' after the end of the list"));
+  EXPECT_THAT(
+      dag_error("[{\"nodes\": []},]"),
+      HasSubstr("d.json:1:16: DAG 2: not valid JSON: syntax error while parsing value - unexpected ']'"));
+  EXPECT_THAT(dag_error("tru"),
+              HasSubstr("d.json:1:4: not valid JSON: syntax error while parsing value - invalid "
+                        "literal; last read: 'tru'"));
 }
 
 TEST(DagReaderErrors, TopLevel) {

@@ -1,0 +1,207 @@
+// `grove run` in one process: the input streamed through the model, the rows streamed to the .npy.
+#include <fmt/format.h>
+#include <sys/resource.h>
+
+#include <chrono>
+#include <filesystem>
+#include <future>
+#include <iostream>
+
+#include "backends/cpu/CompiledModel.h"
+#include "backends/runtime/BindWeights.h"
+#include "backends/runtime/CompiledLibrary.h"
+#include "backends/runtime/Npy.h"
+#include "backends/runtime/Safetensors.h"
+#include "frontend/dsl/Frontend.h"
+#include "ilir/Error.h"
+#include "ilir/IRPrinter.h"
+#include "tools/CompileCommand.h"
+#include "tools/Distributed.h"
+#include "tools/Messages.h"
+#include "tools/Run.h"
+#include "tools/Tune.h"
+
+namespace grove::tool {
+
+namespace msg = tool_messages;
+
+namespace {
+
+bool same_file(const std::string &a, const std::string &b) {
+  std::error_code ec;
+  return std::filesystem::exists(a, ec) && std::filesystem::exists(b, ec) &&
+         std::filesystem::equivalent(a, b, ec);
+}
+
+InputFormat input_format(const InputFiles &f) {
+  if (!f.trees.empty()) return InputFormat::Trees;
+  if (!f.dags.empty()) return InputFormat::Dags;
+  if (!f.grids.empty()) return InputFormat::Grids;
+  return InputFormat::Sequences;
+}
+
+class JitModel : public RunModel {
+ public:
+  JitModel(const RunCommand &c, int threads) : command_(c) {
+    program_ = dsl::parse_model_file(c.model);
+    Weights weights = read_safetensors(c.weights);
+    cpu::CompileOptions options;
+    options.target = c.target;
+    options.weights_file = c.weights;
+    options.schedule = c.schedule;
+    if (c.tuned) {
+      std::map<std::string, int64_t> sizes = bind_weights(program_, weights, c.weights);
+      std::string tuned = cached_schedule(c.cache, tune_key(program_, sizes, c.batch, c.schedule, c.target));
+      options.schedule = tuned + (tuned.empty() || c.schedule.empty() ? "" : ",") + c.schedule;
+    }
+    // Later settings of a key win: --threads over --schedule over the ranks' share of the cores.
+    auto add = [&](const std::string &setting) {
+      options.schedule += (options.schedule.empty() ? "" : ",") + setting;
+    };
+    if (threads > 0 && options.schedule.find("threads=") == std::string::npos)
+      options.schedule =
+          fmt::format("threads={}", threads) + (options.schedule.empty() ? "" : ",") + options.schedule;
+    if (c.threads > 0) add(fmt::format("threads={}", c.threads));
+    model_ = std::make_unique<cpu::CompiledModel>(cpu::CompiledModel::compile(program_, weights, options));
+  }
+  const Executor &executor() const override { return model_->executor(); }
+  std::string describe() const override {
+    return fmt::format(
+        "model     {} ({}) from {}\nschedule  {}\ncompile   {:.1f} ms (ILIR -> Halide loop nest -> "
+        "LLVM -> x86 JIT)\n",
+        program_.name, ilir::to_string(program_.structure), command_.model, model_->schedule(),
+        model_->compile_ms());
+  }
+
+ private:
+  const RunCommand &command_;
+  ilir::Program program_;
+  std::unique_ptr<cpu::CompiledModel> model_;
+};
+
+class LibraryModel : public RunModel {
+ public:
+  explicit LibraryModel(const RunCommand &c) : command_(c), library_(open_compiled_library(c.model)) {
+    if (!c.weights.empty()) library_.executor->bind(read_safetensors(c.weights), c.weights);
+  }
+  const Executor &executor() const override { return *library_.executor; }
+  std::string describe() const override {
+    const ModelAbi &abi = library_.executor->abi();
+    return fmt::format("model     {} ({}) from {}, compiled for {}\nschedule  {}\n", abi.model, abi.structure,
+                       command_.model, abi.target, abi.schedule);
+  }
+
+ private:
+  const RunCommand &command_;
+  CompiledLibrary library_;
+};
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+InputStream RunInput::open() const { return InputStream(path, format, vocab ? &*vocab : nullptr, sweep); }
+
+RunInput check_run_command(const RunCommand &c) {
+  const InputFiles &f = c.inputs;
+  RunInput input;
+  std::string what;
+  std::tie(input.path, what) = check_input_files(f, "run");
+  if (c.all_nodes && f.dags.empty() && f.grids.empty()) user_error(msg::kAllNodesWithoutDags);
+  if (c.chunk < 1) user_error(msg::kRunChunk, c.chunk);
+  if (c.threads < 0) user_error(msg::kRunThreads, c.threads);
+  const bool library = is_compiled_library(c.model);
+  if (library && (c.target != "host" || !c.schedule.empty() || c.tuned || c.threads > 0))
+    user_error(msg::kRunLibraryOptions, c.model);
+  if (!library && c.weights.empty()) user_error(msg::kRunNeedsWeights);
+  for (const auto &[path, kind] :
+       {std::pair<std::string, std::string>{c.model, library ? "library" : "model"},
+        {c.weights, "weights"},
+        {input.path, what},
+        {f.vocab, "vocabulary"}})
+    if (!path.empty() && same_file(c.out, path)) user_error(msg::kOutIsInput, c.out, kind);
+  input.format = input_format(f);
+  input.sweep = parse_sweep(f.sweep);
+  if (!f.vocab.empty()) input.vocab = Vocab::load(f.vocab);
+  return input;
+}
+
+std::unique_ptr<RunModel> RunModel::prepare(const RunCommand &c, int threads) {
+  if (is_compiled_library(c.model)) return std::make_unique<LibraryModel>(c);
+  return std::make_unique<JitModel>(c, threads);
+}
+
+StreamRunOptions stream_options(const RunCommand &c) {
+  StreamRunOptions options;
+  options.chunk = c.chunk;
+  options.batch = c.batch;
+  options.outputs = c.all_nodes ? DagOutputs::AllNodes : DagOutputs::Sinks;
+  return options;
+}
+
+void print_run_stats(std::ostream &out, const RunCommand &c, const RunInput &input, const StreamRunResult &r,
+                     const std::vector<int64_t> &out_shape, double run_ms) {
+  const char *noun = plural_noun(input.format);
+  const RunStats &s = r.stats;
+  out << fmt::format("{:<9} {} from {}: {} nodes, {} levels in {} call(s) of up to {} {}, {} chunk(s)\n",
+                     noun, r.inputs, input.path, s.nodes, s.levels, s.calls,
+                     c.batch == 0 ? chunk_inputs(c.chunk, 0) : c.batch, noun, r.chunks);
+  out << fmt::format("inspector {:.2f} ms\n", s.inspector_ms);
+  out << fmt::format("compute   {:.2f} ms ({:.3f} ms per call, {:.0f} {}/s)\n", s.compute_ms,
+                     s.compute_ms / double(std::max<int64_t>(s.calls, 1)),
+                     1000.0 * double(r.inputs) / s.compute_ms, noun);
+  out << fmt::format("reading   {:.2f} ms waited for the reader\n", r.read_wait_ms);
+  out << fmt::format("wall      {:.2f} ms from start to output ({:.0f} {}/s)\n", run_ms,
+                     1000.0 * double(r.inputs) / run_ms, noun);
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  out << fmt::format("memory    peak resident {:.1f} MiB\n", double(usage.ru_maxrss) / 1024.0);
+  out << fmt::format("output    {} float32 {}\n", c.out, shape_string(out_shape));
+}
+
+// Steps:
+//   1. Check the command line; under an MPI launcher, hand over to the distributed run.
+//   2. Compile (or open) the model on a second thread while the first chunk is read.
+//   3. Stream the input through it, appending each chunk's rows to the output's temporary file.
+//   4. Rename the output into place only when every input has run.
+int run(const RunCommand &c) {
+  RunInput input = check_run_command(c);
+  if (launched_by_mpi()) return run_distributed(c, input);
+
+  auto t0 = std::chrono::steady_clock::now();
+  std::future<std::unique_ptr<RunModel>> pending =
+      std::async(std::launch::async, [&c] { return RunModel::prepare(c); });
+  std::unique_ptr<RunModel> model;
+  auto executor = [&]() -> const Executor & {
+    if (!model) model = pending.get();
+    return model->executor();
+  };
+
+  InputStream stream = input.open();
+  std::optional<NpyWriter> writer;
+  std::vector<int64_t> out_shape;
+  auto sink = [&](const Tensor &rows) {
+    if (!writer) {
+      out_shape = rows.shape;
+      writer.emplace(c.out, std::vector<int64_t>(rows.shape.begin() + 1, rows.shape.end()));
+    }
+    writer->append(rows.data.data(), rows.shape[0]);
+  };
+  Progress progress("run", plural_noun(input.format), progress_wanted(c.quiet));
+  StreamRunResult result = run_stream(executor, stream, stream_options(c), sink, &progress);
+  progress.finish();
+  GROVE_CHECK(model && writer, "a run that read no input");  // an empty file is a UserError
+  out_shape[0] = writer->rows_appended();
+  writer->commit();
+  double run_ms = ms_since(t0);
+
+  if (c.stats) {
+    std::cout << model->describe();
+    print_run_stats(std::cout, c, input, result, out_shape, run_ms);
+  }
+  return 0;
+}
+
+}  // namespace grove::tool
