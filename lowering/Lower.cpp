@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
+#include <string>
+#include <type_traits>
 
 #include "ilir/IRPrinter.h"
 #include "ilir/Verifier.h"
@@ -26,15 +28,33 @@ int debug_level() {
   return v ? std::atoi(v) : 0;
 }
 
-// Runs one pass, timing it and (at GROVE_DEBUG=2) printing the IR when it changed.
-template <typename Pass>
-HI::Stmt run_pass(const char *name, HI::Stmt s, Pass &&pass) {
+// How the pass runner shows each kind of IR at GROVE_DEBUG=2: ILIR programs as the printer writes
+// them, Halide statements (and the loop nest lower_to_loops builds) as Halide prints them.
+std::string show(const ilir::Program &p) { return ilir::to_string(p); }
+std::string show(const HI::Stmt &s) {
+  std::ostringstream out;
+  out << s;
+  return out.str();
+}
+std::string show(const LoopNest &nest) { return show(nest.body); }
+
+// Runs one pass over `ir` (an ILIR program or a Halide statement): at GROVE_DEBUG=1 prints its time,
+// at GROVE_DEBUG=2 also the IR after it when it changed. Every pass of lower() goes through here, so
+// `GROVE_DEBUG=1 grove run ...` lists the whole pipeline with its times.
+template <typename IR, typename Pass>
+auto run_pass(const char *name, const IR &ir, Pass &&pass) {
+  const int level = debug_level();
   auto t0 = std::chrono::steady_clock::now();
-  HI::Stmt out = pass(s);
+  auto out = pass(ir);
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  int level = debug_level();
-  if (level >= 1) std::cerr << fmt::format("[grove] pass {:<24} {:8.2f} ms\n", name, ms);
-  if (level >= 2 && !out.same_as(s)) std::cerr << "[grove] after " << name << ":\n" << out << "\n";
+  if (level >= 1) std::cerr << fmt::format("[grove] pass {:<28} {:8.2f} ms\n", name, ms);
+  if (level >= 2) {
+    std::string after = show(out);
+    if constexpr (std::is_same_v<IR, decltype(out)>) {
+      if (after == show(ir)) return out;
+    }
+    std::cerr << "[grove] after " << name << ":\n" << after << "\n";
+  }
   return out;
 }
 
@@ -57,22 +77,26 @@ LoweredModel lower(const ilir::Program &program, const LowerOptions &options) {
   LoweredModel result;
   // ILIR passes.
   ilir::verify(program);
-  result.program = options.schedule.fuse ? fuse_elementwise(program) : program;
-  if (options.schedule.hoist) {
-    result.program = hoist_inputs(result.program);
-    result.program = hoist_child_terms(result.program);
+  ilir::Program p = program;
+  const scheduling::Schedule &schedule = options.schedule;
+  if (schedule.fuse) p = run_pass("fuse_elementwise", p, fuse_elementwise);
+  if (schedule.hoist) {
+    p = run_pass("hoist_inputs", p, hoist_inputs);
+    p = run_pass("hoist_child_terms", p, hoist_child_terms);
   }
-  if (options.schedule.epilogue && options.schedule.batch && options.schedule.specialize)
-    result.program = fuse_products(result.program, options.sizes, options.schedule);
-  ilir::verify(result.program);
-  if (debug_level() >= 2)
-    std::cerr << "[grove] ILIR after the ILIR passes:\n" << ilir::to_string(result.program);
+  if (schedule.epilogue && schedule.batch && schedule.specialize)
+    p = run_pass("fuse_products", p,
+                 [&](const ilir::Program &q) { return fuse_products(q, options.sizes, schedule); });
+  ilir::verify(p);
+  result.program = p;
 
   // ILIR → Halide loop nest, then Halide's passes.
-  LoopNest nest = lower_to_loops(result.program, options.sizes, options.schedule);
+  LoopNest nest = run_pass("lower_to_loops", result.program, [&](const ilir::Program &q) {
+    return lower_to_loops(q, options.sizes, schedule);
+  });
   result.args = nest.args;
   result.packed = nest.packed;
-  HI::Stmt s = run_pass("lower_to_loops", HI::Stmt(), [&](const HI::Stmt &) { return nest.body; });
+  HI::Stmt s = nest.body;
   s = run_pass("simplify", s, [](const HI::Stmt &s) { return HI::simplify(s); });
   result.loops = s;
   s = run_pass("vectorize_loops", s, [](const HI::Stmt &s) { return HI::vectorize_loops(s, {}); });
