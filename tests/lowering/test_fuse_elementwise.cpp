@@ -13,6 +13,7 @@
 #include "ilir/IRPrinter.h"
 #include "ilir/Verifier.h"
 #include "lowering/FuseElementwise.h"
+#include "tests/lowering/PassTest.h"
 
 namespace grove::lowering {
 namespace {
@@ -20,21 +21,10 @@ namespace {
 using ilir::Expr;
 
 void check(const ilir::Program &input, const ilir::Program &expected) {
-  ilir::Program actual = fuse_elementwise(input);
-  std::string want = ilir::to_string(expected), got = ilir::to_string(actual);
-  if (got != want)
-    ADD_FAILURE() << "fuse_elementwise\n--- input:\n"
-                  << ilir::to_string(input) << "--- expected:\n"
-                  << want << "--- actual:\n"
-                  << got;
-  try {
-    ilir::verify(actual);
-  } catch (const InternalError &e) {
-    ADD_FAILURE() << "the fused program does not verify: " << e.what() << "\n" << got;
-  }
+  testing::check_pass("fuse_elementwise", fuse_elementwise, input, ilir::to_string(expected));
 }
 
-ilir::Program model(const std::string &text) { return dsl::parse_model(text, "test.grove"); }
+using testing::model;
 
 std::string model_text(const std::string &name) {
   std::ifstream file(std::string(GROVE_SOURCE_DIR) + "/models/" + name + ".grove");

@@ -1,6 +1,7 @@
 // hoist_child_terms, as before/expected pairs: the pass runs on a program written in the model
 // language and its printed ILIR is compared with the expected text (the hoisted states are named
-// `_child<i>`, which the language cannot write).
+// `_child<i>`, which the language cannot write). The numbers are checked end to end by the schedule
+// sweep (tests/scheduling: the child-sum TreeLSTM against its reference, hoist=on and hoist=off).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -10,15 +11,13 @@
 #include "ilir/IRPrinter.h"
 #include "ilir/Verifier.h"
 #include "lowering/HoistChildTerms.h"
+#include "tests/lowering/PassTest.h"
 
 namespace grove::lowering {
 namespace {
 
-ilir::Program model(const std::string &text) { return dsl::parse_model(text, "test.grove"); }
-
-ilir::Program model_file(const std::string &name) {
-  return dsl::parse_model_file(std::string(GROVE_SOURCE_DIR) + "/models/" + name + ".grove");
-}
+using testing::model;
+using testing::model_file;
 
 // The printed program after the pass, which must verify.
 std::string hoisted(const ilir::Program &input) {
@@ -73,6 +72,48 @@ TEST(HoistChildTerms, ChildSumForgetTermMovesToTheChild) {
   ASSERT_NE(first, std::string::npos) << got;
   EXPECT_LT(first, internal) << got;
   EXPECT_EQ(second + def.size(), got.size()) << got;  // the internal case's last Compute
+}
+
+TEST(HoistChildTerms, ChildSumTreeLstmBeforeAndAfter) {
+  // The whole program: the forget term sigmoid(U_f h[k] + b_f) * c[k] becomes the state _child0,
+  // defined last in both cases and read at child(n, k0); nothing else changes.
+  testing::check_pass("hoist_child_terms", hoist_child_terms, model_file("childsum_treelstm"),
+                      R"(program ChildSumTreeLSTM over tree
+  sizes V, D, H
+  param emb[V, D]
+  param W_iou[3H, D]
+  param U_iou[3H, H]
+  param b_iou[3H]
+  param W_f[H, D]
+  param U_f[H, H]
+  param b_f[H]
+  state h[H]
+  state c[H]
+  state _child0[H]
+  temp iou[3H]
+  temp i[H]
+  temp o[H]
+  temp u[H]
+  temp t[H]
+  output h
+leaf:
+  iou[n, i0] = sum(k0 < D, W_iou[i0, k0] * emb[token(n), k0]) + b_iou[i0]
+  i[n, i0] = sigmoid(iou[n, i0])
+  o[n, i0] = sigmoid(iou[n, i0 + H])
+  u[n, i0] = tanh(iou[n, i0 + 2H])
+  c[n, i0] = i[n, i0] * u[n, i0]
+  h[n, i0] = o[n, i0] * tanh(c[n, i0])
+  _child0[n, i0] = sigmoid(sum(k1 < H, U_f[i0, k1] * h[n, k1]) + b_f[i0]) * c[n, i0]
+internal:
+  t[n, i0] = sum(k0 < num_children(n), h[child(n, k0), i0])
+  iou[n, i0] = sum(k0 < H, U_iou[i0, k0] * t[n, k0]) + b_iou[i0]
+  i[n, i0] = sigmoid(iou[n, i0])
+  o[n, i0] = sigmoid(iou[n, i0 + H])
+  u[n, i0] = tanh(iou[n, i0 + 2H])
+  c[n, i0] = i[n, i0] * u[n, i0] + sum(k0 < num_children(n), _child0[child(n, k0), i0])
+  h[n, i0] = o[n, i0] * tanh(c[n, i0])
+  _child0[n, i0] = sigmoid(sum(k1 < H, U_f[i0, k1] * h[n, k1]) + b_f[i0]) * c[n, i0]
+)");
 }
 
 TEST(HoistChildTerms, OnlyTheChildOnlyPartOfATermThatReadsTheParentMoves) {

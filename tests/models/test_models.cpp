@@ -7,8 +7,9 @@
 // (height up to 28) and nothing more.
 //
 // Every model x input set x hidden size x batch size is its own named test, e.g.
-// `TreeLSTM/MatchesReference.Run/SstTest_H64_Batch7`. A second suite checks that the batch size
-// does not change a single bit of the results (CompiledModel::run promises that).
+// `TreeLSTM/MatchesReference.Run/SstTest_H64_Batch7`; TreeLSTM also at the benchmark's sizes
+// (H = 256, 512) on a few SST trees. A second suite checks that the batch size changes the
+// results by float rounding only (CompiledModel::run promises that).
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -253,6 +254,30 @@ INSTANTIATE_TEST_SUITE_P(AllTreeModels, DeepChainMatchesReference,
                          ::testing::Values(ModelKind::TreeFC, ModelKind::TreeGRU, ModelKind::TreeLSTM,
                                            ModelKind::ChildSumTreeLSTM, ModelKind::MVRNN),
                          model_param_name);
+
+// --- The benchmark's sizes ----------------------------------------------------------------------
+
+// `make bench` times TreeLSTM at H = D = 256 and 512 on SST in batches of 10 (experiments/bench.py);
+// the numbers behind those timings are checked here, on the first 12 SST test trees (calls of 10
+// and 2), with the same tolerance: products over 2H = 1024 terms still round well inside it.
+constexpr size_t kBenchmarkTrees = 12;
+
+class BenchmarkSizeMatchesReference : public ::testing::TestWithParam<int64_t> {};
+
+TEST_P(BenchmarkSizeMatchesReference, TreeLstmOnSst) {
+  const int64_t H = GetParam();
+  const std::vector<Tree> &sst = trees_for(Input::SstTest);
+  ASSERT_GE(sst.size(), kBenchmarkTrees);
+  const std::vector<Tree> trees(sst.begin(), sst.begin() + kBenchmarkTrees);
+  const Fixture &f = fixture_for(ModelKind::TreeLSTM, H, vocab_size(Input::SstTest));
+  expect_close(f.compiled.run(trees, {.batch = 10}),
+               reference::reference_roots(ModelKind::TreeLSTM, f.weights, trees));
+}
+
+INSTANTIATE_TEST_SUITE_P(TreeLSTM, BenchmarkSizeMatchesReference, ::testing::Values(256, 512),
+                         [](const ::testing::TestParamInfo<int64_t> &info) {
+                           return fmt::format("H{}", info.param);
+                         });
 
 // --- The batch size changes nothing -------------------------------------------------------------
 

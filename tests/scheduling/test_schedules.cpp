@@ -1,17 +1,17 @@
 // Property: a schedule never changes the numbers a model computes (scheduling/Schedule.h). Every
-// tree model of models/ is compiled under many schedules — each primitive turned off alone, several
-// combinations, the naive baseline (batch=off), and other vector / panel / node_block widths — and
-// run on random trees; every root output must match the default schedule's within
-// 1e-4·|x| + 1e-5 (float rounding order may differ, nothing else).
+// tree model of models/ is compiled under every schedule of the sweep (ScheduleSweep.h: the default,
+// each primitive turned off alone, several combinations, the naive baseline, other vector / panel /
+// node_block widths, epilogue fusion) and run on random trees; every root output must match the
+// independent reference (tests/reference, docs/MODELS.md in double precision) within
+// 1e-4·|x| + 1e-5 (float32 against double).
 //
-// Sizes are small (H = 16, 20, 32, 48) so that each of the many compilations is quick; H = 20 is
-// not a multiple of the vector width or of a panel, so the remainder paths run too. Trees come in
-// calls of 3 (narrow levels, every node-block remainder) and all at once (wide levels).
+// Sizes are small (H = 16, 32, 48) so that each of the many compilations is quick; H = 20 is not a
+// multiple of the vector width or of a panel, so the remainder paths run too. Trees come in calls
+// of 3 (narrow levels, every node-block remainder) and all at once (wide levels).
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include <cctype>
 #include <cmath>
 #include <map>
 #include <string>
@@ -24,6 +24,7 @@
 #include "datasets/Generators.h"
 #include "frontend/dsl/Frontend.h"
 #include "tests/reference/Reference.h"
+#include "tests/scheduling/ScheduleSweep.h"
 
 namespace grove {
 namespace {
@@ -72,101 +73,67 @@ Outputs run(ModelKind model, int64_t H, const std::string &schedule, const std::
   return {compiled.run(trees, {.batch = 3}), compiled.run(trees, {.batch = 0})};
 }
 
-// The default schedule's outputs, computed once per (model, H).
-const Outputs &expected(ModelKind model, int64_t H) {
-  static std::map<std::tuple<ModelKind, int64_t>, Outputs> cache;
+// The reference's root outputs, computed once per (model, H): the same for calls of 3 and one call.
+const Tensor &expected(ModelKind model, int64_t H) {
+  static std::map<std::tuple<ModelKind, int64_t>, Tensor> cache;
   auto key = std::make_tuple(model, H);
   auto it = cache.find(key);
-  if (it == cache.end()) it = cache.emplace(key, run(model, H, "")).first;
+  if (it == cache.end())
+    it = cache
+             .emplace(key,
+                      reference::reference_roots(
+                          model, reference::random_model_weights(model, H, H, kVocab, 7), trees_for(model)))
+             .first;
   return it->second;
 }
 
-void expect_close(const Tensor &got, const Tensor &want) {
-  ASSERT_EQ(got.shape, want.shape);
-  const int64_t width = want.size() / want.shape[0];
-  int failures = 0;
-  for (int64_t k = 0; k < want.size(); ++k) {
-    const double g = got.data[k], w = want.data[k];
-    if (std::abs(g - w) <= 1e-4 * std::abs(w) + 1e-5) continue;  // false on NaN
-    ADD_FAILURE() << fmt::format("tree {} element {}: {:.9g}, default schedule {:.9g}", k / width, k % width,
-                                 g, w);
-    if (++failures == 10) return;
-  }
-}
+class EverySchedule : public ::testing::TestWithParam<Case> {};
 
-class SameNumbers : public ::testing::TestWithParam<Case> {};
-
-TEST_P(SameNumbers, AsTheDefaultSchedule) {
+TEST_P(EverySchedule, MatchesTheReference) {
   const Case &c = GetParam();
   Outputs got = run(c.model, c.H, c.schedule);
-  const Outputs &want = expected(c.model, c.H);
+  const Tensor &want = expected(c.model, c.H);
   {
     SCOPED_TRACE("trees in calls of 3");
-    expect_close(got.by_three, want.by_three);
+    testing::expect_matches_reference(got.by_three, want);
   }
   SCOPED_TRACE("all trees in one call");
-  expect_close(got.all, want.all);
+  testing::expect_matches_reference(got.all, want);
 }
 
-// Each primitive off alone; the naive baseline; combinations; other widths. The widths keep
-// panel a multiple of vector (Schedule.h).
-const std::vector<std::string> kSchedules = {
-    "batch=off",
-    "specialize=off",
-    "fuse=off",
-    "gemm=off",
-    "hoist=off",
-    "persist=off",
-    "parallel=off",
-    "region=off",
-    "batch=off,specialize=off,fuse=off,gemm=off,hoist=off,persist=off,parallel=off,region=off",
-    "fuse=off,gemm=off",
-    "specialize=off,persist=off",
-    "gemm=off,parallel=off,vector=8",
-    "vector=8,panel=16,node_block=4",
-    "panel=64,node_block=2,threads=1",
-    "threads=3",              // a region's team larger than the machine's 2 cores
-    "persist=off,threads=2",  // a region splitting node blocks instead of panels
-    "unroll=2,threads=2",     // recursive unrolling: a barrier every other level
-    "unroll=3,threads=3,node_block=4",
-    "unroll=2,region=off",  // unroll needs a region: ignored
-    "vector=4,panel=8,node_block=1,fuse=off",
-};
-
-std::vector<Case> cases(ModelKind model, int64_t H, int64_t odd_H) {
+// `fused`: whether epilogue fusion applies to `model` (ScheduleSweep.h).
+std::vector<Case> cases(ModelKind model, int64_t H, int64_t odd_H, bool fused = false) {
   std::vector<Case> out;
-  for (const std::string &s : kSchedules) out.push_back({model, H, s});
-  // The odd size on the schedules whose loop shapes depend on it most.
-  for (const char *s : {"batch=off", "gemm=off", "vector=8,panel=16,node_block=4", "persist=off,fuse=off"})
-    out.push_back({model, odd_H, s});
+  for (const std::string &s : testing::kSweepSchedules) out.push_back({model, H, s});
+  for (const std::string &s : testing::kTreeSweepSchedules) out.push_back({model, H, s});
+  if (fused)
+    for (const std::string &s : testing::kEpilogueSchedules) out.push_back({model, H, s});
+  for (const std::string &s : testing::kOddSizeSchedules) out.push_back({model, odd_H, s});
   return out;
 }
 
 std::string case_name(const ::testing::TestParamInfo<Case> &info) {
-  std::string s = fmt::format("H{}_{}", info.param.H, info.param.schedule);
-  for (char &ch : s)
-    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  return s;
+  return testing::sweep_case_name(info.param.H, info.param.schedule);
 }
 
 // The default schedule of a narrower target (AVX2's blocking: vector 8, panel 16, 4 nodes) computes
-// the same numbers, on this machine if it runs AVX2.
-TEST(DefaultSchedule, Avx2TargetComputesTheSameNumbers) {
+// the reference's numbers too, on this machine if it runs AVX2.
+TEST(DefaultSchedule, Avx2TargetMatchesTheReference) {
   if (!Halide::get_host_target().has_feature(Halide::Target::AVX2))
     GTEST_SKIP() << "this machine does not run AVX2 code";
   for (ModelKind model : {ModelKind::TreeLSTM, ModelKind::ChildSumTreeLSTM}) {
     SCOPED_TRACE(reference::model_name(model));
     Outputs got = run(model, 32, "", "x86-64-linux-avx-avx2-fma-f16c-sse41");
-    const Outputs &want = expected(model, 32);
-    expect_close(got.by_three, want.by_three);
-    expect_close(got.all, want.all);
+    const Tensor &want = expected(model, 32);
+    testing::expect_matches_reference(got.by_three, want);
+    testing::expect_matches_reference(got.all, want);
   }
 }
 
 // Two application threads running the same compiled model at once (each call a parallel region of
-// its own, both on Halide's one thread pool): no deadlock, and each gets the default's numbers. With
+// its own, both on Halide's one thread pool): no deadlock, and each gets the reference's numbers. With
 // unroll, calls of the barrier-based region take turns (RegionLock).
-TEST(ParallelRegion, ConcurrentCallsComputeTheSameNumbers) {
+TEST(ParallelRegion, ConcurrentCallsMatchTheReference) {
   const ModelKind model = ModelKind::TreeLSTM;
   for (const char *schedule : {"threads=2", "threads=3", "unroll=2,threads=2"}) {
     SCOPED_TRACE(schedule);
@@ -184,19 +151,20 @@ TEST(ParallelRegion, ConcurrentCallsComputeTheSameNumbers) {
         for (int repeat = 0; repeat < 5; repeat++) results[t] = compiled.run(trees, {.batch = 3});
       });
     for (std::thread &c : callers) c.join();
-    for (const Tensor &r : results) expect_close(r, expected(model, 48).by_three);
+    for (const Tensor &r : results) testing::expect_matches_reference(r, expected(model, 48));
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(TreeFC, SameNumbers, ::testing::ValuesIn(cases(ModelKind::TreeFC, 32, 20)),
+INSTANTIATE_TEST_SUITE_P(TreeFC, EverySchedule, ::testing::ValuesIn(cases(ModelKind::TreeFC, 32, 20)),
                          case_name);
-INSTANTIATE_TEST_SUITE_P(TreeGRU, SameNumbers, ::testing::ValuesIn(cases(ModelKind::TreeGRU, 16, 20)),
+INSTANTIATE_TEST_SUITE_P(TreeGRU, EverySchedule, ::testing::ValuesIn(cases(ModelKind::TreeGRU, 16, 20)),
                          case_name);
-INSTANTIATE_TEST_SUITE_P(TreeLSTM, SameNumbers, ::testing::ValuesIn(cases(ModelKind::TreeLSTM, 48, 20)),
+INSTANTIATE_TEST_SUITE_P(TreeLSTM, EverySchedule,
+                         ::testing::ValuesIn(cases(ModelKind::TreeLSTM, 48, 20, true)), case_name);
+INSTANTIATE_TEST_SUITE_P(ChildSumTreeLSTM, EverySchedule,
+                         ::testing::ValuesIn(cases(ModelKind::ChildSumTreeLSTM, 32, 20, true)), case_name);
+INSTANTIATE_TEST_SUITE_P(MVRNN, EverySchedule, ::testing::ValuesIn(cases(ModelKind::MVRNN, 16, 20)),
                          case_name);
-INSTANTIATE_TEST_SUITE_P(ChildSumTreeLSTM, SameNumbers,
-                         ::testing::ValuesIn(cases(ModelKind::ChildSumTreeLSTM, 32, 20)), case_name);
-INSTANTIATE_TEST_SUITE_P(MVRNN, SameNumbers, ::testing::ValuesIn(cases(ModelKind::MVRNN, 16, 20)), case_name);
 
 }  // namespace
 }  // namespace grove
