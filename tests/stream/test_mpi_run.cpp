@@ -18,13 +18,22 @@ constexpr bool kHaveMpi = true;
 constexpr bool kHaveMpi = false;
 #endif
 
+// Under `make test-sanitize`, the ranks' leak check is off: Open MPI unloads its components at
+// MPI_Finalize, and their allocations then show as leaks from "<unknown module>" that no
+// suppression can name. Every single-process run of grove keeps the check.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr const char *kRankSanitizer = "ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=0 ";
+#else
+constexpr const char *kRankSanitizer = "";
+#endif
+
 // mpirun with K ranks on this machine, allowed to run as root (CI runs as root) and to put more
 // ranks than cores on it.
 std::string mpirun(int ranks) {
   return fmt::format(
-      "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 "
+      "{}OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 "
       "{} -n {} --oversubscribe",
-      MPIEXEC, ranks);
+      kRankSanitizer, MPIEXEC, ranks);
 }
 
 class MpiRun : public StreamFixture {
