@@ -1,6 +1,7 @@
 #include "scheduling/Schedule.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <sstream>
@@ -76,6 +77,7 @@ void Schedule::apply(const std::vector<std::pair<std::string, std::string>> &ove
       this->*i.field = int(v);
     }
     if (!found) user_error(msg::kUnknownKey, where, key, known_keys());
+    if (std::find(requested.begin(), requested.end(), key) == requested.end()) requested.push_back(key);
   }
   if (panel % vector != 0) user_error(msg::kPanelNotMultiple, where, panel, vector);
 }
@@ -91,6 +93,51 @@ void Schedule::apply(const std::string &overrides, const std::string &where) {
     items.emplace_back(item.substr(0, eq), item.substr(eq + 1));
   }
   apply(items, where);
+}
+
+namespace {
+
+// "batch=on and specialize=on" for the conditions among `needs` that do not hold, named as settings.
+std::string missing(std::initializer_list<std::pair<const char *, bool>> needs) {
+  std::vector<std::string> names;
+  for (const auto &[name, holds] : needs)
+    if (!holds) names.push_back(name);
+  return fmt::format("{}", fmt::join(names, " and "));
+}
+
+}  // namespace
+
+std::vector<std::string> Schedule::notes(ilir::StructureKind structure) const {
+  auto asked = [&](const char *key) {
+    return std::find(requested.begin(), requested.end(), key) != requested.end();
+  };
+  const bool level_gemms = batch && specialize && gemm;
+  const auto gemm_needs = {
+      std::pair<const char *, bool>{"batch=on", batch}, {"specialize=on", specialize}, {"gemm=on", gemm}};
+  const bool region_ready = batch && specialize && parallel && team_size() > 1;
+  const auto region_needs = {std::pair<const char *, bool>{"batch=on", batch},
+                             {"specialize=on", specialize},
+                             {"parallel=on", parallel},
+                             {"more than one thread", team_size() > 1}};
+  std::vector<std::string> out;
+  if (asked("epilogue") && epilogue && !level_gemms)
+    out.push_back(fmt::format(msg::kNoteEpilogue, missing(gemm_needs)));
+  if (asked("persist") && persist && !level_gemms)
+    out.push_back(fmt::format(msg::kNotePersist, missing(gemm_needs)));
+  for (const char *key : {"panel", "node_block"})
+    if (asked(key) && !level_gemms)
+      out.push_back(fmt::format(msg::kNoteGemmBlocking, key, std::string(key) == "panel" ? panel : node_block,
+                                missing(gemm_needs)));
+  if (asked("region") && region && !region_ready)
+    out.push_back(fmt::format(msg::kNoteRegion, missing(region_needs)));
+  if (asked("unroll") && unroll > 1) {
+    if (ilir::has_predecessor_slots(structure))
+      out.push_back(fmt::format(msg::kNoteUnrollStructure, unroll, ilir::to_string(structure)));
+    else if (!uses_region())
+      out.push_back(fmt::format(msg::kNoteUnrollRegion, unroll,
+                                region_ready ? std::string("region=on") : missing(region_needs)));
+  }
+  return out;
 }
 
 int Schedule::team_size() const {

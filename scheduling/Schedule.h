@@ -71,6 +71,15 @@ struct Schedule {
     return unroll > 1 && uses_region() && !ilir::has_predecessor_slots(structure);
   }
 
+  // The keys set by apply() (the model's schedule block, --schedule), in the order first set: the
+  // options a user asked for, as opposed to defaults.
+  std::vector<std::string> requested;
+
+  // One sentence for each requested option that cannot take effect with the rest of the schedule
+  // on a `structure` model (epilogue=on with batch=off, unroll=4 on a DAG model, ...): what grove
+  // prints as a note instead of ignoring the request silently. Empty when everything applies.
+  std::vector<std::string> notes(ilir::StructureKind structure) const;
+
   // "batch=on,fuse=off,node_block=4" applied over this schedule; a UserError names a bad key or value.
   void apply(const std::string &overrides, const std::string &where);
   void apply(const std::vector<std::pair<std::string, std::string>> &overrides, const std::string &where);

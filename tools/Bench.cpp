@@ -18,6 +18,7 @@
 #include "tools/Flops.h"
 #include "tools/Messages.h"
 #include "tools/Progress.h"
+#include "tools/Report.h"
 #include "tools/Tune.h"
 
 namespace grove::tool {
@@ -107,6 +108,7 @@ int bench(const BenchCommand &c, std::ostream &out) {
   }
   cpu::CompiledModel model =
       cpu::CompiledModel::compile(program, in.weights, bench_compile_options(c, schedule));
+  print_notes(model.notes());
   // The warm-up pass and the timed ones; the line is gone before the report is printed.
   Timing timing;
   {

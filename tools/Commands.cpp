@@ -24,16 +24,12 @@
 #include "ilir/IRPrinter.h"
 #include "lowering/Lower.h"
 #include "tools/Messages.h"
+#include "tools/Report.h"
 #include "tools/Tune.h"
 
 namespace grove::tool {
 
 namespace msg = tool_messages;
-
-void print_user_error(const std::string &message) {
-  std::cerr << (message.find(": error: ") == std::string::npos ? "grove: error: " : "grove: ") << message
-            << "\n";
-}
 
 int dump(const DumpCommand &c) {
   ilir::Program program = dsl::parse_model_file(c.model);
@@ -48,6 +44,7 @@ int dump(const DumpCommand &c) {
   options.target = options.target.with_feature(Halide::Target::NoRuntime);
   options.schedule = scheduling::default_schedule(program, lowering::vector_bytes(options.target));
   options.schedule.apply(c.schedule, "--schedule");
+  print_notes(options.schedule.notes(program.structure));
   lowering::LoweredModel lowered = lowering::lower(program, options);
   if (c.stage == "loops") {
     std::cout << lowered.loops;

@@ -33,10 +33,6 @@ struct InitWeightsCommand {
 };
 
 int run(const RunCommand &c);
-
-// Prints a UserError's message on standard error as `grove: error: ...` (a message that carries its
-// own "file:line:col: error:" is not prefixed twice).
-void print_user_error(const std::string &message);
 int dump(const DumpCommand &c);
 int init_weights(const InitWeightsCommand &c);
 

@@ -16,6 +16,7 @@
 #include "ilir/Error.h"
 #include "tools/Inputs.h"
 #include "tools/Messages.h"
+#include "tools/Report.h"
 
 namespace grove::tool {
 
@@ -45,6 +46,7 @@ int compile(const CompileCommand &c) {
   aot.name = c.name;
   if (c.embed_weights) aot.embed_weights_file = c.weights;
   cpu::AotResult result = cpu::compile_library(program, sizes, options, aot);
+  print_notes(result.notes);
   std::cout << fmt::format("wrote {}\nwrote {}\nwrote {}\n", result.shared_library, result.static_library,
                            result.header);
   return 0;

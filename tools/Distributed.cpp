@@ -13,6 +13,7 @@
 #include "backends/runtime/Npy.h"
 #include "ilir/Error.h"
 #include "tools/Messages.h"
+#include "tools/Report.h"
 #include "tools/Shares.h"
 
 #ifdef GROVE_HAVE_MPI
@@ -262,6 +263,7 @@ int run_rank(World &world, const RunCommand &c, const RunInput &input) {
   if (world.rank != 0) return 0;
   writer->commit(plan.rows);
   double run_ms = ms_since(t0);
+  print_notes(model->notes());
 
   if (c.stats) {
     StreamRunResult total;

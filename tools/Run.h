@@ -7,6 +7,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "backends/runtime/Executor.h"
 #include "datasets/InputStream.h"
@@ -42,6 +43,9 @@ class RunModel {
   virtual const Executor &executor() const = 0;
   // The lines --stats prints about the model: where it came from, its schedule, compile time.
   virtual std::string describe() const = 0;
+  // Requested schedule options that could not take effect (none for a library: `grove compile`
+  // printed them).
+  virtual std::vector<std::string> notes() const { return {}; }
 };
 
 // The streaming options of `c`.

@@ -18,6 +18,7 @@
 #include "tools/CompileCommand.h"
 #include "tools/Distributed.h"
 #include "tools/Messages.h"
+#include "tools/Report.h"
 #include "tools/Run.h"
 #include "tools/Tune.h"
 
@@ -65,6 +66,7 @@ class JitModel : public RunModel {
     model_ = std::make_unique<cpu::CompiledModel>(cpu::CompiledModel::compile(program_, weights, options));
   }
   const Executor &executor() const override { return model_->executor(); }
+  std::vector<std::string> notes() const override { return model_->notes(); }
   std::string describe() const override {
     return fmt::format(
         "model     {} ({}) from {}\nschedule  {}\ncompile   {:.1f} ms (ILIR -> Halide loop nest -> "
@@ -193,6 +195,7 @@ int run(const RunCommand &c) {
   StreamRunResult result = run_stream(executor, stream, stream_options(c), sink, &progress);
   progress.finish();
   GROVE_CHECK(model && writer, "a run that read no input");  // an empty file is a UserError
+  print_notes(model->notes());
   out_shape[0] = writer->rows_appended();
   writer->commit();
   double run_ms = ms_since(t0);

@@ -10,6 +10,7 @@
 #include "tools/Messages.h"
 #include "tools/RelayBench.h"
 #include "tools/RelayCommands.h"
+#include "tools/Report.h"
 #include "tools/Tune.h"
 
 int main(int argc, char **argv) {

@@ -422,6 +422,7 @@ AotResult compile_library(const ilir::Program &program, const std::map<std::stri
   write_file(tmp / h_name, header_source(name, lowered.abi, weights_size > 0, toolchain));
   AotResult result;
   result.name = name;
+  result.notes = lowered.schedule.notes(program.structure);
   for (const std::string &file : {so_name, a_name, h_name}) {
     const fs::path to = out_dir / file;
     fs::rename(tmp / file, to, ec);

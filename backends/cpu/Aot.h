@@ -34,6 +34,7 @@ struct AotOptions {
 struct AotResult {
   std::string shared_library, static_library, header;  // the paths written
   std::string name;                                    // the symbol prefix: <name>_grove_model
+  std::vector<std::string> notes;  // requested schedule options that could not take effect
 };
 
 // Lowers `program` with every size variable bound by `sizes` under `options` (target, schedule),

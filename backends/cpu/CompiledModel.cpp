@@ -18,6 +18,7 @@ struct CompiledModel::Impl {
   std::unique_ptr<HI::JITModule> jit;
   std::optional<Executor> executor;
   double compile_ms = 0;
+  std::vector<std::string> notes;
 };
 
 CompiledModel::CompiledModel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -27,6 +28,7 @@ CompiledModel::~CompiledModel() = default;
 
 double CompiledModel::compile_ms() const { return impl_->compile_ms; }
 std::string CompiledModel::schedule() const { return impl_->executor->abi().schedule; }
+const std::vector<std::string> &CompiledModel::notes() const { return impl_->notes; }
 const ModelAbi &CompiledModel::abi() const { return impl_->executor->abi(); }
 Executor &CompiledModel::executor() const { return *impl_->executor; }
 
@@ -36,6 +38,7 @@ CompiledModel CompiledModel::compile(const ilir::Program &program, const Weights
   auto impl = std::make_unique<Impl>();
   std::map<std::string, int64_t> sizes = bind_weights(program, weights, options.weights_file);
   LoweredForCpu lowered = lower_for_cpu(program, sizes, options, /*jit=*/true);
+  impl->notes = lowered.schedule.notes(program.structure);
   // With Halide's JIT feature the module links against the one shared JIT runtime instead of
   // carrying a runtime of its own: halide_set_num_threads found below then sizes the thread pool
   // the code runs on (no HL_NUM_THREADS), and compiling skips linking a runtime per model.

@@ -60,7 +60,9 @@ class CompiledModel {
 
   double compile_ms() const;
   std::string schedule() const;  // the schedule in effect, as KEY=VALUE pairs
-  const ModelAbi &abi() const;   // how the compiled code is called
+  // Requested schedule options that could not take effect, one sentence each (Schedule::notes).
+  const std::vector<std::string> &notes() const;
+  const ModelAbi &abi() const;  // how the compiled code is called
   // What runs it; valid as long as this model (the C API and the Python module rebind through it).
   Executor &executor() const;
 
