@@ -162,7 +162,12 @@ class BenchProgress : public ::testing::Test {
   // Runs `grove ARGS` with standard error on a pseudo-terminal (stdin too; stdout to report()).
   // Returns what arrived on the terminal; `status` gets the exit status.
   std::string on_terminal(const std::string &extra, int *status) const {
-    std::string command = std::string(GROVE_BINARY) + " " + args(extra) + " > " + report();
+    return grove_on_terminal(args(extra), status);
+  }
+
+  // The same for any `grove ARGS`.
+  std::string grove_on_terminal(const std::string &grove_args, int *status) const {
+    std::string command = std::string(GROVE_BINARY) + " " + grove_args + " > " + report();
     winsize size{};
     size.ws_row = 24;
     size.ws_col = 200;
@@ -227,6 +232,24 @@ TEST_F(BenchProgress, NotShownWithQuietOrInAPipe) {
   EXPECT_THAT(piped.output, HasSubstr("median of 3 passes"));
   EXPECT_THAT(piped.output, Not(HasSubstr("of 4 passes")));
   EXPECT_THAT(piped.output, Not(HasSubstr("\x1b[K")));
+}
+
+// `grove run` streams: its line counts the trees run so far against an estimate of the total from
+// the bytes read ("of ~N trees"), and is erased at the end.
+TEST_F(BenchProgress, RunShowsTreesDoneAndErasesTheLine) {
+  std::string weights = dir_.file("w.safetensors");
+  ASSERT_EQ(
+      run_grove("init-weights " + model_path("treefc") + " --sizes H=8,V=21702 --out " + weights).status, 0);
+  int status = -1;
+  std::string terminal =
+      grove_on_terminal("run " + model_path("treefc") + " --weights " + weights + " --trees " +
+                            std::string(GROVE_SST_DIR) + "/test.txt --vocab " + std::string(GROVE_SST_DIR) +
+                            "/vocab.txt --out " + dir_.file("out.npy") + " --batch 10 --chunk 200",
+                        &status);
+  ASSERT_EQ(status, 0) << terminal;
+  EXPECT_THAT(terminal, HasSubstr(std::string(kErase) + "run: 200 of ~"));
+  EXPECT_THAT(terminal, HasSubstr(" trees ("));
+  EXPECT_THAT(terminal, EndsWith(kErase));
 }
 
 }  // namespace
