@@ -9,7 +9,10 @@
    states are libtorch's (batch 10; --no-check skips it).
 3. Runs the ablation: TreeLSTM, H=256, batch 10, SST, with each of grove's scheduling primitives
    turned off in turn, and recursive unrolling and epilogue fusion (off by default) turned on.
-4. Writes experiments/results/bench.md, bench.csv, bench.png, ablation.md and ablation.csv.
+4. Writes experiments/results/bench.md, bench.csv, bench-run.json (what bench.md says beyond the CSV:
+   header, passes, measured rates, root checks), bench.png (one panel per model), ablation.md and
+   ablation.csv. `--replot results/bench.csv` rewrites bench.md and bench.png from those, measuring
+   nothing.
 On a terminal, a line on standard error says how many of the runs (a tool on a configuration, a
 check, an ablation setting) are done, the time elapsed and the time left; --quiet leaves it out.
 
@@ -22,8 +25,10 @@ and input set, read by grove and by the peers (same names and shapes: docs/MODEL
 
 Protocol (experiments/README.md): one warm-up pass, --repeat timed passes of all trees in calls of
 `batch` trees; the figure is the median of (pass time ÷ calls) in ms per batch. Every tool runs with
-PERF-NOTES' environment and 2 threads. FLOP limit = FLOPs per batch (grove's count from the ILIR,
-which is flops.py's) ÷ this run's 2-thread SGEMM peak.
+PERF-NOTES' environment and 2 threads. Each configuration's FLOPs per batch (grove's count from the
+ILIR, which is flops.py's) give two FLOP times: at this run's 2-thread FMA peak (the hardware's limit:
+every run's ratio to it is ≥ 1) and at its 2-thread SGEMM rate (a tuned GEMM's, not a hardware limit:
+a ratio below 1 means faster than OpenBLAS's GEMM, not than the machine).
 """
 
 import argparse
@@ -287,38 +292,135 @@ def measured_peak(args, program):
 
 # --- Reports -------------------------------------------------------------------------------------
 
+# The rates a configuration's FLOPs are set against, both measured in the run on 2 threads: (what the
+# tables and the plot call the FLOP time at that rate, what a ratio to it can and cannot mean). The
+# FMA peak is the hardware's limit; OpenBLAS's SGEMM rate is only what a tuned GEMM reaches, so a time
+# below the FLOP time at that rate is possible and must not read as beating the hardware.
+RATES = {"fma": ("FLOP time at FMA peak", "the hardware limit: ≥ 1"),
+         "sgemm": ("FLOP time at SGEMM rate", "not a hardware limit: < 1 possible")}
+TOOL_LABELS = {"grove": "grove", "libtorch-level-batched": "libtorch level-batched",
+               "pytorch-level-batched": "PyTorch level-batched", "pytorch-eager": "PyTorch eager"}
+CSV_FIELDS = ["model", "hidden", "batch", "input", "trees", "tool", "median_ms_per_batch", "p10_ms", "p90_ms",
+              "flops_per_batch", "fma_limit_ms", "x_over_fma", "sgemm_limit_ms", "x_over_sgemm", "gflops",
+              "compile_ms", "inspector_ms", "note"]
+TEXT_FIELDS, INT_FIELDS = {"model", "input", "tool", "note"}, {"hidden", "batch", "trees", "flops_per_batch"}
+
+
 def fmt_ms(value):
     return "%.3g" % value if value < 100 else "%.0f" % value
 
 
-def write_bench_tables(args, rows, peaks, header, checks):
-    fields = ["model", "hidden", "batch", "input", "trees", "tool", "median_ms_per_batch", "p10_ms", "p90_ms",
-              "flops_per_batch", "flop_limit_ms", "x_over_limit", "gflops", "compile_ms", "inspector_ms", "note"]
-    with open(os.path.join(args.out, "bench.csv"), "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
+def config_of(row):
+    return row["model"], row["hidden"], row["batch"], row["input"]
+
+
+def reference_rate(peaks):
+    """The rate times are shown against in parentheses and in the plot: the FMA peak when measured."""
+    return "fma" if peaks.get("fma_2t") else "sgemm"
+
+
+def add_limits(rows, peaks):
+    """Sets each measured row's FLOP time at every 2-thread rate the run has (<rate>_limit_ms, from
+    grove's FLOP count for the configuration, which is flops.py's) and its time ÷ that (x_over_<rate>)."""
+    flops = {config_of(r): r["flops_per_batch"] for r in rows if r["tool"] == "grove" and r.get("flops_per_batch")}
+    for r in rows:
+        if r.get("note") or config_of(r) not in flops:
+            continue
+        for rate in RATES:
+            if peaks.get(rate + "_2t"):
+                limit_ms = flops[config_of(r)] / (peaks[rate + "_2t"] * 1e9) * 1e3
+                r[rate + "_limit_ms"] = round(limit_ms, 4)
+                r["x_over_" + rate] = round(r["median_ms_per_batch"] / limit_ms, 2)
+
+
+def write_bench_csv(out, rows):
+    with open(os.path.join(out, "bench.csv"), "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=CSV_FIELDS, extrasaction="ignore")
         writer.writeheader()
         writer.writerows(rows)
 
+
+def read_bench_csv(path):
+    """bench.csv's rows as the run built them: numbers as numbers, empty cells left out. Columns of
+    older runs (flop_limit_ms, x_over_limit) are dropped: add_limits recomputes them."""
+    with open(path, newline="", encoding="utf-8") as f:
+        return [{k: v if k in TEXT_FIELDS else int(v) if k in INT_FIELDS else float(v)
+                 for k, v in record.items() if v != "" and k in CSV_FIELDS} for record in csv.DictReader(f)]
+
+
+def write_run_facts(out, facts):
+    """bench-run.json: what bench.md says beyond bench.csv, so that --replot can rewrite it."""
+    with open(os.path.join(out, "bench-run.json"), "w", encoding="utf-8") as f:
+        json.dump(dict(facts, checks=[[*key, value] for key, value in facts["checks"].items()]), f,
+                  ensure_ascii=False, indent=1)
+        f.write("\n")
+
+
+def read_run_facts(directory):
+    """The facts write_run_facts stores, from `directory`'s bench-run.json; for a run from before that
+    file, read back from its bench.md (header line, passes, SGEMM and FMA rates, root checks)."""
+    path = os.path.join(directory, "bench-run.json")
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            facts = json.load(f)
+        facts["checks"] = {(m, h, i): v for m, h, i, v in facts["checks"]}
+        return facts
+    with open(os.path.join(directory, "bench.md"), encoding="utf-8") as f:
+        text = f.read()
+    peaks = {}
+    sgemm = re.search(r"2-thread SGEMM peak \(([\d.]+) GFLOP/s; 1 thread: ([\d.]+)\)", text)
+    if sgemm:
+        peaks.update(sgemm_2t=float(sgemm.group(1)), sgemm_1t=float(sgemm.group(2)))
+    fma = re.search(r"bare FMA peak in the same run[^:]*: ([\d.]+) GFLOP/s", text)
+    if fma and float(fma.group(1)) > 0:
+        peaks["fma_2t"] = float(fma.group(1))
+    checks = {(m, int(h), i): "%s | %s" % (d, v) for m, h, i, d, v in
+              re.findall(r"^\| (\w+) \| (\d+) \| (\w+) \| ([^|]+) \| ([^|]+) \|$", text, re.M)}
+    header = text.split("\n", 1)[0]
+    return {"header": header, "repeat": int(re.search(r"median of (\d+) passes", text).group(1)),
+            "loaded": "shared with other work" in header, "peaks": peaks, "checks": checks}
+
+
+def rate_lines(peaks):
+    """The paragraph that says what each FLOP time is and how to read a ratio to it."""
+    lines = []
+    if peaks.get("fma_2t"):
+        lines.append("- **%s** = FLOPs ÷ the bare AVX-512 FMA peak measured in this run (%.1f GFLOP/s on 2 threads; "
+                     "1 thread: %s; experiments/peers/fma_peak.c). It is the hardware's limit: time ÷ it is ≥ 1 "
+                     "for any code." % (RATES["fma"][0], peaks["fma_2t"], "%.1f" % peaks["fma_1t"]
+                                        if peaks.get("fma_1t") else "not recorded"))
+    lines.append("- **%s** = FLOPs ÷ OpenBLAS's SGEMM 2048³ rate measured in this run (%.1f GFLOP/s on 2 threads; "
+                 "1 thread: %.1f). It is what a tuned library GEMM reaches, not a hardware limit: time ÷ it "
+                 "below 1 means faster than that GEMM, not faster than the hardware." % (
+                     RATES["sgemm"][0], peaks.get("sgemm_2t") or 0, peaks.get("sgemm_1t") or 0))
+    if not peaks.get("fma_2t"):
+        lines.append("- The FMA peak (the hardware's limit) was not measured in this run: the run predates "
+                     "experiments/peers/fma_peak.c; the next `make bench` measures it and adds its columns.")
+    return lines
+
+
+def write_bench_md(out, rows, facts):
+    peaks, reference = facts["peaks"], reference_rate(facts["peaks"])
+    rates = [rate for rate in RATES if peaks.get(rate + "_2t")]
     configs, counts = [], {}
     for r in rows:
-        key = (r["model"], r["hidden"], r["batch"], r["input"])
-        counts[key] = r["trees"]
-        if key not in configs:
-            configs.append(key)
-    by = {(r["model"], r["hidden"], r["batch"], r["input"], r["tool"]): r for r in rows}
-    lines = [header, "",
-             "ms per batch, median of %d passes; in parentheses: × over the FLOP limit. FLOP limit = FLOPs per "
-             "batch ÷ this run's 2-thread SGEMM peak (%.1f GFLOP/s; 1 thread: %.1f). The machine's bare FMA "
-             "peak in the same run (experiments/peers/fma_peak.c): %.1f GFLOP/s on 2 threads." % (
-                 args.repeat, peaks.get(2, 0), peaks.get(1, 0), peaks.get("fma", 0)), "",
-             "| model | H | batch | trees | grove | libtorch level-batched | PyTorch level-batched | "
-             "PyTorch eager | FLOP limit | grove ÷ libtorch | grove ÷ FLOP limit |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+        counts[config_of(r)] = r["trees"]
+        if config_of(r) not in configs:
+            configs.append(config_of(r))
+    by = {config_of(r) + (r["tool"],): r for r in rows}
+    lines = [facts["header"], "",
+             "ms per batch, median of %d passes; in parentheses: time ÷ %s. Each configuration's FLOPs per "
+             "batch (grove's count from the ILIR) are set against rates measured in the same run:" % (
+                 facts["repeat"], RATES[reference][0]), ""] + rate_lines(peaks) + ["",
+             "| model | H | batch | trees | %s | %s | grove ÷ libtorch | %s |" % (
+                 " | ".join(TOOL_LABELS[t] for t in TOOLS), " | ".join(RATES[r][0] + ", ms" for r in rates),
+                 " | ".join("grove ÷ %s (%s)" % RATES[r] for r in rates)),
+             "|---|---|---|---|" + "---|" * (len(TOOLS) + 2 * len(rates) + 1)]
     notes = []
-    for model, hidden, batch, inputs in configs:
-        cells, limit = [], None
+    for config in configs:
+        cells, limits = [], {}
         for tool in TOOLS:
-            r = by.get((model, hidden, batch, inputs, tool))
+            r = by.get(config + (tool,))
             if r is None:
                 cells.append("—")
             elif r.get("note"):
@@ -326,29 +428,32 @@ def write_bench_tables(args, rows, peaks, header, checks):
                     notes.append(r["note"])
                 cells.append("n/a [%d]" % (notes.index(r["note"]) + 1))
             else:
-                cells.append("%s (%.1f×)" % (fmt_ms(r["median_ms_per_batch"]), r["x_over_limit"])
-                             if r.get("x_over_limit") else fmt_ms(r["median_ms_per_batch"]))
-            if r is not None and r.get("flop_limit_ms"):
-                limit = r["flop_limit_ms"]
-        g = by.get((model, hidden, batch, inputs, "grove"))
-        lt = by.get((model, hidden, batch, inputs, "libtorch-level-batched"))
+                cells.append("%s (%.1f×)" % (fmt_ms(r["median_ms_per_batch"]), r["x_over_" + reference])
+                             if r.get("x_over_" + reference) else fmt_ms(r["median_ms_per_batch"]))
+            for rate in rates:
+                if r is not None and r.get(rate + "_limit_ms"):
+                    limits[rate] = r[rate + "_limit_ms"]
+        g, lt = by.get(config + ("grove",)), by.get(config + ("libtorch-level-batched",))
         ratio = ("%.2f" % (g["median_ms_per_batch"] / lt["median_ms_per_batch"])
                  if g and lt and not g.get("note") and not lt.get("note") else "—")
-        over = "%.1f" % g["x_over_limit"] if g and g.get("x_over_limit") else "—"
+        overs = ["%.2f" % g["x_over_" + rate] if g and g.get("x_over_" + rate) else "—" for rate in rates]
+        model, hidden, batch, inputs = config
         lines.append("| %s | %d | %d | %d %s | %s | %s | %s | %s |" % (
-            model, hidden, batch, counts[(model, hidden, batch, inputs)], inputs, " | ".join(cells), fmt_ms(limit) if limit else "—", ratio, over))
+            model, hidden, batch, counts[config], inputs, " | ".join(cells),
+            " | ".join(fmt_ms(limits[rate]) if rate in limits else "—" for rate in rates), ratio, " | ".join(overs)))
     if notes:
         lines += [""] + ["[%d] %s" % (i + 1, n) for i, n in enumerate(notes)]
-    if args.loaded:
-        lines += ["", "Under load the SGEMM peak measured in the run is itself depressed (PERF-NOTES, idle: 375 "
-                  "GFLOP/s on 2 threads), so the FLOP limit is too low and a time below 1× says that the peak "
-                  "measurement was slowed more than the model run, not that the model beat the hardware."]
-    if checks:
+    if facts["loaded"]:
+        lines += ["", "Under load the rates measured in the run are themselves depressed (PERF-NOTES, idle: 375 "
+                  "GFLOP/s SGEMM on 2 threads), so the FLOP times are too long, and a ratio below 1, even to the "
+                  "FMA peak's, says that the rate measurement was slowed more than the model run, not that the "
+                  "model beat the hardware."]
+    if facts["checks"]:
         lines += ["", "Same numbers: the largest absolute difference between grove's and libtorch's root h over "
                   "every tree (batch 10, the same weights file), and the largest absolute root h.", "",
                   "| model | H | trees | largest difference | largest value |", "|---|---|---|---|---|"]
-        lines += ["| %s | %d | %s | %s |" % (m, h, i, v) for (m, h, i), v in checks.items()]
-    with open(os.path.join(args.out, "bench.md"), "w") as f:
+        lines += ["| %s | %d | %s | %s |" % (m, h, i, v) for (m, h, i), v in facts["checks"].items()]
+    with open(os.path.join(out, "bench.md"), "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
     return "\n".join(lines)
 
@@ -373,39 +478,75 @@ def write_ablation_tables(args, rows, header):
     return "\n".join(lines)
 
 
-def write_plot(args, rows):
+def write_plot(out, rows, peaks):
+    """bench.png: one panel per model; x: the configurations (H, batch, input set), y: each tool's time
+    ÷ the FLOP time at the reference rate (log), with the line at 1 that rate's limit."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-    measured = [r for r in rows if not r.get("note") and r.get("x_over_limit")]
-    configs = []
-    for r in measured:
-        key = (r["model"], r["hidden"], r["batch"], r["input"])
-        if key not in configs:
-            configs.append(key)
-    fig, ax = plt.subplots(figsize=(max(8, 0.45 * len(configs) * len(TOOLS) / 2), 5))
-    width = 0.8 / len(TOOLS)
-    for t, tool in enumerate(TOOLS):
-        xs, ys = [], []
-        for c, key in enumerate(configs):
-            for r in measured:
-                if (r["model"], r["hidden"], r["batch"], r["input"]) == key and r["tool"] == tool:
-                    xs.append(c + (t - (len(TOOLS) - 1) / 2) * width)
-                    ys.append(r["x_over_limit"])
-        ax.bar(xs, ys, width, label=tool)
-    ax.set_yscale("log")
-    ax.axhline(1.0, color="black", linewidth=0.8)
-    ax.set_ylabel("time ÷ FLOP limit (log; 1 = SGEMM peak)")
-    ax.set_xticks(range(len(configs)))
-    ax.set_xticklabels(["%s\nH%d B%d %s" % k for k in configs], rotation=90, fontsize=7)
-    ax.legend(fontsize=8)
-    ax.set_title("grove vs peers: ms per batch over the FLOP limit (lower is better)")
-    fig.tight_layout()
-    fig.savefig(os.path.join(args.out, "bench.png"), dpi=110)
+    reference = reference_rate(peaks)
+    key = "x_over_" + reference
+    measured = [r for r in rows if r.get(key)]
+    models = [m for m, _ in MODELS if any(r["model"] == m for r in measured)]
+    columns = min(3, len(models))
+    grid_rows = -(-len(models) // columns)
+    fig, axes = plt.subplots(grid_rows, columns, figsize=(4.4 * columns, 3.4 * grid_rows + 1.0), sharey=True,
+                             squeeze=False)
+    for ax in axes.flat[len(models):]:
+        ax.set_visible(False)
+    limit_label = ("1 = FMA peak (the hardware limit)" if reference == "fma"
+                   else "1 = OpenBLAS SGEMM rate (not the hardware limit)")
+    for ax, model in zip(axes.flat, models):
+        configs = []
+        for r in measured:
+            if r["model"] == model and config_of(r)[1:] not in configs:
+                configs.append(config_of(r)[1:])
+        for tool, marker in zip(TOOLS, "os^D"):
+            points = [(configs.index(config_of(r)[1:]), r[key]) for r in measured
+                      if r["model"] == model and r["tool"] == tool]
+            if points:
+                ax.plot(*zip(*points), marker=marker, linewidth=0.8, label=TOOL_LABELS[tool])
+        ax.axhline(1.0, color="black", linewidth=1.2, label=limit_label)
+        if reference == "fma" and peaks.get("sgemm_2t"):
+            ax.axhline(peaks["fma_2t"] / peaks["sgemm_2t"], color="gray", linestyle="--", linewidth=1,
+                       label="OpenBLAS SGEMM rate")
+        ax.set_title(model, fontsize=11)
+        ax.set_yscale("log")
+        ax.yaxis.set_major_locator(LogLocator(subs=(1, 2, 5)))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: "%g" % value))
+        ax.yaxis.set_minor_formatter(NullFormatter())
+        ax.set_xticks(range(len(configs)))
+        ax.set_xticklabels(["H%d B%d %s" % c for c in configs], rotation=55, ha="right", fontsize=8)
+        ax.grid(axis="y", which="both", alpha=0.3)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("time ÷ " + RATES[reference][0], fontsize=9)
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=9, frameon=False)
+    fig.suptitle("grove and its peers: ms per batch ÷ %s (lower is better)" % RATES[reference][0], fontsize=12)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    fig.savefig(os.path.join(out, "bench.png"), dpi=120)
 
 
 # --- Main ----------------------------------------------------------------------------------------
+
+def replot(csv_path, out):
+    """--replot: bench.md and bench.png again from a finished run, measuring nothing; bench-run.json
+    is written too, so that a run from before it replots the same way next time."""
+    directory = os.path.dirname(os.path.abspath(csv_path))
+    if not os.path.isfile(csv_path) or not any(os.path.isfile(os.path.join(directory, name))
+                                               for name in ("bench-run.json", "bench.md")):
+        sys.exit("bench.py: --replot needs a bench.csv and, beside it, bench-run.json or bench.md (%s)" % csv_path)
+    rows = read_bench_csv(csv_path)
+    facts = read_run_facts(directory)
+    add_limits(rows, facts["peaks"])
+    os.makedirs(out, exist_ok=True)
+    write_run_facts(out, facts)
+    write_bench_md(out, rows, facts)
+    write_plot(out, rows, facts["peaks"])
+    print("bench: wrote %s/bench.md, bench.png and bench-run.json from %s" % (out, csv_path))
+
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -426,7 +567,13 @@ def main():
                         help="skip comparing grove's root states with libtorch's (batch 10, same weights)")
     parser.add_argument("--timeout", type=int, default=600, help="seconds per tool invocation")
     parser.add_argument("--quiet", action="store_true", help="no progress line on a terminal")
+    parser.add_argument("--replot", metavar="CSV",
+                        help="measure nothing: rewrite bench.md and bench.png in --out from a run's bench.csv "
+                             "and the bench-run.json (or, for an older run, bench.md) beside it")
     args = parser.parse_args()
+    if args.replot:
+        replot(args.replot, args.out)
+        return
     global PROGRESS
     PROGRESS = Progress(sys.stderr.isatty() and not args.quiet)
     if args.repeat is None:
@@ -451,10 +598,9 @@ def main():
     subprocess.run([os.path.join(ROOT, "scripts", "install-peer-deps")], check=True)
     run(["cmake", "-S", PEERS, "-B", args.peers_build, "-DCMAKE_BUILD_TYPE=Release"])
     run(["cmake", "--build", args.peers_build, "-j1"])
-    peaks = measured_peak(args, "sgemm_peak")
-    log("bench: OpenBLAS SGEMM 2048³: %.1f GFLOP/s on 1 thread, %.1f on 2" % (peaks.get(1, 0), peaks.get(2, 0)))
-    fma = measured_peak(args, "fma_peak")
-    peaks["fma"] = fma.get(2, 0)
+    sgemm, fma = measured_peak(args, "sgemm_peak"), measured_peak(args, "fma_peak")
+    peaks = {"sgemm_1t": sgemm.get(1), "sgemm_2t": sgemm.get(2), "fma_1t": fma.get(1), "fma_2t": fma.get(2)}
+    log("bench: OpenBLAS SGEMM 2048³: %.1f GFLOP/s on 1 thread, %.1f on 2" % (sgemm.get(1, 0), sgemm.get(2, 0)))
     log("bench: AVX-512 FMA peak (16 zmm chains, no memory): %.1f GFLOP/s on 1 thread, %.1f on 2" % (
         fma.get(1, 0), fma.get(2, 0)))
 
@@ -469,7 +615,6 @@ def main():
         inputs = first_trees(all_inputs, MVRNN_TREES[all_inputs["name"]]) if model == "mvrnn" else all_inputs
         weights = None
         for batch in batches:
-            limit_ms = None
             for tool in TOOLS:
                 row = {"model": model, "hidden": hidden, "batch": batch, "input": inputs["name"], "tool": tool,
                        "trees": inputs["count"]}
@@ -479,7 +624,6 @@ def main():
                     try:
                         if tool == "grove":
                             result = run_grove(args, stem, inputs, weights, batch)
-                            limit_ms = result["flops_per_batch"] / (peaks[2] * 1e9) * 1e3
                             row.update(flops_per_batch=int(result["flops_per_batch"]),
                                        gflops=result["gflops"], compile_ms=result["compile_ms"],
                                        inspector_ms=result["inspector_ms"])
@@ -490,9 +634,6 @@ def main():
                         reason = "failed: %s" % str(e).splitlines()[0][:200]
                 if reason is not None:
                     row["note"] = reason
-                elif limit_ms:
-                    row["flop_limit_ms"] = round(limit_ms, 4)
-                    row["x_over_limit"] = round(row["median_ms_per_batch"] / limit_ms, 2)
                 rows.append(row)
                 PROGRESS.step()
                 log("  %-16s H=%-3d B=%-2d %-7s %-24s %s" % (
@@ -515,9 +656,12 @@ def main():
                   stamp, " --quick" if args.quick else "", input_sets[0]["count"], PERFECT_TREES, PERFECT_HEIGHT, NARY_TREES,
                   load[0], ": **the 2 vCPUs were shared with other work, so only ratios within this run "
                   "mean anything**" if args.loaded else ""))
-    table = write_bench_tables(args, rows, peaks, header, checks)
-    write_plot(args, rows)
-    log("\n" + table)
+    facts = {"header": header, "repeat": args.repeat, "loaded": args.loaded, "peaks": peaks, "checks": checks}
+    add_limits(rows, peaks)
+    write_bench_csv(args.out, rows)
+    write_run_facts(args.out, facts)
+    log("\n" + write_bench_md(args.out, rows, facts))
+    write_plot(args.out, rows, peaks)
 
     if not args.no_ablation:
         log("bench: ablation (TreeLSTM, H=256, batch 10, SST)")
@@ -536,7 +680,7 @@ def main():
             PROGRESS.step()
         log("\n" + write_ablation_tables(args, ablation, header))
     PROGRESS.finish()
-    log("bench: done in %.0f s; wrote %s/bench.md, bench.csv, bench.png%s" % (
+    log("bench: done in %.0f s; wrote %s/bench.md, bench.csv, bench-run.json, bench.png%s" % (
         time.time() - started, args.out, "" if args.no_ablation else ", ablation.md, ablation.csv"))
 
 
