@@ -177,6 +177,7 @@ class Model {
 
   const ModelAbi &abi() const { return compiled_.abi(); }
   std::string schedule() const { return compiled_.schedule(); }
+  std::vector<std::string> notes() const { return compiled_.notes(); }
   double compile_ms() const { return compiled_.compile_ms(); }
 
   py::dict params() const {
@@ -269,6 +270,8 @@ PYBIND11_MODULE(_grove, m) {
       .def_property_readonly("structure", [](const Model &model) { return model.abi().structure; })
       .def_property_readonly("runs_dags", [](const Model &model) { return model.abi().runs_dags(); })
       .def_property_readonly("schedule", &Model::schedule)
+      .def_property_readonly("notes", &Model::notes,
+                             "requested schedule options that could not take effect, a sentence each")
       .def_property_readonly("compile_ms", &Model::compile_ms)
       .def_property_readonly("params", &Model::params)
       .def_property_readonly("sizes", [](const Model &model) { return model.abi().sizes; })

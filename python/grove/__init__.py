@@ -15,6 +15,7 @@ PyTorch is optional: it is imported only when torch tensors come in or `as_torch
 """
 
 import os
+import warnings
 
 import numpy
 
@@ -182,11 +183,16 @@ def compile(model, weights=None, *, sizes=None, schedule=None, threads=None, tar
       `state_dict()`), cast to float32. Without weights, `sizes` must bind every size variable and
       the model gets seeded random weights (those of `grove init-weights --seed seed`).
     sizes: 'H=256,D=256,V=100' or {'H': 256, ...}; with weights, checked against them.
-    schedule: overrides over the default schedule, e.g. 'batch=on,unroll=2'.
+    schedule: overrides over the default schedule, e.g. 'batch=on,unroll=2'; an option that cannot
+      take effect with the rest (epilogue=on with batch=off, ...) gives a UserWarning saying why.
     threads: the thread pool's size (default: every hardware thread).
     target: a Halide target string (default: 'host').
     vocab: a vocabulary file path or a dict token -> id, for PTB strings given to the model.
     """
-    return Model(_grove.compile(os.fspath(model) if isinstance(model, os.PathLike) else model,
-                                weights=_weights_to_numpy(_path_or(weights)), sizes=sizes, schedule=schedule,
-                                threads=threads, target=target, vocab=_path_or(vocab), seed=seed))
+    compiled = _grove.compile(os.fspath(model) if isinstance(model, os.PathLike) else model,
+                              weights=_weights_to_numpy(_path_or(weights)), sizes=sizes, schedule=schedule,
+                              threads=threads, target=target, vocab=_path_or(vocab), seed=seed)
+    # A schedule option asked for that cannot take effect is a warning, as `grove run` prints a note.
+    for note in compiled.notes:
+        warnings.warn("grove: " + note, stacklevel=2)
+    return Model(compiled)

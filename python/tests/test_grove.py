@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -230,6 +231,14 @@ class TreeLSTMNumbers(GroveTestCase):
             results = list(pool.map(lambda batch: self.model(self.trees, batch=batch), [0, 1, 2, 3] * 2))
         for result in results:
             np.testing.assert_allclose(result, expected, rtol=0, atol=1e-6)
+
+    def test_an_option_that_cannot_apply_warns(self):
+        with self.assertWarnsRegex(UserWarning, "epilogue=on does nothing here"):
+            model = grove.compile(TREELSTM, weights=self.weights, schedule="batch=off,epilogue=on")
+        self.assertEqual(len(model._model.notes), 1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            self.assertEqual(grove.compile(TREELSTM, weights=self.weights, schedule="batch=off")._model.notes, [])
 
     def test_threads_and_schedule_options(self):
         model = grove.compile(TREELSTM, weights=self.weights, threads=1, schedule="batch=off", target="host")
