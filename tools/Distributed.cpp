@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <future>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "backends/runtime/Npy.h"
@@ -195,7 +196,10 @@ int run_rank(World &world, const RunCommand &c, const RunInput &input) {
       out_shape = abi.output_shape;
       writer.emplace(c.out, out_shape);
       out_shape.insert(out_shape.begin(), plan.rows);
-      text = fmt::format("{} {} {}", writer->data_offset(), writer->row_bytes(), writer->temporary());
+      text = nlohmann::json{{"data_offset", writer->data_offset()},
+                            {"row_bytes", writer->row_bytes()},
+                            {"temporary", writer->temporary()}}
+                 .dump();
       ok = true;
     } catch (const UserError &e) {
       ok = false;
@@ -204,15 +208,9 @@ int run_rank(World &world, const RunCommand &c, const RunInput &input) {
   }
   std::tie(ok, text) = world.broadcast(ok, text, 0);
   if (!ok) return give_up(text);
-  uint64_t data_offset = 0, row_bytes = 0;
-  size_t name_at = 0;
-  {
-    size_t space1 = text.find(' '), space2 = text.find(' ', space1 + 1);
-    data_offset = std::stoull(text.substr(0, space1));
-    row_bytes = std::stoull(text.substr(space1 + 1, space2 - space1 - 1));
-    name_at = space2 + 1;
-  }
-  const std::string temporary = text.substr(name_at);
+  const nlohmann::json output = nlohmann::json::parse(text);
+  const uint64_t data_offset = output.at("data_offset"), row_bytes = output.at("row_bytes");
+  const std::string temporary = output.at("temporary");
 
   // 3. Each rank runs its share, writing its rows in place; a failure stops the others.
   std::string failure;

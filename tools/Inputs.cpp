@@ -34,14 +34,16 @@ void Inputs::keep_first(int64_t limit) {
   cut(sequences);
 }
 
-std::pair<std::string, std::string> check_input_files(const InputFiles &f, const std::string &command) {
+InputFile check_input_files(const InputFiles &f, const std::string &command) {
   struct Given {
     const std::string &path;
-    const char *what, *option;
+    InputFormat format;
+    const char *option;
   };
   std::vector<Given> given;
-  for (Given g : {Given{f.trees, "trees", "--trees"}, Given{f.dags, "DAGs", "--dags"},
-                  Given{f.grids, "grids", "--grids"}, Given{f.sequences, "sequences", "--sequences"}})
+  for (Given g : {Given{f.trees, InputFormat::Trees, "--trees"}, Given{f.dags, InputFormat::Dags, "--dags"},
+                  Given{f.grids, InputFormat::Grids, "--grids"},
+                  Given{f.sequences, InputFormat::Sequences, "--sequences"}})
     if (!g.path.empty()) given.push_back(g);
   if (given.empty()) user_error(msg::kInputCount, command, "none was given");
   if (given.size() > 1) {
@@ -53,12 +55,14 @@ std::pair<std::string, std::string> check_input_files(const InputFiles &f, const
     user_error(msg::kBadSweep, f.sweep);
   if (f.sweep != "se" && f.grids.empty()) user_error(msg::kSweepWithoutGrids);
   if (!f.vocab.empty() && f.trees.empty() && f.sequences.empty()) user_error(msg::kVocabWithoutText);
-  return {given[0].path, given[0].what};
+  return {given[0].path, given[0].format};
 }
 
 Inputs read_inputs(const InputFiles &f, const std::string &command) {
   Inputs in;
-  std::tie(in.path, in.what) = check_input_files(f, command);
+  InputFile file = check_input_files(f, command);
+  in.path = file.path;
+  in.what = plural_noun(file.format);
   std::optional<Vocab> vocab;
   if (!f.vocab.empty()) vocab = Vocab::load(f.vocab);
   if (!f.trees.empty()) {

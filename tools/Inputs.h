@@ -8,6 +8,7 @@
 #include "backends/cpu/CompiledModel.h"
 #include "datasets/Dag.h"
 #include "datasets/DagReader.h"
+#include "datasets/InputStream.h"
 #include "datasets/Tree.h"
 
 namespace grove::tool {
@@ -28,10 +29,16 @@ struct Inputs {
   void keep_first(int64_t limit);
 };
 
+// The one input file given and its format.
+struct InputFile {
+  std::string path;
+  InputFormat format = InputFormat::Trees;
+};
+
 // The one input file given: checks the options go together (exactly one input; --sweep only with
 // grids; --vocab only with trees and sequences) without reading anything; `command` names the
 // subcommand in messages.
-std::pair<std::string, std::string> check_input_files(const InputFiles &files, const std::string &command);
+InputFile check_input_files(const InputFiles &files, const std::string &command);
 
 // Checks the options (as above) and reads the input. A UserError names a malformed file.
 Inputs read_inputs(const InputFiles &files, const std::string &command);

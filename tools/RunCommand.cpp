@@ -1,5 +1,6 @@
 // `grove run` in one process: the input streamed through the model, the rows streamed to the .npy.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/resource.h>
 
 #include <chrono>
@@ -34,13 +35,6 @@ bool same_file(const std::string &a, const std::string &b) {
          std::filesystem::equivalent(a, b, ec);
 }
 
-InputFormat input_format(const InputFiles &f) {
-  if (!f.trees.empty()) return InputFormat::Trees;
-  if (!f.dags.empty()) return InputFormat::Dags;
-  if (!f.grids.empty()) return InputFormat::Grids;
-  return InputFormat::Sequences;
-}
-
 class JitModel : public RunModel {
  public:
   JitModel(const RunCommand &c, int threads) : command_(c) {
@@ -49,20 +43,18 @@ class JitModel : public RunModel {
     cpu::CompileOptions options;
     options.target = c.target;
     options.weights_file = c.weights;
-    options.schedule = c.schedule;
+    // Later settings of a key win: the ranks' share of the cores, then the tuned schedule, then
+    // --schedule, then --threads.
+    std::vector<std::string> settings;
+    if (threads > 0) settings.push_back(fmt::format("threads={}", threads));
     if (c.tuned) {
       std::map<std::string, int64_t> sizes = bind_weights(program_, weights, c.weights);
-      std::string tuned = cached_schedule(c.cache, tune_key(program_, sizes, c.batch, c.schedule, c.target));
-      options.schedule = tuned + (tuned.empty() || c.schedule.empty() ? "" : ",") + c.schedule;
+      settings.push_back(cached_schedule(c.cache, tune_key(program_, sizes, c.batch, c.schedule, c.target)));
     }
-    // Later settings of a key win: --threads over --schedule over the ranks' share of the cores.
-    auto add = [&](const std::string &setting) {
-      options.schedule += (options.schedule.empty() ? "" : ",") + setting;
-    };
-    if (threads > 0 && options.schedule.find("threads=") == std::string::npos)
-      options.schedule =
-          fmt::format("threads={}", threads) + (options.schedule.empty() ? "" : ",") + options.schedule;
-    if (c.threads > 0) add(fmt::format("threads={}", c.threads));
+    settings.push_back(c.schedule);
+    if (c.threads > 0) settings.push_back(fmt::format("threads={}", c.threads));
+    std::erase(settings, std::string());
+    options.schedule = fmt::format("{}", fmt::join(settings, ","));
     model_ = std::make_unique<cpu::CompiledModel>(cpu::CompiledModel::compile(program_, weights, options));
   }
   const Executor &executor() const override { return model_->executor(); }
@@ -109,8 +101,9 @@ InputStream RunInput::open() const { return InputStream(path, format, vocab ? &*
 RunInput check_run_command(const RunCommand &c) {
   const InputFiles &f = c.inputs;
   RunInput input;
-  std::string what;
-  std::tie(input.path, what) = check_input_files(f, "run");
+  InputFile file = check_input_files(f, "run");
+  input.path = file.path;
+  input.format = file.format;
   if (c.all_nodes && f.dags.empty() && f.grids.empty()) user_error(msg::kAllNodesWithoutDags);
   if (c.chunk < 1) user_error(msg::kRunChunk, c.chunk);
   if (c.threads < 0) user_error(msg::kRunThreads, c.threads);
@@ -121,10 +114,9 @@ RunInput check_run_command(const RunCommand &c) {
   for (const auto &[path, kind] :
        {std::pair<std::string, std::string>{c.model, library ? "library" : "model"},
         {c.weights, "weights"},
-        {input.path, what},
+        {input.path, plural_noun(input.format)},
         {f.vocab, "vocabulary"}})
     if (!path.empty() && same_file(c.out, path)) user_error(msg::kOutIsInput, c.out, kind);
-  input.format = input_format(f);
   input.sweep = parse_sweep(f.sweep);
   if (!f.vocab.empty()) input.vocab = Vocab::load(f.vocab);
   return input;
