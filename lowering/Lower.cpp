@@ -11,11 +11,9 @@
 
 #include "ilir/IRPrinter.h"
 #include "ilir/Verifier.h"
-#include "lowering/FuseElementwise.h"
-#include "lowering/FuseProducts.h"
-#include "lowering/HoistChildTerms.h"
-#include "lowering/HoistInputs.h"
 #include "lowering/LowerToLoops.h"
+#include "plan/LevelPlan.h"
+#include "plan/Passes.h"
 
 namespace grove::lowering {
 
@@ -29,8 +27,10 @@ int debug_level() {
 }
 
 // How the pass runner shows each kind of IR at GROVE_DEBUG=2: ILIR programs as the printer writes
-// them, Halide statements (and the loop nest lower_to_loops builds) as Halide prints them.
+// them, the level plan as `grove dump --stage plan` does, Halide statements (and the loop nest
+// lower_to_loops builds) as Halide prints them.
 std::string show(const ilir::Program &p) { return ilir::to_string(p); }
+std::string show(const plan::LevelPlan &plan) { return plan::to_string(plan); }
 std::string show(const HI::Stmt &s) {
   std::ostringstream out;
   out << s;
@@ -74,28 +74,20 @@ LoweredModel lower(const ilir::Program &program, const LowerOptions &options) {
   // per-node gather addresses into vectors and extract them lane by lane on every k (2x the
   // instructions of the FMAs); Halide reads this variable when it first initializes LLVM.
   ::setenv("HL_LLVM_ARGS", "-vectorize-slp=false", /*overwrite=*/0);
-  LoweredModel result;
   // ILIR passes.
   ilir::verify(program);
   ilir::Program p = program;
   const scheduling::Schedule &schedule = options.schedule;
-  if (schedule.fuse) p = run_pass("fuse_elementwise", p, fuse_elementwise);
-  if (schedule.hoist) {
-    p = run_pass("hoist_inputs", p, hoist_inputs);
-    p = run_pass("hoist_child_terms", p, hoist_child_terms);
-  }
-  if (schedule.epilogue && schedule.batch && schedule.specialize)
-    p = run_pass("fuse_products", p,
-                 [&](const ilir::Program &q) { return fuse_products(q, options.sizes, schedule); });
+  for (const plan::IlirPass &pass : plan::ilir_passes(schedule, options.sizes))
+    p = run_pass(pass.name, p, pass.run);
   ilir::verify(p);
-  result.program = p;
 
-  // ILIR → Halide loop nest, then Halide's passes.
-  LoopNest nest = run_pass("lower_to_loops", result.program, [&](const ilir::Program &q) {
-    return lower_to_loops(q, options.sizes, schedule);
+  // ILIR → level plan → Halide loop nest, then Halide's passes.
+  LoweredModel result;
+  result.plan = run_pass("plan_levels", p, [&](const ilir::Program &q) {
+    return plan::plan_levels(q, options.sizes, schedule);
   });
-  result.args = nest.args;
-  result.packed = nest.packed;
+  LoopNest nest = run_pass("lower_to_loops", result.plan, lower_to_loops);
   HI::Stmt s = nest.body;
   s = run_pass("simplify", s, [](const HI::Stmt &s) { return HI::simplify(s); });
   result.loops = s;
@@ -114,7 +106,7 @@ LoweredModel lower(const ilir::Program &program, const LowerOptions &options) {
   result.module = Halide::Module(options.function_name, options.target);
   for (HI::LoweredFunc &c : closures) result.module.append(c);
   result.module.append(
-      HI::LoweredFunc(options.function_name, result.args, s, Halide::LinkageType::ExternalPlusMetadata));
+      HI::LoweredFunc(options.function_name, nest.args, s, Halide::LinkageType::ExternalPlusMetadata));
   return result;
 }
 

@@ -1,5 +1,6 @@
 #pragma once
-// The lowering pipeline: a verified ILIR Program → a Halide module ready for a back end.
+// The lowering pipeline: a verified ILIR Program → ILIR passes → level plan → a Halide module ready
+// for a back end.
 // lowering/Lower.cpp is the one readable list of passes. GROVE_DEBUG=1 times each pass;
 // GROVE_DEBUG=2 also prints the IR after each pass.
 
@@ -11,6 +12,7 @@
 #include "ilir/IR.h"
 #include "lowering/HostTarget.h"
 #include "lowering/LowerToLoops.h"
+#include "plan/LevelPlan.h"
 #include "scheduling/Schedule.h"
 
 namespace grove::lowering {
@@ -26,9 +28,9 @@ struct LoweredModel {
   Halide::Internal::Stmt loops;  // the loop nest after simplification: what `grove dump --stage loops` shows
   Halide::Module module{"",
                         Halide::Target()};  // the entry function (and its parallel closures), ready for LLVM
-  std::vector<Halide::Internal::LoweredArgument> args;  // the entry function's arguments, in order
-  std::vector<PackedWeight> packed;  // weight panels the caller must fill (see PackedWeight)
-  ilir::Program program;             // the program after the ILIR passes (fusion)
+  // What the loops were emitted from: the program after the ILIR passes, its stages, and the entry
+  // function's contract (plan.abi: arguments in call order, the packed weights the caller fills).
+  plan::LevelPlan plan;
 };
 
 LoweredModel lower(const ilir::Program &program, const LowerOptions &options);

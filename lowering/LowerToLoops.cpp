@@ -1,15 +1,15 @@
 #include "lowering/LowerToLoops.h"
 
-#include <fmt/format.h>
-
-#include <algorithm>
 #include <set>
+#include <string>
 
 #include "ilir/Error.h"
-#include "ilir/IRVisitor.h"
+#include "lowering/ExprLowering.h"
 #include "lowering/GemmKernel.h"
-#include "lowering/LoweringInternal.h"
+#include "lowering/HalideIR.h"
 #include "lowering/MatmulKernel.h"
+#include "lowering/Team.h"
+#include "lowering/TensorAccess.h"
 
 namespace grove::lowering {
 
@@ -18,14 +18,6 @@ using namespace internal;
 namespace {
 
 HExpr level_begin(HExpr l) { return int_load(names::kLevelBegin, std::move(l)); }
-
-// Whether `op` loads `tensor`.
-bool reads(const ilir::Compute &op, const std::string &tensor) {
-  return ilir::contains(op.value, [&](const ilir::Expr &e) {
-    const auto *l = e.as<ilir::Load>();
-    return l && l->tensor == tensor;
-  });
-}
 
 // Wraps `s` in the allocations of the temps that case `c` computes, except those in `skip`. Per
 // level, a temp holds `level_rows` nodes.
@@ -61,60 +53,94 @@ Stmt with_max_level_size(Stmt s, int unroll) {
   return HI::Allocate::make(widest, Halide::Int(32), Halide::MemoryType::Stack, {1}, HI::const_true(), s);
 }
 
+// The entry function's arguments as Halide declares them: what each holds decides its type.
+std::vector<HI::LoweredArgument> arguments(const plan::LevelPlan &plan) {
+  using Kind = ModelAbi::ArgKind;
+  std::vector<HI::LoweredArgument> args;
+  auto scalar = [&](const std::string &name) {
+    args.emplace_back(name, Halide::Argument::InputScalar, Halide::Int(32), 0, Halide::ArgumentEstimates{});
+  };
+  for (const ModelAbi::Arg &a : plan.abi.args) {
+    switch (a.kind) {
+      case Kind::Param:
+      case Kind::Packed:
+      case Kind::State:
+        args.emplace_back(a.name, Halide::Argument::InputBuffer, Halide::Float(32), 1,
+                          Halide::ArgumentEstimates{});
+        break;
+      case Kind::LevelBegin:
+      case Kind::ChildBegin:
+      case Kind::Children:
+      case Kind::Token:
+      case Kind::TeamBegin:
+        args.emplace_back(a.name, Halide::Argument::InputBuffer, Halide::Int(32), 1,
+                          Halide::ArgumentEstimates{});
+        break;
+      case Kind::NumLevels:
+        scalar(a.name);
+        break;
+    }
+  }
+  for (const std::string &v : plan.unbound_sizes) scalar(v);
+  return args;
+}
+
+// Emits the plan's stages as loops, in the order its Recursion says.
 class Lowerer {
  public:
-  Lowerer(const ilir::Program &p, const std::map<std::string, int64_t> &sizes,
-          const scheduling::Schedule &schedule)
-      : p_(p), sizes_(sizes), schedule_(schedule) {}
+  explicit Lowerer(const plan::LevelPlan &plan) : plan_(plan), recursion_(plan.recursion) {}
 
   LoopNest run() {
     LoopNest nest;
-    if (schedule_.uses_region())
-      nest.body = batched_region(schedule_.team_size());
-    else if (schedule_.batch && schedule_.specialize)
-      nest.body = batched();
-    else if (schedule_.batch)
-      nest.body = with_hoisted_nodes(batched_unspecialized(), parallel());
-    else
+    if (recursion_.order == plan::Order::NodeByNode)
       nest.body = with_hoisted_nodes(node_at_a_time(), HI::ForType::Serial);
-    nest.packed = packed_;
-    nest.args = arguments();
+    else if (recursion_.team > 0)
+      nest.body = batched_region(recursion_.team);
+    else if (recursion_.specialized)
+      nest.body = batched();
+    else
+      nest.body = with_hoisted_nodes(batched_unspecialized(), parallel());
+    nest.args = arguments(plan_);
     return nest;
   }
 
  private:
-  HI::ForType parallel() const { return schedule_.parallel ? HI::ForType::Parallel : HI::ForType::Serial; }
+  HI::ForType parallel() const { return recursion_.parallel ? HI::ForType::Parallel : HI::ForType::Serial; }
 
-  // One Compute for the current node: a register-blocked matrix product where it is one.
-  Stmt node_compute(const TensorAccess &access, const ilir::Compute &op) const {
-    if (std::optional<MatmulMatch> matmul = match_matmul(access, op, schedule_))
-      return lower_matmul(access, op, *matmul);
-    return lower_compute(access, op, schedule_.vector);
+  // One step of a node loop for the current node `n`.
+  Stmt node_step(const TensorAccess &access, ilir::CaseKind kind, const plan::NodeStep &step) const {
+    const ilir::Compute &op = plan_.compute(kind, step.compute);
+    if (step.matmul) return lower_matmul(access, op, *step.matmul);
+    return lower_compute(access, op, plan_.schedule.vector);
   }
 
-  // One node's computation of case `c`, temps in per-node buffers.
-  Stmt node_body(const ilir::Case &c) const {
-    TensorAccess access(p_, sizes_, TempStorage::PerNode);
+  // One node's computation of a case planned node by node (node loops only), temps in per-node
+  // buffers.
+  Stmt node_body(ilir::CaseKind kind) const {
+    TensorAccess access(plan_.program, plan_.sizes, TempStorage::PerNode);
     std::vector<Stmt> computes;
-    for (const ilir::Compute &op : c.body) computes.push_back(node_compute(access, op));
-    return allocate_temps(access, c, HI::Block::make(computes), TempStorage::PerNode);
+    for (const plan::Stage &stage : plan_.plan_of(kind).stages) {
+      GROVE_CHECK(stage.kind == plan::StageKind::NodeLoop, "a case run node by node has a level stage");
+      for (const plan::NodeStep &step : stage.steps) computes.push_back(node_step(access, kind, step));
+    }
+    return allocate_temps(access, plan_.case_of(kind), HI::Block::make(computes), TempStorage::PerNode);
   }
 
   Stmt branch_on_leaf() const {
     HExpr n = var("n");
     HExpr leaf = int_load(names::kChildBegin, n + 1) == int_load(names::kChildBegin, n);
-    return HI::IfThenElse::make(leaf, node_body(p_.leaf), node_body(p_.internal));
+    return HI::IfThenElse::make(leaf, node_body(ilir::CaseKind::Leaf), node_body(ilir::CaseKind::Internal));
   }
 
   // batch=off: one node at a time in id order, which is topological (children have smaller ids).
   Stmt node_at_a_time() const {
     HExpr leaves = level_begin(1), nodes = level_begin(var(names::kNumLevels));
-    if (!schedule_.specialize)
+    if (!recursion_.specialized)
       return HI::For::make("n", 0, nodes, HI::ForType::Serial, Halide::DeviceAPI::None, branch_on_leaf());
-    return HI::Block::make(
-        HI::For::make("n", 0, leaves, HI::ForType::Serial, Halide::DeviceAPI::None, node_body(p_.leaf)),
-        HI::For::make("n", leaves, nodes - leaves, HI::ForType::Serial, Halide::DeviceAPI::None,
-                      node_body(p_.internal)));
+    return HI::Block::make(HI::For::make("n", 0, leaves, HI::ForType::Serial, Halide::DeviceAPI::None,
+                                         node_body(ilir::CaseKind::Leaf)),
+                           HI::For::make("n", leaves, nodes - leaves, HI::ForType::Serial,
+                                         Halide::DeviceAPI::None, node_body(ilir::CaseKind::Internal)));
   }
 
   // batch=on, specialize=off: levels in order, each level's nodes in parallel, one code for all.
@@ -126,67 +152,50 @@ class Lowerer {
                          nodes);
   }
 
-  // A level's work: each Compute in order, as a level GEMM where it is one, else in a parallel loop
-  // over the level's nodes that runs the consecutive non-GEMM Computes node by node. Consecutive
-  // GEMMs that do not read each other's results share one loop over their panels.
-  Stmt level_body(const ilir::Case &c, HExpr base, HExpr size) {
-    TensorAccess access(p_, sizes_, TempStorage::PerLevel);
-    std::vector<Stmt> stages, per_node;
-    std::vector<const ilir::Compute *> gemms;
-    std::vector<GemmMatch> matches;
+  // A level's work: the case's stages in order, over the nodes [base, base + size) (the current
+  // thread's share of them when unrolled). Temps hold a row per node from `level_base` on.
+  Stmt level_body(ilir::CaseKind kind, HExpr base, HExpr size) const {
+    const ilir::Case &c = plan_.case_of(kind);
+    const HExpr level_base = var("level_base");
+    TensorAccess access(plan_.program, plan_.sizes, TempStorage::PerLevel, level_base);
     // Unrolled, the thread runs the nodes it owns, serially, with no barrier.
-    HExpr first = unrolled_ ? var("team_base") : var("level_base");
-    HExpr count = unrolled_ ? var("team_size") : var("level_size");
-    scheduling::Schedule serial = schedule_;
-    serial.parallel = false;
-    auto flush_nodes = [&] {
-      if (per_node.empty()) return;
-      Stmt body = HI::Block::make(per_node);
-      // In a region, about four chunks of nodes per thread: enough to even out, few claims.
-      stages.push_back(team_ ? team_->share("n", first, count, body, 4)
-                             : HI::For::make("n", first, count, unrolled_ ? HI::ForType::Serial : parallel(),
-                                             Halide::DeviceAPI::None, body));
-      per_node.clear();
+    const HExpr first = unrolled_ ? var("team_base") : level_base;
+    const HExpr count = unrolled_ ? var("team_size") : var("level_size");
+    const HI::ForType type = unrolled_ ? HI::ForType::Serial : parallel();
+    // The loop over `v` in [0, extent) or [first, first + count): a dispatch of its own, or a stage
+    // of the team.
+    auto split = [&](const std::string &v, const HExpr &min, const HExpr &extent, Stmt body,
+                     int chunks_per_thread) {
+      return team_ ? team_->share(v, min, extent, std::move(body), chunks_per_thread)
+                   : HI::For::make(v, min, extent, type, Halide::DeviceAPI::None, std::move(body));
     };
-    auto flush_gemms = [&] {
-      if (gemms.empty()) return;
-      stages.push_back(
-          lower_gemms(access, gemms, matches, unrolled_ ? serial : schedule_, packed_, team_, first, count));
-      gemms.clear();
-      matches.clear();
-    };
-    // A level's per-node matrix products (MV-RNN's W_M @ [P_l; P_r]) as a stage of their own, over
-    // (node, row block) pairs: a level of one node still keeps every thread busy.
-    auto matmul_stage = [&](const ilir::Compute &op, const MatmulMatch &mm) {
-      HExpr blocks = matmul_row_blocks(access, op, mm), chunk = var("matmul_chunk");
-      Stmt body =
-          HI::LetStmt::make("n", first + chunk / blocks, lower_matmul(access, op, mm, chunk % blocks));
-      stages.push_back(team_ ? team_->share("matmul_chunk", 0, count * blocks, body)
-                             : HI::For::make("matmul_chunk", 0, count * blocks,
-                                             unrolled_ ? HI::ForType::Serial : parallel(),
-                                             Halide::DeviceAPI::None, body));
-    };
-    for (const ilir::Compute &op : c.body) {
-      std::optional<GemmMatch> gemm = match_gemm(access, op, schedule_);
-      std::optional<MatmulMatch> mm = gemm ? std::nullopt : match_matmul(access, op, schedule_);
-      if (mm) {
-        flush_gemms();
-        flush_nodes();
-        matmul_stage(op, *mm);
-      } else if (gemm) {
-        flush_nodes();
-        if (std::any_of(gemms.begin(), gemms.end(),
-                        [&](const ilir::Compute *g) { return reads(op, g->tensor); }))
-          flush_gemms();
-        gemms.push_back(&op);
-        matches.push_back(*gemm);
-      } else {
-        flush_gemms();
-        per_node.push_back(node_compute(access, op));
+    std::vector<Stmt> stages;
+    for (const plan::Stage &stage : plan_.plan_of(kind).stages) {
+      switch (stage.kind) {
+        case plan::StageKind::GemmGroup:
+          stages.push_back(lower_gemms(
+              access, c, stage.gemms, plan_.abi.packed,
+              GemmLoops{first, count, plan_.schedule.node_block, plan_.schedule.persist, type, team_}));
+          break;
+        case plan::StageKind::Matmuls: {
+          // Over (node, row block) pairs: a level of one node still keeps every thread busy.
+          GROVE_CHECK(stage.matmul.has_value(), "a Matmuls stage without its matrix product");
+          const plan::Matmul &mm = *stage.matmul;
+          HExpr blocks = matmul_row_blocks(mm), chunk = var("matmul_chunk");
+          Stmt body = HI::LetStmt::make("n", first + chunk / blocks,
+                                        lower_matmul(access, c.body[mm.compute], mm, chunk % blocks));
+          stages.push_back(split("matmul_chunk", 0, count * blocks, body, 0));
+          break;
+        }
+        case plan::StageKind::NodeLoop: {
+          std::vector<Stmt> steps;
+          for (const plan::NodeStep &step : stage.steps) steps.push_back(node_step(access, kind, step));
+          // In a region, about four chunks of nodes per thread: enough to even out, few claims.
+          stages.push_back(split("n", first, count, HI::Block::make(steps), 4));
+          break;
+        }
       }
     }
-    flush_gemms();
-    flush_nodes();
     // In a region the temps are allocated once, outside it (batched_region).
     Stmt s = HI::Block::make(stages);
     if (unrolled_) s = with_team_range(s);
@@ -195,32 +204,39 @@ class Lowerer {
     return HI::LetStmt::make("level_base", base, s);
   }
 
-  // batch=on, specialize=on: the hoisted work over all nodes at once, then the leaf level (one batch
-  // of all leaves), then each internal level.
-  Stmt batched() {
-    HExpr level = var("level");
-    Stmt leaves = HI::LetStmt::make(
-        "level", 0, level_body(p_.leaf, level_begin(level), level_begin(level + 1) - level_begin(level)));
-    Stmt internal = HI::For::make(
-        "level", 1, var(names::kNumLevels) - 1, HI::ForType::Serial, Halide::DeviceAPI::None,
-        level_body(p_.internal, level_begin(level), level_begin(level + 1) - level_begin(level)));
-    Stmt s = HI::Block::make(leaves, internal);
-    if (p_.hoisted.body.empty()) return s;
-    return HI::Block::make(level_body(p_.hoisted, 0, level_begin(var(names::kNumLevels))), s);
+  // The hoisted work over all nodes at once, as one level.
+  Stmt hoisted_level() const {
+    return level_body(ilir::CaseKind::Hoisted, 0, level_begin(var(names::kNumLevels)));
   }
 
-  // batch=on, specialize=on, region=on: as batched(), but the leaf level and every internal level
+  // batch=on, specialize=on: the hoisted work over all nodes at once, then the leaf level (one batch
+  // of all leaves), then each internal level.
+  Stmt batched() const {
+    HExpr level = var("level");
+    Stmt leaves = HI::LetStmt::make(
+        "level", 0,
+        level_body(ilir::CaseKind::Leaf, level_begin(level), level_begin(level + 1) - level_begin(level)));
+    Stmt internal =
+        HI::For::make("level", 1, var(names::kNumLevels) - 1, HI::ForType::Serial, Halide::DeviceAPI::None,
+                      level_body(ilir::CaseKind::Internal, level_begin(level),
+                                 level_begin(level + 1) - level_begin(level)));
+    Stmt s = HI::Block::make(leaves, internal);
+    if (plan_.hoisted.stages.empty()) return s;
+    return HI::Block::make(hoisted_level(), s);
+  }
+
+  // A team (Recursion::team threads): as batched(), but the leaf level and every internal level
   // run in one parallel region of `threads` threads (one dispatch per call instead of one per
   // stage): each stage is split among them and they meet at a barrier after it. With persistence
   // a thread owns the same GEMM panels at every level. The temps live outside the region, sized
   // for the widest level; the barrier's state is a zeroed stack array.
   //
-  // Unrolled (schedule `unroll` = K > 1), a thread runs the nodes the inspector gave it
+  // Unrolled (Recursion::unroll = K > 1), a thread runs the nodes the inspector gave it
   // (team_begin, TeamPartition.h), every stage on them serially, and the team meets only after
   // every K-th level; `level_base` (which numbers the temps' rows) is then the block's first node.
   Stmt batched_region(int threads) {
     Team team{var("tid"), threads};
-    const int unroll = schedule_.uses_unroll(p_.structure) ? schedule_.unroll : 1;
+    const int unroll = recursion_.unroll;
     unrolled_ = unroll > 1;
     team_ = unrolled_ ? nullptr : &team;
     HExpr level = var("level");
@@ -232,18 +248,21 @@ class Lowerer {
     // numbered from the block's first node: distinct for all the block's nodes.
     HExpr base = level_begin(unrolled_ ? level - level % unroll : level);
     HExpr size = level_begin(level + 1) - level_begin(level);
-    Stmt leaves = HI::LetStmt::make("level", 0, block_end(level_body(p_.leaf, base, size)));
-    Stmt internal = HI::For::make("level", 1, var(names::kNumLevels) - 1, HI::ForType::Serial,
-                                  Halide::DeviceAPI::None, block_end(level_body(p_.internal, base, size)));
+    Stmt leaves = HI::LetStmt::make("level", 0, block_end(level_body(ilir::CaseKind::Leaf, base, size)));
+    Stmt internal =
+        HI::For::make("level", 1, var(names::kNumLevels) - 1, HI::ForType::Serial, Halide::DeviceAPI::None,
+                      block_end(level_body(ilir::CaseKind::Internal, base, size)));
     team_ = nullptr;
     unrolled_ = false;
     Stmt s = HI::For::make("tid", 0, threads, HI::ForType::Parallel, Halide::DeviceAPI::None,
                            team.with_stage_counter(HI::Block::make(leaves, internal)));
-    TensorAccess access(p_, sizes_, TempStorage::PerLevel);
+    TensorAccess access(plan_.program, plan_.sizes, TempStorage::PerLevel);
+    const ilir::Case &leaf = plan_.case_of(ilir::CaseKind::Leaf);
     std::set<std::string> leaf_temps;
-    for (const ilir::Compute &op : p_.leaf.body) leaf_temps.insert(op.tensor);
-    s = allocate_temps(access, p_.leaf, s, TempStorage::PerLevel, var("max_level_size"));
-    s = allocate_temps(access, p_.internal, s, TempStorage::PerLevel, var("max_level_size"), leaf_temps);
+    for (const ilir::Compute &op : leaf.body) leaf_temps.insert(op.tensor);
+    s = allocate_temps(access, leaf, s, TempStorage::PerLevel, var("max_level_size"));
+    s = allocate_temps(access, plan_.case_of(ilir::CaseKind::Internal), s, TempStorage::PerLevel,
+                       var("max_level_size"), leaf_temps);
     s = with_max_level_size(s, unroll);
     const int state_ints = Team::state_ints(threads);
     Stmt zero = HI::For::make("i", 0, state_ints, HI::ForType::Serial, Halide::DeviceAPI::None,
@@ -251,13 +270,13 @@ class Lowerer {
     s = HI::Block::make(zero, s);
     s = HI::Allocate::make(Team::kBarrierState, Halide::Int(32), Halide::MemoryType::Stack, {state_ints},
                            HI::const_true(), s);
-    if (p_.hoisted.body.empty()) return s;
-    return HI::Block::make(level_body(p_.hoisted, 0, level_begin(var(names::kNumLevels))), s);
+    if (plan_.hoisted.stages.empty()) return s;
+    return HI::Block::make(hoisted_level(), s);
   }
 
   // let team_base, team_size = the current thread's nodes of the current level (unrolled).
   Stmt with_team_range(Stmt s) const {
-    HExpr at = var("level") * (schedule_.team_size() + 1) + var("tid");
+    HExpr at = var("level") * (recursion_.team + 1) + var("tid");
     HExpr begin = int_load(names::kTeamBegin, at), end = int_load(names::kTeamBegin, at + 1);
     s = HI::LetStmt::make("team_size", end - var("team_base"), s);
     return HI::LetStmt::make("team_base", begin, s);
@@ -265,46 +284,20 @@ class Lowerer {
 
   // The hoisted work one node at a time (no batching), before everything else.
   Stmt with_hoisted_nodes(Stmt s, HI::ForType type) const {
-    if (p_.hoisted.body.empty()) return s;
+    if (plan_.hoisted.stages.empty()) return s;
     Stmt nodes = HI::For::make("n", 0, level_begin(var(names::kNumLevels)), type, Halide::DeviceAPI::None,
-                               node_body(p_.hoisted));
+                               node_body(ilir::CaseKind::Hoisted));
     return HI::Block::make(nodes, s);
   }
 
-  std::vector<HI::LoweredArgument> arguments() const {
-    std::vector<HI::LoweredArgument> args;
-    auto buffer = [&](const std::string &name, Halide::Type t) {
-      args.emplace_back(name, Halide::Argument::InputBuffer, t, 1, Halide::ArgumentEstimates{});
-    };
-    for (const ilir::TensorDecl &t : p_.tensors)
-      if (t.kind == ilir::TensorKind::Param) buffer(names::param(t.name), Halide::Float(32));
-    for (const PackedWeight &w : packed_) buffer(w.buffer, Halide::Float(32));
-    for (const ilir::TensorDecl &t : p_.tensors)
-      if (t.kind == ilir::TensorKind::State) buffer(names::state(t.name), Halide::Float(32));
-    for (const char *a : {names::kLevelBegin, names::kChildBegin, names::kChildren, names::kToken})
-      buffer(a, Halide::Int(32));
-    if (schedule_.uses_unroll(p_.structure)) buffer(names::kTeamBegin, Halide::Int(32));
-    args.emplace_back(names::kNumLevels, Halide::Argument::InputScalar, Halide::Int(32), 0,
-                      Halide::ArgumentEstimates{});
-    for (const std::string &v : p_.size_vars)
-      if (!sizes_.count(v))
-        args.emplace_back(v, Halide::Argument::InputScalar, Halide::Int(32), 0, Halide::ArgumentEstimates{});
-    return args;
-  }
-
-  const ilir::Program &p_;
-  const std::map<std::string, int64_t> &sizes_;
-  const scheduling::Schedule &schedule_;
-  std::vector<PackedWeight> packed_;
+  const plan::LevelPlan &plan_;
+  const plan::Recursion &recursion_;
   const Team *team_ = nullptr;  // set while lowering the levels of a parallel region
   bool unrolled_ = false;       // set while lowering the levels of an unrolled region
 };
 
 }  // namespace
 
-LoopNest lower_to_loops(const ilir::Program &program, const std::map<std::string, int64_t> &sizes,
-                        const scheduling::Schedule &schedule) {
-  return Lowerer(program, sizes, schedule).run();
-}
+LoopNest lower_to_loops(const plan::LevelPlan &plan) { return Lowerer(plan).run(); }
 
 }  // namespace grove::lowering

@@ -2,53 +2,26 @@
 
 #include <fmt/format.h>
 
-#include "ilir/IRVisitor.h"
+#include "lowering/ExprLowering.h"
+#include "lowering/LoopSplitting.h"
 
 namespace grove::lowering::internal {
 
-std::optional<MatmulMatch> match_matmul(const TensorAccess &access, const ilir::Compute &op,
-                                        const scheduling::Schedule &schedule) {
-  if (!schedule.gemm || op.indices.size() != 2) return std::nullopt;
-  const ilir::TensorDecl &t = access.program().get(op.tensor);
-  std::optional<int64_t> m = constant(access.size(t.shape[0])), n = constant(access.size(t.shape[1]));
-  if (!m || !n) return std::nullopt;
-  MatmulMatch match;
-  for (int rows : {8, 4, 2, 1})
-    if (*m % rows == 0) {
-      match.rows = rows;
-      break;
-    }
-  for (int width : {2 * schedule.vector, schedule.vector})
-    if (*n % width == 0) {
-      match.width = width;
-      break;
-    }
-  if (match.width == 0) return std::nullopt;
-  // The value: Sums that are all terms, and otherwise no selects (the block is not split at
-  // concatenation boundaries of i or j).
-  std::optional<std::vector<WeightTerm>> terms = match_weight_terms(access, op.value, op.indices[0], false);
-  if (!terms) return std::nullopt;
-  match.terms = std::move(*terms);
-  return match;
-}
+int matmul_row_blocks(const plan::Matmul &matmul) { return int(matmul.rows / matmul.row_block); }
 
-HExpr matmul_row_blocks(const TensorAccess &access, const ilir::Compute &op, const MatmulMatch &match) {
-  return HI::simplify(access.size(access.program().get(op.tensor).shape[0]) / match.rows);
-}
-
-Stmt lower_matmul(const TensorAccess &access, const ilir::Compute &op, const MatmulMatch &match,
+Stmt lower_matmul(const TensorAccess &access, const ilir::Compute &op, const plan::Matmul &matmul,
                   const HExpr &row_block) {
   const ilir::TensorDecl &t = access.program().get(op.tensor);
   const std::string &i = op.indices[0], &j = op.indices[1];
-  const int rows = match.rows, width = match.width;
+  const int rows = matmul.row_block, width = matmul.col_block;
   HExpr lane = var("lane"), io = var("row_block"), jo = var("col_block");
   HExpr jv = jo * width + lane;
 
   std::vector<Stmt> body;
   std::map<const ilir::ExprNode *, HExpr> results;
   std::vector<std::string> accs;
-  for (size_t m = 0; m < match.terms.size(); m++) {
-    const WeightTerm &term = match.terms[m];
+  for (size_t m = 0; m < matmul.terms.size(); m++) {
+    const plan::WeightTerm &term = matmul.terms[m];
     accs.push_back(fmt::format("macc{}", m));
     for (int r = 0; r < rows; r++)
       body.push_back(HI::For::make("lane", 0, width, HI::ForType::Vectorized, Halide::DeviceAPI::None,
@@ -80,10 +53,10 @@ Stmt lower_matmul(const TensorAccess &access, const ilir::Compute &op, const Mat
   for (const std::string &acc : accs)
     s = HI::Allocate::make(acc, Halide::Float(32), Halide::MemoryType::Stack, {rows * width},
                            HI::const_true(), s);
-  HExpr n = access.size(t.shape[1]);
-  s = HI::For::make("col_block", 0, HI::simplify(n / width), HI::ForType::Serial, Halide::DeviceAPI::None, s);
+  s = HI::For::make("col_block", 0, int(matmul.cols / width), HI::ForType::Serial, Halide::DeviceAPI::None,
+                    s);
   if (row_block.defined()) return HI::LetStmt::make("row_block", row_block, s);
-  return HI::For::make("row_block", 0, matmul_row_blocks(access, op, match), HI::ForType::Serial,
+  return HI::For::make("row_block", 0, matmul_row_blocks(matmul), HI::ForType::Serial,
                        Halide::DeviceAPI::None, s);
 }
 

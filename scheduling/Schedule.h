@@ -29,7 +29,7 @@ struct Schedule {
   bool fuse = true;
   // Epilogue fusion: a level GEMM's output read elementwise, each element once (TreeLSTM's gates),
   // is computed inside its readers' GEMMs, so the activations and the cell update run on the
-  // accumulators and no gate tensor goes through memory (lowering/FuseProducts.h). Off by default:
+  // accumulators and no gate tensor goes through memory (plan/FuseProducts.h). Off by default:
   // on this machine it measured no faster (experiments/README.md).
   bool epilogue = false;
   // Register-blocked micro-kernels for level GEMMs: weights packed into panels of `panel` rows,

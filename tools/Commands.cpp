@@ -23,6 +23,7 @@
 #include "ilir/Error.h"
 #include "ilir/IRPrinter.h"
 #include "lowering/Lower.h"
+#include "plan/LevelPlan.h"
 #include "tools/Messages.h"
 #include "tools/Report.h"
 #include "tools/Tune.h"
@@ -46,6 +47,10 @@ int dump(const DumpCommand &c) {
   options.schedule.apply(c.schedule, "--schedule");
   print_notes(options.schedule.notes(program.structure));
   lowering::LoweredModel lowered = lowering::lower(program, options);
+  if (c.stage == "plan") {
+    std::cout << plan::to_string(lowered.plan);
+    return 0;
+  }
   if (c.stage == "loops") {
     std::cout << lowered.loops;
     return 0;

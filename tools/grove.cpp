@@ -82,8 +82,10 @@ int main(int argc, char **argv) {
   CLI::App *d = app.add_subcommand("dump", "Print one stage of MODEL's compilation");
   d->add_option("model", dump.model, "Model file")->required()->check(CLI::ExistingFile);
   d->add_option("--stage", dump.stage,
-                "ilir (the IR), loops (the Halide loop nest), llvm (LLVM IR) or asm (x86 assembly)")
-      ->check(CLI::IsMember({"ilir", "loops", "llvm", "asm"}));
+                "ilir (the IR), plan (the level plan: each case's GEMM groups, matrix products and node "
+                "loops, and the entry function's arguments), loops (the Halide loop nest), llvm (LLVM IR) "
+                "or asm (x86 assembly)")
+      ->check(CLI::IsMember({"ilir", "plan", "loops", "llvm", "asm"}));
   d->add_option("--sizes", dump.sizes,
                 "Bind size variables, e.g. H=256,D=256,V=100 (else they stay symbolic)");
   d->add_option("--schedule", dump.schedule, "Schedule overrides, e.g. 'gemm=off'");

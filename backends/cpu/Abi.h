@@ -14,11 +14,9 @@
 
 namespace grove::cpu {
 
-// `program` is the model as written (its params, structure and output); `lowered` what the lowering
-// made of it under `schedule`, with every size variable bound by `sizes`.
-ModelAbi make_abi(const ilir::Program &program, const lowering::LoweredModel &lowered,
-                  const std::map<std::string, int64_t> &sizes, const scheduling::Schedule &schedule,
-                  const std::string &target);
+// The ABI of `lowered` (every size variable bound) compiled for `target`: its plan's contract
+// with the entry function's name and target added.
+ModelAbi make_abi(const lowering::LoweredModel &lowered, const std::string &target);
 
 // What the JIT and `grove compile` share: the program lowered for the CPU under the default
 // schedule with options.schedule applied, and its ABI. `sizes` binds every size variable.

@@ -1,7 +1,7 @@
 #include "backends/cpu/Barrier.h"
 
 #include "backends/runtime/Team.h"
-#include "lowering/LowerToLoops.h"
+#include "lowering/Names.h"
 
 namespace grove::cpu {
 

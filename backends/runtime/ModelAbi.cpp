@@ -17,7 +17,7 @@ void pack(const PackedWeight &w, const float *param, float *out) {
   for (int64_t p = 0; p < panels; p++)
     for (int64_t k = 0; k < w.cols; k++)
       for (int64_t r = 0; r < w.panel && p * w.panel + r < w.rows; r++)
-        out[(p * w.cols + k) * w.panel + r] = param[(w.row_offset + p * w.panel + r) * w.cols + k];
+        out[w.offset(p, k, r)] = param[(w.row_offset + p * w.panel + r) * w.cols + k];
 }
 
 int64_t ModelAbi::output_elements() const { return Tensor::num_elements(output_shape); }

@@ -21,11 +21,17 @@ inline constexpr int kModelAbiVersion = 1;
 // A weight's rows packed for a GEMM micro-kernel: rows [row_offset, row_offset + rows) of `param`
 // (shape [*, cols]) as panels of `panel` rows, panel-major then column then row:
 // packed[(p * cols + k) * panel + r] = param[row_offset + p * panel + r, k], zero past `rows`.
-// This struct owns the layout: the lowering's kernels index it, pack() below fills it.
+// This struct owns the layout: offset() is the one definition of it, which the emitters' kernels
+// (with their own integer expressions as T) and pack() below both use.
 struct PackedWeight {
   std::string buffer, param;
   int64_t row_offset = 0, rows = 0, cols = 0, panel = 0;
   int64_t size() const { return (rows + panel - 1) / panel * panel * cols; }
+  // Where row r of panel p, column k lives.
+  template <typename T>
+  T offset(const T &p, const T &k, const T &r) const {
+    return (p * T(int(cols)) + k) * T(int(panel)) + r;  // int: an Expr of int32 in the kernels
+  }
 };
 
 // Fills `out` (w.size() floats) from `param`, the row-major [*, w.cols] weight named w.param.

@@ -81,6 +81,12 @@ TEST_F(CliErrors, UnknownSizeVariable) {
   expect_user_error(r, "model TreeFC has no size variable 'Q'");
 }
 
+TEST_F(CliErrors, UnknownDumpStage) {
+  // The message lists the stages there are.
+  expect_option_error(run_grove("dump " + model_path("treefc") + " --stage plans"),
+                      "--stage: plans not in {ilir,plan,loops,llvm,asm}");
+}
+
 TEST_F(CliErrors, MissingSizeVariable) {
   CliResult r = run_grove("init-weights " + model_path("treefc") + " --sizes H=4 --out " + weights());
   expect_user_error(r, "--sizes: model TreeFC needs a value for size variable 'V'");

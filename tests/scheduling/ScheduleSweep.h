@@ -44,7 +44,7 @@ inline const std::vector<std::string> kSweepSchedules = {
 };
 
 // Epilogue fusion with the primitives that change the loops around its GEMMs, for the models whose
-// GEMM outputs it fuses (TreeLSTM, the child-sum TreeLSTM's leaves, LSTM; lowering/FuseProducts.h);
+// GEMM outputs it fuses (TreeLSTM, the child-sum TreeLSTM's leaves, LSTM; plan/FuseProducts.h);
 // elsewhere epilogue=on changes nothing, which the case above checks.
 inline const std::vector<std::string> kEpilogueSchedules = {
     "epilogue=on,region=off,persist=off",

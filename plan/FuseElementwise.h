@@ -7,8 +7,8 @@
 
 #include "ilir/IR.h"
 
-namespace grove::lowering {
+namespace grove::plan {
 
 ilir::Program fuse_elementwise(const ilir::Program &program);
 
-}  // namespace grove::lowering
+}  // namespace grove::plan

@@ -7,10 +7,10 @@
 
 #include <string>
 
-#include "lowering/HoistInputs.h"
-#include "tests/lowering/PassTest.h"
+#include "plan/HoistInputs.h"
+#include "tests/plan/PassTest.h"
 
-namespace grove::lowering {
+namespace grove::plan {
 namespace {
 
 using testing::check_pass;
@@ -160,4 +160,4 @@ TEST(HoistInputs, TreeModelsAreUnchanged) {
 }
 
 }  // namespace
-}  // namespace grove::lowering
+}  // namespace grove::plan

@@ -8,11 +8,11 @@
 #include <map>
 #include <string>
 
-#include "lowering/FuseElementwise.h"
-#include "lowering/FuseProducts.h"
-#include "tests/lowering/PassTest.h"
+#include "plan/FuseElementwise.h"
+#include "plan/FuseProducts.h"
+#include "tests/plan/PassTest.h"
 
-namespace grove::lowering {
+namespace grove::plan {
 namespace {
 
 using testing::check_pass;
@@ -103,4 +103,4 @@ TEST(FuseProducts, DisjointSlicesOfOneReaderFuse) {
 }
 
 }  // namespace
-}  // namespace grove::lowering
+}  // namespace grove::plan

@@ -1,4 +1,4 @@
-#include "lowering/HoistChildTerms.h"
+#include "plan/HoistChildTerms.h"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 #include "ilir/IRPrinter.h"
 #include "ilir/IRVisitor.h"
 
-namespace grove::lowering {
+namespace grove::plan {
 
 namespace {
 
@@ -155,4 +155,4 @@ ilir::Program hoist_child_terms(const ilir::Program &program) {
   return hoisted.empty() ? program : p;
 }
 
-}  // namespace grove::lowering
+}  // namespace grove::plan

@@ -1,4 +1,4 @@
-#include "lowering/FuseProducts.h"
+#include "plan/FuseProducts.h"
 
 #include <algorithm>
 #include <optional>
@@ -6,34 +6,20 @@
 #include <utility>
 #include <vector>
 
+#include "ilir/Affine.h"
 #include "ilir/IRVisitor.h"
-#include "lowering/GemmKernel.h"
-#include "lowering/LoweringInternal.h"
+#include "plan/LevelPlan.h"
 
-namespace grove::lowering {
+namespace grove::plan {
 
 namespace {
-
-using internal::TempStorage;
-using internal::TensorAccess;
 
 // `index` as `var + offset` with a constant offset under `sizes`, or nothing.
 std::optional<int64_t> offset_from(const ilir::Expr &index, const std::string &var,
                                    const std::map<std::string, int64_t> &sizes) {
-  if (const auto *v = index.as<ilir::Var>()) return v->name == var ? std::optional<int64_t>(0) : std::nullopt;
-  const auto *b = index.as<ilir::Binary>();
-  if (!b || b->op != ilir::BinOp::Add) return std::nullopt;
-  const auto *v = b->a.as<ilir::Var>();
-  if (!v || v->name != var || ilir::contains(b->b, [](const ilir::Expr &x) {
-        const auto *w = x.as<ilir::Var>();
-        return w && w->var_kind != ilir::VarKind::Size;
-      }))
-    return std::nullopt;
-  try {
-    return ilir::eval_size(b->b, sizes);
-  } catch (const std::exception &) {
-    return std::nullopt;
-  }
+  std::optional<ilir::Affine> a = ilir::affine(index, sizes);
+  if (!a || a->coeffs.size() != 1 || a->coeff(var) != 1) return std::nullopt;
+  return a->constant;
 }
 
 // Fuses the temp computed by c.body[at] into its readers if it qualifies; returns whether it did.
@@ -42,8 +28,7 @@ bool fuse_one(ilir::Program &p, ilir::Case &c, size_t at, const std::map<std::st
   const ilir::Compute def = c.body[at];
   const ilir::TensorDecl &t = p.get(def.tensor);
   if (t.kind != ilir::TensorKind::Temp || def.indices.size() != 1) return false;
-  TensorAccess access(p, sizes, TempStorage::PerLevel);
-  if (!internal::match_gemm(access, def, schedule)) return false;  // a level GEMM, all its Sums terms
+  if (!match_gemm(p, def, sizes, schedule)) return false;  // a level GEMM, all its Sums terms
   const int64_t rows = ilir::eval_size(t.shape[0], sizes);
 
   // Every read: at the reader's index plus a constant, outside any Sum; the rows read must not
@@ -80,7 +65,7 @@ bool fuse_one(ilir::Program &p, ilir::Case &c, size_t at, const std::map<std::st
   for (size_t u : readers) {
     ilir::Compute op = c.body[u];
     op.value = ilir::inline_definition(op.value, def);
-    if (!internal::match_gemm(access, op, schedule)) return false;
+    if (!match_gemm(p, op, sizes, schedule)) return false;
     fused.push_back(std::move(op));
   }
   for (size_t r = 0; r < readers.size(); r++) c.body[readers[r]] = fused[r];
@@ -114,4 +99,4 @@ ilir::Program fuse_products(const ilir::Program &program, const std::map<std::st
   return p;
 }
 
-}  // namespace grove::lowering
+}  // namespace grove::plan

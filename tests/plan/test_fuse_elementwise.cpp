@@ -12,10 +12,10 @@
 #include "ilir/Error.h"
 #include "ilir/IRPrinter.h"
 #include "ilir/Verifier.h"
-#include "lowering/FuseElementwise.h"
-#include "tests/lowering/PassTest.h"
+#include "plan/FuseElementwise.h"
+#include "tests/plan/PassTest.h"
 
-namespace grove::lowering {
+namespace grove::plan {
 namespace {
 
 using ilir::Expr;
@@ -268,4 +268,4 @@ TEST(FuseElementwise, ProgramWithoutTempsIsUnchanged) {
 }
 
 }  // namespace
-}  // namespace grove::lowering
+}  // namespace grove::plan

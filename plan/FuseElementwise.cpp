@@ -1,10 +1,10 @@
-#include "lowering/FuseElementwise.h"
+#include "plan/FuseElementwise.h"
 
 #include <set>
 
 #include "ilir/IRVisitor.h"
 
-namespace grove::lowering {
+namespace grove::plan {
 
 namespace {
 
@@ -55,4 +55,4 @@ ilir::Program fuse_elementwise(const ilir::Program &program) {
   return p;
 }
 
-}  // namespace grove::lowering
+}  // namespace grove::plan

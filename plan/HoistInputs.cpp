@@ -1,4 +1,4 @@
-#include "lowering/HoistInputs.h"
+#include "plan/HoistInputs.h"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include "ilir/IRPrinter.h"
 #include "ilir/IRVisitor.h"
 
-namespace grove::lowering {
+namespace grove::plan {
 
 namespace {
 
@@ -72,4 +72,4 @@ ilir::Program hoist_inputs(const ilir::Program &program) {
   return p;
 }
 
-}  // namespace grove::lowering
+}  // namespace grove::plan

@@ -10,10 +10,10 @@
 #include "ilir/Error.h"
 #include "ilir/IRPrinter.h"
 #include "ilir/Verifier.h"
-#include "lowering/HoistChildTerms.h"
-#include "tests/lowering/PassTest.h"
+#include "plan/HoistChildTerms.h"
+#include "tests/plan/PassTest.h"
 
-namespace grove::lowering {
+namespace grove::plan {
 namespace {
 
 using testing::model;
@@ -153,4 +153,4 @@ TEST(HoistChildTerms, LeavesProgramsWithoutChildProductsAlone) {
 }
 
 }  // namespace
-}  // namespace grove::lowering
+}  // namespace grove::plan

@@ -17,9 +17,9 @@
 #include "ilir/IR.h"
 #include "scheduling/Schedule.h"
 
-namespace grove::lowering {
+namespace grove::plan {
 
 ilir::Program fuse_products(const ilir::Program &program, const std::map<std::string, int64_t> &sizes,
                             const scheduling::Schedule &schedule);
 
-}  // namespace grove::lowering
+}  // namespace grove::plan

@@ -13,8 +13,8 @@
 
 #include "ilir/IR.h"
 
-namespace grove::lowering {
+namespace grove::plan {
 
 ilir::Program hoist_child_terms(const ilir::Program &program);
 
-}  // namespace grove::lowering
+}  // namespace grove::plan

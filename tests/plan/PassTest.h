@@ -12,7 +12,7 @@
 #include "ilir/IRPrinter.h"
 #include "ilir/Verifier.h"
 
-namespace grove::lowering::testing {
+namespace grove::plan::testing {
 
 inline ilir::Program model(const std::string &text) { return dsl::parse_model(text, "test.grove"); }
 
@@ -45,4 +45,4 @@ void check_unchanged(const char *name, Pass &&pass, const ilir::Program &input) 
   check_pass(name, pass, input, ilir::to_string(input));
 }
 
-}  // namespace grove::lowering::testing
+}  // namespace grove::plan::testing

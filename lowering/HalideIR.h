@@ -1,0 +1,26 @@
+#pragma once
+// Building Halide IR by hand, for the CPU emitter's loop builders: variables, constants, and loads
+// and stores of argument buffers and local allocations.
+
+#include <optional>
+#include <string>
+
+#include "Halide.h"
+
+namespace grove::lowering::internal {
+
+namespace HI = Halide::Internal;
+using HExpr = Halide::Expr;
+using HI::Stmt;
+
+// An int32 variable.
+HExpr var(const std::string &name);
+// `e`'s value if it simplifies to a constant.
+std::optional<int64_t> constant(const HExpr &e);
+// `buffer`[index]: an argument of the entry function (`is_argument`) or a local allocation.
+HExpr load(Halide::Type t, const std::string &buffer, HExpr index, bool is_argument);
+Stmt store(const std::string &buffer, HExpr value, HExpr index, bool is_argument);
+// An element of one of the inspector's int32 arrays (names::kChildBegin, ...).
+HExpr int_load(const char *array, HExpr index);
+
+}  // namespace grove::lowering::internal

@@ -1,0 +1,330 @@
+#include "plan/LevelPlan.h"
+
+#include <algorithm>
+#include <climits>
+#include <set>
+
+#include "ilir/Affine.h"
+#include "ilir/Error.h"
+#include "ilir/IRVisitor.h"
+#include "plan/Names.h"
+#include "plan/WeightTerms.h"
+
+namespace grove::plan {
+
+namespace {
+
+std::vector<const ilir::ExprNode *> sums_of(const std::vector<WeightTerm> &terms) {
+  std::vector<const ilir::ExprNode *> sums;
+  for (const WeightTerm &t : terms) sums.push_back(t.sum);
+  return sums;
+}
+
+// Whether `op` loads `tensor`.
+bool reads(const ilir::Compute &op, const std::string &tensor) {
+  return ilir::contains(op.value, [&](const ilir::Expr &e) {
+    const auto *l = e.as<ilir::Load>();
+    return l && l->tensor == tensor;
+  });
+}
+
+// A shape's extents under `sizes`, -1 where a dimension is not constant (sizes left unbound).
+std::vector<int64_t> shape_of(const ilir::TensorDecl &t, const std::map<std::string, int64_t> &sizes) {
+  std::vector<int64_t> shape;
+  for (const ilir::Expr &d : t.shape) shape.push_back(ilir::constant_value(d, sizes).value_or(-1));
+  return shape;
+}
+
+int64_t elements(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n = d < 0 || n < 0 ? -1 : n * d;
+  return n;
+}
+
+// The fewest rows of a table that a node indexes with its token (the vocabulary size), or -1. Every
+// case is read: hoisting moves a DAG's or sequence's token products into the hoisted case.
+int64_t vocab_size(const ilir::Program &p, const std::map<std::string, int64_t> &sizes) {
+  int64_t rows = -1;
+  for (const ilir::Case *c : {&p.hoisted, &p.leaf, &p.internal})
+    for (const ilir::Compute &op : c->body)
+      ilir::for_each_node(op.value, [&](const ilir::Expr &e) {
+        const auto *load = e.as<ilir::Load>();
+        if (!load || load->indices.empty()) return;
+        const auto *call = load->indices[0].as<ilir::StructCall>();
+        if (!call || call->fn != ilir::StructFn::Token) return;
+        if (std::optional<int64_t> r = ilir::constant_value(p.get(load->tensor).shape[0], sizes))
+          rows = rows < 0 ? *r : std::min(rows, *r);
+      });
+  return rows;
+}
+
+class Planner {
+ public:
+  Planner(const ilir::Program &p, const std::map<std::string, int64_t> &sizes, const scheduling::Schedule &s)
+      : p_(p), sizes_(sizes), schedule_(s) {}
+
+  LevelPlan run() {
+    LevelPlan plan;
+    plan.program = p_;
+    plan.sizes = sizes_;
+    plan.schedule = schedule_;
+    for (const std::string &v : p_.size_vars)
+      if (!sizes_.count(v)) plan.unbound_sizes.push_back(v);
+    Recursion &r = plan.recursion;
+    r.order = schedule_.batch ? Order::ByLevel : Order::NodeByNode;
+    r.specialized = schedule_.specialize;
+    r.parallel = schedule_.parallel;
+    r.team = schedule_.uses_region() ? schedule_.team_size() : 0;
+    r.unroll = schedule_.uses_unroll(p_.structure) ? schedule_.unroll : 1;
+    // Level stages only where each case has code of its own; otherwise a node loop per case.
+    const bool levels = schedule_.batch && schedule_.specialize;
+    // 1. The stages of each case. The packed weights are numbered in this order: leaf,
+    //    internal, hoisted, stage by stage.
+    for (auto [kind, out] :
+         {std::pair{ilir::CaseKind::Leaf, &plan.leaf}, std::pair{ilir::CaseKind::Internal, &plan.internal},
+          std::pair{ilir::CaseKind::Hoisted, &plan.hoisted}}) {
+      out->kind = kind;
+      const ilir::Case &c = plan.case_of(kind);
+      if (c.body.empty()) continue;
+      out->stages = levels ? level_stages(c) : std::vector<Stage>{node_loop(c)};
+    }
+    for (CasePlan *c : {&plan.leaf, &plan.internal, &plan.hoisted}) number_packed(*c, plan.abi.packed);
+    // 2. The entry function's contract.
+    fill_abi(plan);
+    check(plan);
+    return plan;
+  }
+
+ private:
+  NodeStep step(const ilir::Compute &op, int index) const {
+    NodeStep s{index, match_matmul(p_, op, sizes_, schedule_)};
+    if (s.matmul) s.matmul->compute = index;
+    return s;
+  }
+
+  Stage node_loop(const ilir::Case &c) const {
+    Stage s;
+    for (size_t i = 0; i < c.body.size(); i++) s.steps.push_back(step(c.body[i], int(i)));
+    return s;
+  }
+
+  // A level's work: each Compute in order, as a level GEMM where it is one, else a step of a loop
+  // over the level's nodes that runs the consecutive non-GEMM Computes node by node. Consecutive
+  // GEMMs that do not read each other's results form one group; a per-node matrix product is a
+  // stage of its own (over node × row block pairs, so that a level of one node still splits).
+  std::vector<Stage> level_stages(const ilir::Case &c) const {
+    std::vector<Stage> stages;
+    Stage gemms{StageKind::GemmGroup, {}, std::nullopt, {}};
+    Stage nodes{StageKind::NodeLoop, {}, std::nullopt, {}};
+    auto flush = [&](Stage &s) {
+      if (s.gemms.empty() && s.steps.empty()) return;
+      stages.push_back(s);
+      s.gemms.clear();
+      s.steps.clear();
+    };
+    for (size_t i = 0; i < c.body.size(); i++) {
+      const ilir::Compute &op = c.body[i];
+      std::optional<Gemm> gemm = match_gemm(p_, op, sizes_, schedule_);
+      std::optional<Matmul> mm = gemm ? std::nullopt : match_matmul(p_, op, sizes_, schedule_);
+      if (mm) {
+        flush(gemms);
+        flush(nodes);
+        mm->compute = int(i);
+        stages.push_back(Stage{StageKind::Matmuls, {}, mm, {}});
+      } else if (gemm) {
+        flush(nodes);
+        if (std::any_of(gemms.gemms.begin(), gemms.gemms.end(),
+                        [&](const Gemm &g) { return reads(op, c.body[g.compute].tensor); }))
+          flush(gemms);
+        gemm->compute = int(i);
+        gemms.gemms.push_back(*gemm);
+      } else {
+        flush(gemms);
+        nodes.steps.push_back(NodeStep{int(i), std::nullopt});
+      }
+    }
+    flush(gemms);
+    flush(nodes);
+    return stages;
+  }
+
+  static void number_packed(CasePlan &c, std::vector<PackedWeight> &packed) {
+    for (Stage &s : c.stages)
+      for (Gemm &g : s.gemms)
+        for (WeightTerm &t : g.terms) {
+          t.packed = int(packed.size());
+          packed.push_back({names::packed(t.packed), t.param, t.row_offset, g.rows, t.cols, g.panel});
+        }
+  }
+
+  void fill_abi(LevelPlan &plan) const {
+    using Kind = ModelAbi::ArgKind;
+    ModelAbi &abi = plan.abi;
+    abi.model = p_.name;
+    abi.structure = ilir::to_string(p_.structure);
+    abi.schedule = schedule_.to_string();
+    abi.sizes = sizes_;
+    if (p_.structure == ilir::StructureKind::BinaryTree) {
+      abi.min_children = abi.max_children = 2;
+    } else {
+      abi.min_children = 1;
+      abi.max_children = INT32_MAX;
+    }
+    abi.predecessor_slots =
+        ilir::has_predecessor_slots(p_.structure) ? ilir::predecessor_slots(p_.structure) : 0;
+    abi.vocab_size = vocab_size(p_, sizes_);
+    // The params and states of the program after its passes (hoisting may add states).
+    for (const ilir::TensorDecl &t : p_.tensors) {
+      if (t.kind == ilir::TensorKind::Param) abi.params.push_back({t.name, shape_of(t, sizes_)});
+      if (t.kind != ilir::TensorKind::State) continue;
+      std::vector<int64_t> shape = shape_of(t, sizes_);
+      if (t.name == p_.output) {
+        abi.output = int(abi.states.size());
+        abi.output_shape = shape;
+      }
+      abi.states.push_back({t.name, elements(shape)});
+    }
+    GROVE_CHECK(abi.output >= 0, "the output {} is not a state", p_.output);
+    // The arguments in call order: params, packed weights, states, the inspector's arrays.
+    for (size_t i = 0; i < abi.params.size(); i++)
+      abi.args.push_back({Kind::Param, names::param(abi.params[i].name), int(i)});
+    for (size_t i = 0; i < abi.packed.size(); i++)
+      abi.args.push_back({Kind::Packed, abi.packed[i].buffer, int(i)});
+    for (size_t i = 0; i < abi.states.size(); i++)
+      abi.args.push_back({Kind::State, names::state(abi.states[i].name), int(i)});
+    abi.args.push_back({Kind::LevelBegin, names::kLevelBegin, -1});
+    abi.args.push_back({Kind::ChildBegin, names::kChildBegin, -1});
+    abi.args.push_back({Kind::Children, names::kChildren, -1});
+    abi.args.push_back({Kind::Token, names::kToken, -1});
+    if (plan.recursion.unroll > 1) abi.args.push_back({Kind::TeamBegin, names::kTeamBegin, -1});
+    abi.args.push_back({Kind::NumLevels, names::kNumLevels, -1});
+    abi.hoist = schedule_.hoist;
+    if (plan.recursion.unroll > 1) {
+      abi.unroll = plan.recursion.unroll;
+      abi.unroll_team = plan.recursion.team;
+    }
+    abi.threads = schedule_.threads;
+  }
+
+  // The guarantees of LevelPlan.h's header; a failure is a bug in this file.
+  static void check(const LevelPlan &plan) {
+    for (const CasePlan *c : {&plan.leaf, &plan.internal, &plan.hoisted}) {
+      const ilir::Case &body = plan.case_of(c->kind);
+      std::vector<int> order;
+      for (const Stage &s : c->stages) {
+        std::set<std::string> group;
+        for (const Gemm &g : s.gemms) {
+          const ilir::Compute &op = body.body[size_t(g.compute)];
+          for (const std::string &t : group)
+            GROVE_CHECK(!reads(op, t), "GEMM {} reads {} of its own group", op.tensor, t);
+          group.insert(op.tensor);
+          for (int64_t cut : g.epilogue_cuts)
+            GROVE_CHECK(cut % g.panel == 0, "GEMM {}: epilogue cut {} inside a panel of {}", op.tensor, cut,
+                        g.panel);
+          for (const WeightTerm &t : g.terms) {
+            const PackedWeight &w = plan.abi.packed.at(size_t(t.packed));
+            GROVE_CHECK(w.param == t.param && w.row_offset == t.row_offset && w.rows == g.rows,
+                        "GEMM {}: term packed in {} with other rows", op.tensor, w.buffer);
+          }
+          order.push_back(g.compute);
+        }
+        if (s.matmul) order.push_back(s.matmul->compute);
+        for (const NodeStep &st : s.steps) order.push_back(st.compute);
+      }
+      // Stages keep program order, so every Compute follows what it reads.
+      for (size_t i = 0; i < order.size(); i++)
+        GROVE_CHECK(order[i] == int(i), "case plan out of order at compute {}", i);
+      GROVE_CHECK(order.size() == body.body.size(), "case plan covers {} of {} computes", order.size(),
+                  body.body.size());
+    }
+  }
+
+  const ilir::Program &p_;
+  const std::map<std::string, int64_t> &sizes_;
+  const scheduling::Schedule &schedule_;
+};
+
+}  // namespace
+
+const CasePlan &LevelPlan::plan_of(ilir::CaseKind kind) const {
+  return kind == ilir::CaseKind::Leaf ? leaf : kind == ilir::CaseKind::Internal ? internal : hoisted;
+}
+
+const ilir::Case &LevelPlan::case_of(ilir::CaseKind kind) const {
+  return kind == ilir::CaseKind::Leaf       ? program.leaf
+         : kind == ilir::CaseKind::Internal ? program.internal
+                                            : program.hoisted;
+}
+
+std::optional<Gemm> match_gemm(const ilir::Program &program, const ilir::Compute &op,
+                               const std::map<std::string, int64_t> &sizes,
+                               const scheduling::Schedule &schedule) {
+  if (!schedule.gemm || op.indices.size() != 1) return std::nullopt;
+  const ilir::TensorDecl &t = program.get(op.tensor);
+  std::optional<int64_t> rows = ilir::constant_value(t.shape[0], sizes);
+  if (!rows) return std::nullopt;
+  Gemm gemm;
+  gemm.rows = *rows;
+  gemm.panel = *rows % schedule.panel == 0    ? schedule.panel
+               : *rows % schedule.vector == 0 ? schedule.vector
+                                              : 0;
+  if (gemm.panel == 0) return std::nullopt;
+  // Every outermost Sum must be a GEMM term (whose operand has no Sum inside).
+  std::optional<std::vector<WeightTerm>> terms =
+      match_weight_terms(program, op.value, op.indices[0], sizes, true);
+  if (!terms) return std::nullopt;
+  gemm.terms = std::move(*terms);
+  // The epilogue's conditions on j (concatenated biases, slices of gates) must change on panel
+  // boundaries, so that each panel runs one branch: the emitter specializes the epilogue per range.
+  std::vector<int64_t> cuts =
+      ilir::condition_cuts(op.value, op.indices[0], 0, gemm.rows, sizes, sums_of(gemm.terms));
+  cuts.insert(cuts.begin(), 0);
+  cuts.push_back(gemm.rows);
+  for (int64_t panel : {gemm.panel, int64_t(schedule.vector)}) {
+    if (gemm.rows % panel != 0) continue;
+    if (std::all_of(cuts.begin(), cuts.end(), [&](int64_t c) { return c % panel == 0; })) {
+      gemm.panel = panel;
+      gemm.epilogue_cuts = std::move(cuts);
+      return gemm;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Matmul> match_matmul(const ilir::Program &program, const ilir::Compute &op,
+                                   const std::map<std::string, int64_t> &sizes,
+                                   const scheduling::Schedule &schedule) {
+  if (!schedule.gemm || op.indices.size() != 2) return std::nullopt;
+  const ilir::TensorDecl &t = program.get(op.tensor);
+  std::optional<int64_t> m = ilir::constant_value(t.shape[0], sizes),
+                         n = ilir::constant_value(t.shape[1], sizes);
+  if (!m || !n) return std::nullopt;
+  Matmul mm;
+  mm.rows = *m;
+  mm.cols = *n;
+  for (int rows : {8, 4, 2, 1})
+    if (*m % rows == 0) {
+      mm.row_block = rows;
+      break;
+    }
+  for (int width : {2 * schedule.vector, schedule.vector})
+    if (*n % width == 0) {
+      mm.col_block = width;
+      break;
+    }
+  if (mm.col_block == 0) return std::nullopt;
+  // Sums that are all terms, and no selects outside them (the block is not split at
+  // concatenation boundaries of i or j).
+  std::optional<std::vector<WeightTerm>> terms =
+      match_weight_terms(program, op.value, op.indices[0], sizes, false);
+  if (!terms) return std::nullopt;
+  mm.terms = std::move(*terms);
+  return mm;
+}
+
+LevelPlan plan_levels(const ilir::Program &program, const std::map<std::string, int64_t> &sizes,
+                      const scheduling::Schedule &schedule) {
+  return Planner(program, sizes, schedule).run();
+}
+
+}  // namespace grove::plan

@@ -1,0 +1,12 @@
+#include "plan/Names.h"
+
+#include <fmt/format.h>
+
+namespace grove::plan::names {
+
+std::string param(const std::string &tensor) { return "p_" + tensor; }
+std::string state(const std::string &tensor) { return "s_" + tensor; }
+std::string temp(const std::string &tensor) { return "t_" + tensor; }
+std::string packed(int index) { return fmt::format("pk{}", index); }
+
+}  // namespace grove::plan::names

@@ -1,0 +1,24 @@
+#include "plan/Passes.h"
+
+#include "plan/FuseElementwise.h"
+#include "plan/FuseProducts.h"
+#include "plan/HoistChildTerms.h"
+#include "plan/HoistInputs.h"
+
+namespace grove::plan {
+
+std::vector<IlirPass> ilir_passes(const scheduling::Schedule &schedule,
+                                  const std::map<std::string, int64_t> &sizes) {
+  std::vector<IlirPass> passes;
+  if (schedule.fuse) passes.push_back({"fuse_elementwise", fuse_elementwise});
+  if (schedule.hoist) {
+    passes.push_back({"hoist_inputs", hoist_inputs});
+    passes.push_back({"hoist_child_terms", hoist_child_terms});
+  }
+  if (schedule.epilogue && schedule.batch && schedule.specialize)
+    passes.push_back(
+        {"fuse_products", [&](const ilir::Program &p) { return fuse_products(p, sizes, schedule); }});
+  return passes;
+}
+
+}  // namespace grove::plan
