@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "backends/runtime/BindWeights.h"
+#include "backends/runtime/Clock.h"
 #include "backends/runtime/RandomWeights.h"
 #include "backends/runtime/Safetensors.h"
 #include "datasets/PTBReader.h"
@@ -45,7 +46,7 @@ Timing time_passes(const cpu::CompiledModel &model, const Inputs &inputs, int64_
     cpu::RunStats stats;
     auto start = std::chrono::steady_clock::now();
     run_inputs(model, inputs, {.batch = batch}, &stats);
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    double ms = ms_since(start);
     timing.ms_per_batch.push_back(ms / double(timing.calls));
     inspector.push_back(stats.inspector_ms / double(timing.calls));
     if (progress) progress->update(r + 2);

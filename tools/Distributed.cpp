@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "backends/runtime/Clock.h"
 #include "backends/runtime/Npy.h"
 #include "ilir/Error.h"
 #include "tools/Messages.h"
@@ -53,10 +54,6 @@ void check(int code, const char *what) {
   int length = 0;
   MPI_Error_string(code, text, &length);
   user_error(msg::kMpiFailed, what, std::string(text, size_t(length)));
-}
-
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
 // The MPI job, joined for this object's lifetime. Only the main thread calls MPI (the reader and the

@@ -14,6 +14,7 @@
 #include "backends/relay/VMRunner.h"
 #include "backends/relay/byoc/Codegen.h"
 #include "backends/relay/byoc/SavedProgram.h"
+#include "backends/runtime/Clock.h"
 #include "frontend/relay/Interpreter.h"
 #include "frontend/relay/Parser.h"
 #include "frontend/relay/RandomValues.h"
@@ -58,10 +59,6 @@ Value random_weight(const Expr &param, std::mt19937_64 &rng) {
       user_error(kRandomUnknownDim, to_string(var.span), var.name_hint, to_string(param.type()), d,
                  var.name_hint);
   return tensor_value(relay::random_tensor(*type, rng));
-}
-
-double ms_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
 double round4(double x) { return std::round(x * 1e4) / 1e4; }

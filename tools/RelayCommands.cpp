@@ -12,6 +12,7 @@
 #include "backends/relay/VMRunner.h"
 #include "backends/relay/byoc/Codegen.h"
 #include "backends/relay/byoc/SavedProgram.h"
+#include "backends/runtime/FileIO.h"
 #include "datasets/PTBReader.h"
 #include "frontend/dsl/Frontend.h"
 #include "frontend/relay/Interpreter.h"
@@ -36,18 +37,11 @@ using namespace grove::relay;
 
 namespace {
 
-bool same_path(const std::string &a, const std::string &b) {
-  std::error_code ec;
-  if (std::filesystem::exists(a, ec) && std::filesystem::exists(b, ec))
-    return std::filesystem::equivalent(a, b, ec);
-  return std::filesystem::weakly_canonical(a, ec) == std::filesystem::weakly_canonical(b, ec);
-}
-
 // --out must name neither an input nor an input's constants sidecar.
 void check_out_is_not_input(const std::string &out,
                             const std::vector<std::pair<std::string, std::string>> &inputs) {
   for (const auto &[path, what] : inputs)
-    if (!path.empty() && same_path(out, path)) user_error(msg::kOutIsInput, out, what);
+    if (!path.empty() && same_file(out, path)) user_error(msg::kOutIsInput, out, what);
 }
 
 Module load_typed(const std::string &file) {
@@ -190,7 +184,7 @@ int relay_opt(const RelayOptCommand &c) {
     if (!printed.meta.empty()) user_error(msg::kRelayMetaNeedsOut, printed.meta.size());
     std::cout << printed.text;
   } else {
-    if (same_path(meta_path(c.out), c.file) || same_path(meta_path(c.out), meta_path(c.file)))
+    if (same_file(meta_path(c.out), c.file) || same_file(meta_path(c.out), meta_path(c.file)))
       user_error(msg::kOutIsInput, meta_path(c.out), "constants");
     write_relay_file(c.out, m, options);
   }
@@ -205,7 +199,7 @@ int relay_partition(const RelayPartitionCommand &c) {
     if (!printed.meta.empty()) user_error(msg::kRelayMetaNeedsOut, printed.meta.size());
     std::cout << printed.text;
   } else {
-    if (same_path(meta_path(c.out), c.file) || same_path(meta_path(c.out), meta_path(c.file)))
+    if (same_file(meta_path(c.out), c.file) || same_file(meta_path(c.out), meta_path(c.file)))
       user_error(msg::kOutIsInput, meta_path(c.out), "constants");
     write_relay_file(c.out, m, PrintOptions{});
   }

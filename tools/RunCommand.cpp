@@ -10,7 +10,9 @@
 
 #include "backends/cpu/CompiledModel.h"
 #include "backends/runtime/BindWeights.h"
+#include "backends/runtime/Clock.h"
 #include "backends/runtime/CompiledLibrary.h"
+#include "backends/runtime/FileIO.h"
 #include "backends/runtime/Npy.h"
 #include "backends/runtime/Safetensors.h"
 #include "frontend/dsl/Frontend.h"
@@ -28,12 +30,6 @@ namespace grove::tool {
 namespace msg = tool_messages;
 
 namespace {
-
-bool same_file(const std::string &a, const std::string &b) {
-  std::error_code ec;
-  return std::filesystem::exists(a, ec) && std::filesystem::exists(b, ec) &&
-         std::filesystem::equivalent(a, b, ec);
-}
 
 class JitModel : public RunModel {
  public:
@@ -89,10 +85,6 @@ class LibraryModel : public RunModel {
   const RunCommand &command_;
   CompiledLibrary library_;
 };
-
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
 
 }  // namespace
 

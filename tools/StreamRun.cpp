@@ -4,13 +4,11 @@
 #include <chrono>
 #include <future>
 
+#include "backends/runtime/Clock.h"
+
 namespace grove::tool {
 
 namespace {
-
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
 
 // The rows of one chunk; `first_number` numbers its first input in messages (1-based, in the file).
 Tensor run_chunk(const Executor &executor, InputFormat format, const InputChunk &chunk, int64_t first_number,

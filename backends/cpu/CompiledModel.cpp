@@ -7,6 +7,7 @@
 #include "backends/cpu/Abi.h"
 #include "backends/cpu/Barrier.h"
 #include "backends/runtime/BindWeights.h"
+#include "backends/runtime/Clock.h"
 #include "ilir/Error.h"
 #include "lowering/Lower.h"
 
@@ -53,7 +54,7 @@ CompiledModel CompiledModel::compile(const ilir::Program &program, const Weights
       reinterpret_cast<int (*)(int)>(impl->jit->find_symbol_by_name("halide_set_num_threads").address);
   impl->executor.emplace(std::move(lowered.abi), entry_points);
   impl->executor->bind(weights, options.weights_file);
-  impl->compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  impl->compile_ms = ms_since(t0);
   return CompiledModel(std::move(impl));
 }
 

@@ -8,6 +8,7 @@
 #include <optional>
 #include <shared_mutex>
 
+#include "backends/runtime/Clock.h"
 #include "backends/runtime/Inspector.h"
 #include "backends/runtime/Messages.h"
 #include "backends/runtime/Team.h"
@@ -20,10 +21,6 @@ namespace msg = runtime_messages;
 using Kind = ModelAbi::ArgKind;
 
 namespace {
-
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
 
 std::string param_names(const ModelAbi &abi) {
   std::string s;

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include "backends/runtime/Messages.h"
 #include "ilir/Error.h"
@@ -85,6 +86,13 @@ void AtomicFile::commit() {
     ::unlink(temp_.c_str());
     user_error(msg::kCannotWrite, path_, std::strerror(error));
   }
+}
+
+bool same_file(const std::string &a, const std::string &b) {
+  std::error_code ec;
+  if (std::filesystem::exists(a, ec) && std::filesystem::exists(b, ec))
+    return std::filesystem::equivalent(a, b, ec);
+  return std::filesystem::weakly_canonical(a, ec) == std::filesystem::weakly_canonical(b, ec);
 }
 
 }  // namespace grove

@@ -43,4 +43,9 @@ class AtomicFile {
   uint64_t end_ = 0;
 };
 
+// Whether `a` and `b` name the same file: the same file on disk if both exist (links, `./` and
+// `..` included), else the same path once normalized (an output that does not exist yet). An
+// output must never be one of the inputs it is computed from.
+bool same_file(const std::string &a, const std::string &b);
+
 }  // namespace grove

@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "backends/relay/byoc/Codegen.h"
+#include "backends/runtime/FileIO.h"
 #include "frontend/relay/Parser.h"
 #include "frontend/relay/Printer.h"
 #include "frontend/relay/TypeInfer.h"
@@ -131,12 +132,6 @@ bool plain_file_name(const std::string &name) {
   for (char c : name)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.') return false;
   return true;
-}
-
-bool same_path(const fs::path &a, const fs::path &b) {
-  std::error_code ec;
-  if (fs::exists(a, ec) && fs::exists(b, ec)) return fs::equivalent(a, b, ec);
-  return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
 }
 
 // Whether `path` lies inside directory `dir` (or is it).
@@ -372,7 +367,7 @@ void build_program(const Module &module, const std::vector<std::string> &targets
   if (target.filename().empty()) target = target.parent_path();
   if (target.empty() || target == "." || target == "..") user_error("--out {}: name a new directory", dir);
   for (const std::string &input : inputs)
-    if (!input.empty() && (same_path(target, input) || inside(input, target)))
+    if (!input.empty() && (same_file(target, input) || inside(input, target)))
       user_error("--out {} would overwrite the input {}", dir, input);
   std::error_code ec;
   if (fs::exists(target, ec)) {
