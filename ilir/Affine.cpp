@@ -58,6 +58,13 @@ std::optional<int64_t> constant_value(const Expr &e, const std::map<std::string,
   return a->constant;
 }
 
+std::optional<int64_t> offset_from(const Expr &e, const std::string &var,
+                                   const std::map<std::string, int64_t> &sizes) {
+  std::optional<Affine> a = affine(e, sizes);
+  if (!a || a->coeffs.size() != 1 || a->coeff(var) != 1) return std::nullopt;
+  return a->constant;
+}
+
 std::vector<int64_t> condition_cuts(const Expr &e, const std::string &var, int64_t lo, int64_t hi,
                                     const std::map<std::string, int64_t> &sizes,
                                     const std::vector<const ExprNode *> &skip) {

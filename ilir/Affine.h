@@ -31,6 +31,11 @@ std::optional<Affine> affine(const Expr &e, const std::map<std::string, int64_t>
 // `e`'s value if it is affine and constant under `sizes`.
 std::optional<int64_t> constant_value(const Expr &e, const std::map<std::string, int64_t> &sizes);
 
+// `e` as `var + c` with c constant under `sizes` (a row read at an offset: `W[i0 + H, k]`): c, or
+// nothing if `e` has another form.
+std::optional<int64_t> offset_from(const Expr &e, const std::string &var,
+                                   const std::map<std::string, int64_t> &sizes);
+
 // The points in (lo, hi) at which a condition of `e` on `var` changes value: each comparison
 // `a < b` or `a <= b` whose difference a - b is `var + c` (coefficient 1, nothing else free) cuts at
 // -c (`<`) or 1 - c (`<=`). Sums in `skip` are not looked into. Sorted, without duplicates.

@@ -60,21 +60,22 @@ std::vector<HI::LoweredArgument> arguments(const plan::LevelPlan &plan) {
   auto scalar = [&](const std::string &name) {
     args.emplace_back(name, Halide::Argument::InputScalar, Halide::Int(32), 0, Halide::ArgumentEstimates{});
   };
+  auto buffer = [&](const std::string &name, Halide::Type type) {
+    args.emplace_back(name, Halide::Argument::InputBuffer, type, 1, Halide::ArgumentEstimates{});
+  };
   for (const ModelAbi::Arg &a : plan.abi.args) {
     switch (a.kind) {
       case Kind::Param:
       case Kind::Packed:
       case Kind::State:
-        args.emplace_back(a.name, Halide::Argument::InputBuffer, Halide::Float(32), 1,
-                          Halide::ArgumentEstimates{});
+        buffer(a.name, Halide::Float(32));
         break;
       case Kind::LevelBegin:
       case Kind::ChildBegin:
       case Kind::Children:
       case Kind::Token:
       case Kind::TeamBegin:
-        args.emplace_back(a.name, Halide::Argument::InputBuffer, Halide::Int(32), 1,
-                          Halide::ArgumentEstimates{});
+        buffer(a.name, Halide::Int(32));
         break;
       case Kind::NumLevels:
         scalar(a.name);

@@ -14,14 +14,6 @@ namespace grove::plan {
 
 namespace {
 
-// `index` as `var + offset` with a constant offset under `sizes`, or nothing.
-std::optional<int64_t> offset_from(const ilir::Expr &index, const std::string &var,
-                                   const std::map<std::string, int64_t> &sizes) {
-  std::optional<ilir::Affine> a = ilir::affine(index, sizes);
-  if (!a || a->coeffs.size() != 1 || a->coeff(var) != 1) return std::nullopt;
-  return a->constant;
-}
-
 // Fuses the temp computed by c.body[at] into its readers if it qualifies; returns whether it did.
 bool fuse_one(ilir::Program &p, ilir::Case &c, size_t at, const std::map<std::string, int64_t> &sizes,
               const scheduling::Schedule &schedule) {
@@ -43,7 +35,7 @@ bool fuse_one(ilir::Program &p, ilir::Case &c, size_t at, const std::map<std::st
       if (!l || l->tensor != def.tensor) return;
       reads = true;
       std::optional<int64_t> off =
-          op.indices.size() == 1 ? offset_from(l->indices[0], op.indices[0], sizes) : std::nullopt;
+          op.indices.size() == 1 ? ilir::offset_from(l->indices[0], op.indices[0], sizes) : std::nullopt;
       if (!off || ilir::read_inside_sum(op.value, def.tensor)) {
         ok = false;
         return;

@@ -28,14 +28,12 @@ std::optional<WeightTerm> match_weight_term(const ilir::Program &program, const 
     const auto *k = load->indices[1].as<ilir::Var>();
     if (!k || k->name != sum->var || mentions(load->indices[0], sum->var)) continue;
     // The row index must be row + c for a constant c.
-    std::optional<ilir::Affine> index = ilir::affine(load->indices[0], sizes);
-    if (!index) continue;
-    ilir::Affine offset = *index - ilir::Affine{0, {{row, 1}}};
+    std::optional<int64_t> offset = ilir::offset_from(load->indices[0], row, sizes);
     std::optional<int64_t> cols = ilir::constant_value(program.get(load->tensor).shape[1], sizes);
     std::optional<int64_t> extent = ilir::constant_value(sum->extent, sizes);
-    if (!offset.is_constant() || !cols || !extent || *cols != *extent || mentions(x, row)) continue;
+    if (!offset || !cols || !extent || *cols != *extent || mentions(x, row)) continue;
     if (ilir::contains(x, [](const ilir::Expr &e) { return e.as<ilir::Sum>() != nullptr; })) continue;
-    return WeightTerm{sum, load->tensor, offset.constant, *cols, x};
+    return WeightTerm{sum, load->tensor, *offset, *cols, x};
   }
   return std::nullopt;
 }
