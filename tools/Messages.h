@@ -63,6 +63,9 @@ inline constexpr char kRelayIlirNone[] =
 inline constexpr char kRelayIlirShape[] =
     "{}: @{}'s parameter %{} has type {}, whose shape is not fully known; --stage ilir needs every weight's "
     "shape: give it with --arg {}=FILE.npy";
+inline constexpr char kRelayIlirStep[] =
+    "{}: @{}'s list parameter %{} has type {}, whose steps' length is not known; --stage ilir needs it: give "
+    "one step with --arg {}=FILE.npy";
 inline constexpr char kRelayIlirArgValue[] =
     "--arg {}=@{}: --stage ilir reads only tensors (NAME=FILE.npy) for the weights' shapes";
 inline constexpr char kRelayIlirUnknownArg[] =

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "backends/relay/RecursiveFunctions.h"
+#include "backends/relay/SequenceFunctions.h"
 #include "backends/relay/VM.h"
 #include "backends/relay/VMRunner.h"
 #include "backends/relay/byoc/Codegen.h"
@@ -321,7 +322,8 @@ namespace {
 
 // `--stage ilir`: each global grove's recursive compiler compiles, translated (RecursiveFunctions.h)
 // and printed as ILIR. The translation needs every weight's shape: the parameter's annotated type
-// when it is fully known, else `--arg NAME=FILE.npy` for the parameter's name (only its shape is used).
+// when it is fully known, else `--arg NAME=FILE.npy` for the parameter's name (only its shape is used);
+// a fold over a sequence also needs its steps' length: the list's type, or `--arg LIST=STEP.npy`.
 std::string dump_recursive_ilir(const Module &m, const std::string &file,
                                 const std::map<std::string, std::string> &arg_files) {
   std::map<std::string, bool> used;
@@ -335,8 +337,25 @@ std::string dump_recursive_ilir(const Module &m, const std::string &file,
     if (!c.qualifies) continue;
     const Function &fn = *m.find_function(c.name)->as<Function>();
     std::vector<NDArray> weights;
+    int64_t step_length = kAnyDim;  // a fold over a sequence: one step's D
     for (size_t i = 0; i < fn.params.size(); ++i) {
-      if (static_cast<int>(i) == c.tree_param) continue;
+      if (c.sequence() && static_cast<int>(i) == c.tree_param) {
+        const std::string &name = fn.params[i].as<Var>()->name_hint;
+        names += (names.empty() ? "%" : ", %") + name;
+        if (auto it = arg_files.find(name); it != arg_files.end()) {
+          NDArray step = read_npy_array(it->second);
+          step_length = step.ndim() > 0 ? step.shape().back() : kAnyDim;
+          used[name] = true;
+        } else {
+          const Type &elem = fn.params[i]->checked_type.as<TypeCall>()->args[0];
+          step_length = elem.as<TensorType>()->shape.back();  // a sequence's steps are [D] or [R, D]
+        }
+        if (step_length == kAnyDim)
+          user_error(msg::kRelayIlirStep, to_string(fn.params[i]->span), c.name, name,
+                     to_string(fn.params[i]->checked_type), name);
+        continue;
+      }
+      if (static_cast<int>(i) == c.tree_param || static_cast<int>(i) == c.state_param) continue;
       const std::string &name = fn.params[i].as<Var>()->name_hint;
       names += (names.empty() ? "%" : ", %") + name;
       if (auto it = arg_files.find(name); it != arg_files.end()) {
@@ -352,7 +371,9 @@ std::string dump_recursive_ilir(const Module &m, const std::string &file,
                    to_string(fn.params[i]->checked_type), name);
       weights.push_back(NDArray(type->dtype, type->shape));
     }
-    ilir::Program program = dsl::parse_model(recursive_function_model_text(m, c.name, weights), "@" + c.name);
+    std::string text = c.sequence() ? sequence_function_model_text(m, c.name, weights, step_length)
+                                    : recursive_function_model_text(m, c.name, weights);
+    ilir::Program program = dsl::parse_model(text, "@" + c.name);
     out +=
         fmt::format("// @{}, compiled by grove's recursive compiler\n{}", c.name, ilir::to_string(program));
   }

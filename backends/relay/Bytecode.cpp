@@ -114,8 +114,12 @@ std::string to_string(const Executable &exe) {
   }
   for (size_t i = 0; i < exe.kernels.size(); ++i) out += fmt::format("k{}: {}\n", i, exe.kernels[i].ops);
   for (size_t i = 0; i < exe.recursive.size(); ++i)
-    out += fmt::format("rec{}: @{}{} (grove recursive compiler)\n", i, exe.recursive[i].name,
-                       exe.recursive[i].over_list ? " over a List" : "");
+    out += fmt::format(
+        "rec{}: @{}{} (grove recursive compiler{})\n", i, exe.recursive[i].name,
+        exe.recursive[i].over_list ? " over a List" : "",
+        exe.recursive[i].sequence()
+            ? fmt::format("; a fold over a sequence, else {}", exe.functions[exe.recursive[i].fallback].name)
+            : "");
   for (size_t i = 0; i < exe.constants.size(); ++i)
     out += fmt::format("c{}: {} {}\n", i, shape_to_string(exe.constants[i].shape()),
                        to_string(exe.constants[i].dtype()));

@@ -36,7 +36,8 @@ enum class Opcode {
   RefRead,          // dst = ref_read(a)
   RefWrite,         // ref_write(a, b); dst = ()
   InvokeRecursive,  // dst = recursive[index](args): args[0] the List of trees (or the one tree), then
-                    // the weights in parameter order — one batched run of grove's compiled function
+                    // the weights in parameter order — one batched run of grove's compiled function;
+                    // a fold over a sequence: its arguments in parameter order
 };
 const char *to_string(Opcode op);
 
@@ -84,6 +85,11 @@ struct RecursiveInfo {
   std::string name;        // the global, without `@`
   bool over_list = false;  // args[0] is a List (run_list) rather than one tree (run)
   Expr cons, nil;          // the List's constructors, the module's own nodes (over_list)
+  // A fold over a sequence (RecursiveFunctions.h): its call's arguments are in parameter order;
+  // these are its list and state parameters, the list's Cons tag, and the function's own bytecode,
+  // which runs the calls grove does not take (SequenceFunctions.h). -1 for a tree function.
+  int list_param = -1, state_param = -1, list_cons_tag = -1, fallback = -1;
+  bool sequence() const { return state_param >= 0; }
 };
 
 struct Executable {

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "backends/relay/SequenceToDsl.h"
+#include "backends/relay/TreeAdts.h"
 #include "backends/relay/TreeToDsl.h"
 #include "frontend/dsl/Frontend.h"
 #include "ilir/Error.h"
@@ -34,20 +36,7 @@ tree_to_dsl::Translation translate_or_throw(const Module &m, const std::string &
   for (const NDArray &w : weights) shapes.push_back(w.shape());
   try {
     tree_to_dsl::Translation t = tree_to_dsl::translate(m, name, &shapes);
-    // Each weight must fit its parameter's type (dtype, rank, known dimensions).
-    size_t w = 0;
-    for (size_t i = 0; i < fn.params.size(); ++i) {
-      if (static_cast<int>(i) == t.tree_param) continue;
-      const auto *type = fn.params[i]->checked_type.as<TensorType>();
-      const NDArray &a = weights[w++];
-      bool fits = type && a.dtype() == type->dtype && a.ndim() == static_cast<int64_t>(type->shape.size());
-      for (size_t d = 0; fits && d < type->shape.size(); ++d)
-        fits = type->shape[d] == kAnyDim || type->shape[d] == a.shape()[d];
-      if (!fits)
-        user_error("@{}'s parameter %{} has type {}, but its weight is Tensor[{}, {}]", name,
-                   fn.params[i].as<Var>()->name_hint, to_string(fn.params[i]->checked_type),
-                   shape_to_string(a.shape()), to_string(a.dtype()));
-    }
+    check_weights_fit(fn, name, {t.tree_param}, weights);
     return t;
   } catch (const tree_to_dsl::Reject &r) {
     user_error("{}: @{} cannot be compiled by grove's recursive compiler: {}", to_string(fn.span), name,
@@ -158,16 +147,53 @@ Tree rose_to_grove_tree(const Value &root, int cons_tag, size_t index) {
 
 }  // namespace
 
-// 1. Each global is translated with the shapes of its types (`?` allowed); a Reject is the reason.
+void check_weights_fit(const Function &fn, const std::string &name, const std::vector<int> &skip,
+                       const std::vector<NDArray> &weights) {
+  size_t w = 0;
+  for (size_t i = 0; i < fn.params.size(); ++i) {
+    if (std::find(skip.begin(), skip.end(), static_cast<int>(i)) != skip.end()) continue;
+    const auto *type = fn.params[i]->checked_type.as<TensorType>();
+    GROVE_CHECK(w < weights.size(), "fewer weights than parameters of @{}", name);
+    const NDArray &a = weights[w++];
+    bool fits = type && a.dtype() == type->dtype && a.ndim() == static_cast<int64_t>(type->shape.size());
+    for (size_t d = 0; fits && d < type->shape.size(); ++d)
+      fits = type->shape[d] == kAnyDim || type->shape[d] == a.shape()[d];
+    if (!fits)
+      user_error("@{}'s parameter %{} has type {}, but its weight is Tensor[{}, {}]", name,
+                 fn.params[i].as<Var>()->name_hint, to_string(fn.params[i]->checked_type),
+                 shape_to_string(a.shape()), to_string(a.dtype()));
+  }
+}
+
+bool is_sequence_fold_candidate(const Module &m, const std::string &name) {
+  const Function &fn = global(m, name);
+  bool list = false;
+  for (const Expr &p : fn.params) {
+    const Type &t = p->checked_type.defined() ? p->checked_type : p.as<Var>()->type_annotation;
+    if (tree_to_dsl::binary_tree_adt(m, t) || tree_to_dsl::rose_tree_adt(m, t).rose) return false;
+    list = list || tree_to_dsl::is_tensor_list(m, t);
+  }
+  return list;
+}
+
+// 1. Each global is translated with the shapes of its types (`?` allowed), as a fold when it takes
+// a list of tensors and no tree, else as a tree function; a Reject is the reason.
 RecursiveCandidate analyze_recursive_function(const Module &m, const std::string &name) {
   RecursiveCandidate c;
   c.name = name;
   try {
-    tree_to_dsl::Translation t = tree_to_dsl::translate(m, name, nullptr);
+    if (is_sequence_fold_candidate(m, name)) {
+      tree_to_dsl::SequenceTranslation t = tree_to_dsl::translate_sequence(m, name, nullptr, kAnyDim);
+      c.state_param = t.state_param;
+      c.tree_param = t.list_param;
+    } else {
+      c.tree_param = tree_to_dsl::translate(m, name, nullptr).tree_param;
+    }
     c.qualifies = true;
-    c.tree_param = t.tree_param;
   } catch (const tree_to_dsl::Reject &r) {
     c.reason = r.why;
+    c.tree_param = -1;
+    c.state_param = -1;
   }
   return c;
 }
@@ -181,7 +207,16 @@ std::vector<RecursiveCandidate> analyze_recursive_functions(const Module &m) {
 std::string explain_recursive_functions(const Module &m) {
   std::string out;
   for (const RecursiveCandidate &c : analyze_recursive_functions(m)) {
-    if (c.qualifies) {
+    if (c.qualifies && c.sequence()) {
+      const Function &fn = global(m, c.name);
+      out += fmt::format(
+          "@{}: compiled by grove's recursive compiler as a sequence model (a fold over its list parameter "
+          "%{}, state %{}, {} weights passed through; a call whose initial state is not all zeros runs in "
+          "the "
+          "VM)\n",
+          c.name, fn.params[c.tree_param].as<Var>()->name_hint, fn.params[c.state_param].as<Var>()->name_hint,
+          fn.params.size() - 2);
+    } else if (c.qualifies) {
       const Function &fn = global(m, c.name);
       out += fmt::format(
           "@{}: compiled by grove's recursive compiler (over its tree parameter %{}, {} weights "

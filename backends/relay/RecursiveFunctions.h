@@ -36,6 +36,13 @@
 //       squeeze between [N] and [1, N]; every tensor is a vector ([N] or [1, N]) except the
 //       weights, elementwise operands have equal lengths (or one is a constant); no effects.
 //
+// A global that takes a list of tensors instead (and no tree) qualifies as a *fold over a sequence*
+// when the conditions of SequenceToDsl.h hold: `@f(%xs, %state, weights...)` matching %xs with
+// `Cons(%x, %rest) => ... @f(%rest, new_state, weights...)` and `Nil => %state`, every step's
+// operators those of (e) acting row by row ([D] or [R, D] steps, R sequences side by side). It is
+// translated to a `structure sequence` model and run by CompiledSequenceFunction
+// (SequenceFunctions.h) for a zero initial state; the VM runs other calls itself.
+//
 // Translation: the function becomes a grove model (docs/DSL.md text, `structure binary_tree` or, for
 // rose trees, `structure tree`) with the weights as params (their actual shapes), one state per
 // result tensor, and the leaf and node clauses as the leaf and internal cases; a child's result
@@ -58,8 +65,10 @@ namespace grove::relay {
 struct RecursiveCandidate {
   std::string name;  // the global, without `@`
   bool qualifies = false;
-  std::string reason;   // why it does not qualify, one sentence; empty when it does
-  int tree_param = -1;  // index of the Tree[int32] parameter when (a) holds
+  std::string reason;    // why it does not qualify, one sentence; empty when it does
+  int tree_param = -1;   // index of the Tree[int32] parameter when (a) holds (a fold: the list's)
+  int state_param = -1;  // a fold over a sequence: its state parameter; -1 for a tree function
+  bool sequence() const { return state_param >= 0; }
 };
 
 // For each global function of the typed module `m`, in definition order: whether it compiles as a
@@ -67,6 +76,15 @@ struct RecursiveCandidate {
 std::vector<RecursiveCandidate> analyze_recursive_functions(const Module &m);
 // The same for the one global `name` of `m` (which must exist).
 RecursiveCandidate analyze_recursive_function(const Module &m, const std::string &name);
+
+// Whether global `name` takes a list of tensors and no tree: analyzed as a fold over a sequence.
+bool is_sequence_fold_candidate(const Module &m, const std::string &name);
+
+// Each weight fits its parameter's type (dtype, rank, known dimensions): `weights` are the arguments
+// of `fn`'s parameters other than those in `skip`, in order. A UserError naming @name and the
+// parameter otherwise.
+void check_weights_fit(const Function &fn, const std::string &name, const std::vector<int> &skip,
+                       const std::vector<NDArray> &weights);
 
 // One line per global: `@f: compiled by grove's recursive compiler (...)` or `@f: not compiled
 // recursively: <reason>`.

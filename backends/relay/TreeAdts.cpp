@@ -57,16 +57,22 @@ RoseAdt rose_tree_adt(const Module &m, const Type &t) {
   const auto *c = td->constructors[0].as<Constructor>();
   if (c->inputs.size() != 2 || !c->inputs[0].same_as(td->type_vars[0])) return {};
   // The children: L[T[A]].
-  const auto *list = c->inputs[1].as<TypeCall>();
-  if (!list || list->args.size() != 1 || !list->func.as<GlobalTypeVar>()) return {};
-  const auto *elem = list->args[0].as<TypeCall>();
+  ListAdt list = list_adt(m, c->inputs[1]);
+  if (!list.list) return {};
+  const auto *elem = c->inputs[1].as<TypeCall>()->args[0].as<TypeCall>();
   if (!elem || !elem->func.as<GlobalTypeVar>() || elem->func.as<GlobalTypeVar>()->name != adt ||
       elem->args.size() != 1 || !elem->args[0].same_as(td->type_vars[0]))
     return {};
+  return RoseAdt{td, list.cons_tag, list.nil_tag};
+}
+
+ListAdt list_adt(const Module &m, const Type &t) {
+  const auto *list = t.as<TypeCall>();
+  if (!list || list->args.size() != 1 || !list->func.as<GlobalTypeVar>()) return {};
   const std::string &list_name = list->func.as<GlobalTypeVar>()->name;
   const TypeData *ld = m.find_type(list_name);
   if (!ld || ld->type_vars.size() != 1 || ld->constructors.size() != 2) return {};
-  RoseAdt out{td, -1, -1};
+  ListAdt out{ld, -1, -1};
   for (const Expr &ce : ld->constructors) {
     const auto *k = ce.as<Constructor>();
     const auto *tail = k->inputs.size() == 2 ? k->inputs[1].as<TypeCall>() : nullptr;

@@ -13,6 +13,14 @@ namespace grove::relay::tree_to_dsl {
 // fields (A) and one of fields (T[A], T[A]). Null otherwise.
 const TypeData *binary_tree_adt(const Module &m, const Type &t);
 
+// A list ADT L[B]: one type parameter, a constructor of fields (B, L[B]) and one of none. `t` is
+// L[E] for some E; `list` is null when it is not.
+struct ListAdt {
+  const TypeData *list = nullptr;
+  int cons_tag = -1, nil_tag = -1;
+};
+ListAdt list_adt(const Module &m, const Type &t);
+
 // A rose tree ADT T[A]: one type parameter, one constructor of fields (A, L[T[A]]) for a list ADT L
 // (one type parameter B, constructors of fields (B, L[B]) and none).
 struct RoseAdt {

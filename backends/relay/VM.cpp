@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "backends/relay/RecursiveFunctions.h"
+#include "backends/relay/SequenceFunctions.h"
 #include "frontend/relay/Interpreter.h"
 #include "ilir/Error.h"
 
@@ -171,6 +172,34 @@ Value VirtualMachine::run_recursive(const std::vector<Value> &regs, const Instru
   return cached.function->run({regs[in.args[0]]})[0];
 }
 
+// 1. Read the call (SequenceFunctions.h: grove takes it, or the VM runs the function itself).
+// 2. Compile again when the weights, the step length or the room for the rows changed (the room
+// doubles, so that growing lists recompile rarely). 3. One batched run.
+std::optional<Value> VirtualMachine::run_sequence(const std::vector<Value> &regs, const vm::Instruction &in) {
+  const vm::RecursiveInfo &info = exe_.recursive[in.index];
+  const Value &state = regs[in.args[info.state_param]];
+  std::optional<SequenceCall> call = sequence_call(regs[in.args[info.list_param]], state, info.list_cons_tag);
+  if (!call) return std::nullopt;
+  std::vector<Value> weights;
+  for (size_t i = 0; i < in.args.size(); ++i)
+    if (static_cast<int>(i) != info.list_param && static_cast<int>(i) != info.state_param)
+      weights.push_back(regs[in.args[i]]);
+  if (recursive_.size() < exe_.recursive.size()) recursive_.resize(exe_.recursive.size());
+  CompiledRecursive &cached = recursive_[in.index];
+  const bool same = cached.sequence != nullptr && same_weights(cached.weights, weights);
+  if (!same || !cached.sequence->fits(*call)) {
+    int64_t rows = call->rows * static_cast<int64_t>(call->steps.size());
+    if (same && call->length == cached.sequence->length())
+      rows = std::max(rows, 2 * cached.sequence->capacity());
+    cached.sequence = CompiledSequenceFunction::compile(exe_.source, info.name, weights, call->length, rows);
+    cached.weights = std::move(weights);
+    ++stats_.recursive_compiles;
+  }
+  std::optional<Value> result = cached.sequence->run(*call, state);
+  if (result) ++stats_.recursive_calls;
+  return result;
+}
+
 // The dispatch loop: one Frame per active call on `stack`; Ret pops and writes the caller's register.
 Value VirtualMachine::invoke(int function, std::vector<Value> args, const Value &closure) {
   std::vector<Frame> stack;
@@ -299,9 +328,21 @@ Value VirtualMachine::invoke(int function, std::vector<Value> args, const Value 
         regs[in.dst] = tuple_value({});
         break;
       }
-      case Opcode::InvokeRecursive:
-        regs[in.dst] = run_recursive(regs, in);
+      case Opcode::InvokeRecursive: {
+        if (!exe_.recursive[in.index].sequence()) {
+          regs[in.dst] = run_recursive(regs, in);
+          break;
+        }
+        if (std::optional<Value> result = run_sequence(regs, in)) {
+          regs[in.dst] = std::move(*result);
+          break;
+        }
+        ++stats_.recursive_fallbacks;
+        std::vector<Value> call_args;
+        for (int r : in.args) call_args.push_back(regs[r]);
+        enter(stack, exe_.recursive[in.index].fallback, std::move(call_args), nullptr, in.dst);
         break;
+      }
     }
   }
 }

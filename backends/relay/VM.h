@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <map>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -25,9 +26,11 @@ struct VMStats {
   size_t storage_reuses = 0;       // AllocTensor that reused its slot's buffer
   size_t recursive_compiles = 0;   // CompiledRecursiveFunction::compile calls (new weights)
   size_t recursive_calls = 0;      // InvokeRecursive executions (one batched run each)
+  size_t recursive_fallbacks = 0;  // folds grove did not take (a nonzero initial state...): run in the VM
 };
 
 class CompiledRecursiveFunction;
+class CompiledSequenceFunction;
 
 class VirtualMachine {
  public:
@@ -48,12 +51,15 @@ class VirtualMachine {
   void run_kernel(Frame &frame, const vm::Instruction &in);
   std::shared_ptr<Kernel> kernel_for(int kernel, const std::vector<NDArray> &inputs);
   Value run_recursive(const std::vector<Value> &regs, const vm::Instruction &in);
+  // A fold over a sequence in grove, or nullopt when grove does not take this call.
+  std::optional<Value> run_sequence(const std::vector<Value> &regs, const vm::Instruction &in);
 
   // InvokeRecursive's compiled functions, one per table entry, with the weights they were compiled
   // with (held, so their storage cannot be reused by other tensors while cached).
   struct CompiledRecursive {
     std::vector<Value> weights;
     std::shared_ptr<CompiledRecursiveFunction> function;
+    std::shared_ptr<CompiledSequenceFunction> sequence;  // a fold over a sequence
   };
   std::vector<CompiledRecursive> recursive_;
 

@@ -105,17 +105,18 @@ class ModuleCompiler {
   void run() {
     if (options_.recursive_functions) {
       for (const RecursiveCandidate &c : analyze_recursive_functions(exe_.source))
-        if (c.qualifies) recursive_tree_param_[c.name] = c.tree_param;
+        if (c.qualifies) recursive_[c.name] = c;
     }
     for (const auto &[name, fn] : exe_.module.functions()) {
       // 1a. A function an external code generator compiles (partition_graph's output) is a kernel,
-      //     called like a fused group; "grove" claims recursive tree functions, run by InvokeRecursive.
+      //     called like a fused group; "grove" claims recursive tree functions and folds over
+      //     sequences, run by InvokeRecursive.
       if (const AttrValue *compiler = fn.as<Function>()->attrs.find(attr::kCompiler)) {
         if (compiler->s != "grove") {
           external_[name] = kernel(fn);
           continue;
         }
-        if (recursive_tree_param(name) < 0)
+        if (recursive(name) == nullptr)
           user_error(msg::kGroveNotRecursive, at(fn->span), name, grove_reason(name));
       }
       int index = add_function("@" + name, fn);
@@ -229,10 +230,15 @@ class ModuleCompiler {
     return analyze_recursive_function(exe_.source, name).reason;
   }
 
-  // The tree parameter of global `name` when it compiles recursively, else -1.
+  // How global `name` compiles recursively (its tree or list parameter, a fold's state), or null.
+  const RecursiveCandidate *recursive(const std::string &name) const {
+    auto found = recursive_.find(name);
+    return found == recursive_.end() ? nullptr : &found->second;
+  }
+  // The tree parameter of global `name` when it is a recursive function over trees, else -1.
   int recursive_tree_param(const std::string &name) const {
-    auto found = recursive_tree_param_.find(name);
-    return found == recursive_tree_param_.end() ? -1 : found->second;
+    const RecursiveCandidate *c = recursive(name);
+    return c != nullptr && !c->sequence() ? c->tree_param : -1;
   }
 
   // Whether global `name` is the standard map over a List (checked once, on the typed source).
@@ -255,6 +261,18 @@ class ModuleCompiler {
       if (exe_.recursive[i].name == name && exe_.recursive[i].over_list == over_list)
         return static_cast<int>(i);
     RecursiveInfo info{name, over_list, {}, {}};
+    if (const RecursiveCandidate *c = recursive(name); c != nullptr && c->sequence()) {
+      // A fold: its arguments stay in parameter order, and its own bytecode runs the calls grove
+      // does not take.
+      info.list_param = c->tree_param;
+      info.state_param = c->state_param;
+      info.list_cons_tag =
+          tree_to_dsl::list_adt(
+              exe_.source,
+              exe_.source.find_function(name)->as<Function>()->params[c->tree_param]->checked_type)
+              .cons_tag;
+      info.fallback = exe_.globals.at(name);
+    }
     if (over_list) {
       // The module's own nodes, so the List built equals the one the interpreter builds.
       info.cons = *exe_.module.find_constructor(cons);
@@ -268,7 +286,7 @@ class ModuleCompiler {
 
  private:
   const CompileOptions &options_;
-  std::unordered_map<std::string, int> recursive_tree_param_;
+  std::unordered_map<std::string, RecursiveCandidate> recursive_;
   std::unordered_map<std::string, int> external_;  // globals external code generators compile
   std::unordered_map<std::string, std::optional<std::pair<std::string, std::string>>> list_maps_;
 
@@ -489,8 +507,20 @@ int FunctionCompiler::compile_call(const Call *call, const Expr &e) {
 // recursive calls stay node by node: the batched call already covers the whole tree).
 int FunctionCompiler::try_recursive_call(const Call *call, const Expr &e) {
   const std::string &name = call->op.as<GlobalVar>()->name;
-  const int tree = mc_.recursive_tree_param(name);
-  if (tree < 0 || mc_.exe_.functions[pending_.index].name == "@" + name) return -1;
+  const RecursiveCandidate *rec = mc_.recursive(name);
+  if (rec == nullptr || mc_.exe_.functions[pending_.index].name == "@" + name) return -1;
+  if (rec->sequence()) {
+    // A fold over a sequence: arguments in parameter order (the fallback calls the function itself).
+    std::vector<int> args;
+    for (const Expr &a : call->args) args.push_back(compile(a));
+    int dst = fresh();
+    Instruction &in = emit(Opcode::InvokeRecursive, e->span);
+    in.dst = dst;
+    in.index = mc_.recursive_entry(name, false, "", "");
+    in.args = std::move(args);
+    return dst;
+  }
+  const int tree = rec->tree_param;
   std::vector<int> args{compile(call->args[tree])};
   for (size_t i = 0; i < call->args.size(); ++i)
     if (static_cast<int>(i) != tree) args.push_back(compile(call->args[i]));

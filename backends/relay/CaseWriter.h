@@ -1,0 +1,754 @@
+#pragma once
+// Internal to the translations of recursive Relay functions into grove model text (TreeToDsl.cpp for
+// trees, SequenceToDsl.cpp for folds over lists): the value a Relay expression of a clause stands
+// for, and CaseWriter, which writes one clause as a case of the model.
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "backends/relay/TreeAdts.h"
+#include "backends/relay/TreeToDsl.h"
+#include "frontend/relay/IR.h"
+#include "frontend/relay/Visitor.h"
+#include "ilir/Error.h"
+
+namespace grove::relay::tree_to_dsl::detail {
+
+[[noreturn]] inline void reject(std::string why) { throw Reject{std::move(why)}; }
+
+inline std::string var_name(const Expr &v) { return "%" + v.as<Var>()->name_hint; }
+
+// What a Relay expression of a clause is in the model being written. Over rose trees, the node
+// clause also has its children list (Kids), the closures mapped and folded over it (MapFn, FoldFn),
+// their parameters (ChildTree, Acc, a child's result as a Tuple or Vector depending on `child`), the
+// mapped list (ChildResults), a recursive call inside the map's closure (SelfCall) and the body
+// `add(%acc, E)` of a fold's closure (FoldBody, E's text).
+struct Val {
+  enum class Kind {
+    Vector,
+    Scalar,
+    Weight,
+    Token,
+    ChildTree,
+    Tuple,
+    Kids,
+    ChildResults,
+    SelfCall,
+    Acc,
+    FoldBody,
+    MapFn,
+    FoldFn,
+    Rest,
+    TailCall
+  };
+  Kind kind = Kind::Vector;
+  std::string text;  // the model-language expression (a name, a slice, a number)
+  Shape shape;       // Vector: [N] or [1, N]; Weight: its shape
+  std::vector<Val> fields;
+  // Rose trees: the fold closure's parameter (one child's result) this value depends on, if any.
+  // Such a value is inline text inside `sum(k in children) ...`, never a temporary.
+  const ExprNode *child = nullptr;
+  const ExprNode *binder = nullptr;  // ChildTree, SelfCall: the map closure's parameter; Acc, FoldBody: %acc
+  bool index = true;                 // an index expression (docs/DSL.md) when it depends on a child
+  bool zero = false;                 // known to be all zeros (a fold's initial value)
+  std::string pending;               // a zero vector's text, bound to a temporary only once it is read
+  int depth = 0;                     // nesting of inline text
+};
+
+// Inline text (a fold's expression of one child) stays well inside the model language's limit of
+// 100 nested expressions and of a readable size.
+inline constexpr int kMaxInlineDepth = 40;
+inline constexpr size_t kMaxInlineText = 4000;
+
+namespace rose_msg {
+inline constexpr char kClosure[] =
+    "a closure in the node clause is neither `fn (%k) { @f(%k, weights...) }` (the function itself on "
+    "one child, mapped over the children) nor `fn (%acc, %c) { add(%acc, E) }` (folded over their results)";
+inline constexpr char kAcc[] = "a fold's function uses its accumulator other than as add(%acc, E)";
+inline constexpr char kKids[] =
+    "the node's list of children, which only @map of the function itself may take";
+inline constexpr char kResults[] = "the children's results, which only @foldl (summing them) may take";
+}  // namespace rose_msg
+
+inline int64_t length(const Shape &s) { return s.empty() ? 1 : s.back(); }
+inline bool known(int64_t d) { return d != kAnyDim; }
+
+inline std::optional<int64_t> int_attr(const Call &call, const char *name) {
+  const AttrValue *a = call.attrs.find(name);
+  if (!a || a->kind == AttrValue::Kind::None) return std::nullopt;
+  if (a->kind != AttrValue::Kind::Int)
+    reject(fmt::format("its {} has a non-integer {}", call.op.as<Op>()->name, name));
+  return a->i;
+}
+
+struct Function_ {
+  const Module *m = nullptr;
+  const Function *fn = nullptr;
+  std::string name;
+  int tree_param = -1;
+  std::unordered_map<Expr, Val, ExprHash, ExprEqual> weights;  // weight Var -> Weight value
+  std::string prefix;                                          // of temporaries and states
+  std::vector<Shape> state_shapes;                             // from the leaf clause
+  bool tuple_result = false;
+  // A fold over a list: the state parameter (the tree_param field is then the list's), and whether
+  // every tensor of the step has one row, so that reshapes between [N] and [1, N] keep each row
+  // (sequence) apart; with R rows a reshape would mix them.
+  int state_param = -1;
+  bool one_row = true;
+};
+
+// 1. Collect let bindings and reject closures (except, in a rose node clause, those of its map and
+// folds, whose parameters get their roles), branches and effects. 2. Translate every node in
+// post-order (children first), binding each computed vector to a temporary so that expressions
+// stay shallow; a vector computed from a fold's child instead stays inline text, since the fold
+// becomes one `sum(k in children) E` statement. 3. The clause's result value is returned; recursive
+// calls are recorded per child (binary) or the map over the children (rose).
+class CaseWriter {
+ public:
+  CaseWriter(const Function_ &f, bool leaf, Expr token, Expr left, Expr right)
+      : f_(f), leaf_(leaf), token_(std::move(token)), left_(std::move(left)), right_(std::move(right)) {}
+
+  // The node clause of a rose tree: `kids` binds its children list, `node_token` (maybe undefined)
+  // its token, which grove's internal nodes do not have.
+  // The Cons clause of a fold over a list: `x` binds the element (read as `x_val`), `state` is the
+  // state parameter (its previous value `prev`), `rest` binds the rest of the list, which only the
+  // tail call may take.
+  void set_sequence_step(Expr x, Val x_val, Expr state, Val prev, Expr rest) {
+    if (x.defined()) role_[x] = std::move(x_val);  // `Cons(_, %rest)` reads no element
+    role_[state] = std::move(prev);
+    rest_ = std::move(rest);
+  }
+  // The state the tail call passes on (a vector or a tuple of vectors); set once run() returns.
+  const Val &next_state() const { return next_state_; }
+
+  void set_rose_node(Expr kids, Expr node_token) {
+    kids_ = std::move(kids);
+    node_token_ = std::move(node_token);
+  }
+
+  Val run(const Expr &rhs) {
+    post_order_visit(rhs, [&](const Expr &e) {
+      if (const auto *let = e.as<Let>()) let_value_[let->var] = let->value;
+      switch (e->kind) {
+        case ExprKind::Function:
+          if (e.as<Function>()->has_attr(attr::kPrimitive))
+            reject(
+                "a clause calls fused Primitive functions (the translation reads operator calls: explain "
+                "before "
+                "fuse)");
+          if (kids_.defined()) {
+            closure_params(*e.as<Function>());
+            break;
+          }
+          reject("a clause defines a closure");
+        case ExprKind::If:
+          reject("a clause branches (if)");
+        case ExprKind::Match:
+          reject("a clause has a nested match");
+        case ExprKind::RefCreate:
+          reject("a clause has an effect (ref)");
+        case ExprKind::RefRead:
+          reject("a clause has an effect (ref_read)");
+        case ExprKind::RefWrite:
+          reject("a clause has an effect (ref_write)");
+        default:
+          break;
+      }
+    });
+    post_order_visit(rhs, [&](const Expr &e) { visit(e); });
+    Val r = get(rhs);
+    if (r.kind == Val::Kind::TailCall) {
+      for (Val &f : next_state_.kind == Val::Kind::Tuple ? next_state_.fields : std::vector<Val>{})
+        if (!f.pending.empty()) f = vector(f, "the new state");
+      if (!next_state_.pending.empty()) next_state_ = vector(next_state_, "the new state");
+      return r;
+    }
+    for (Val &f : r.fields)  // a tuple's
+      if (!f.pending.empty()) f = vector(f, "the result");
+    return r.pending.empty() ? r : vector(r, "the result");
+  }
+
+  const std::string &body() const { return body_; }
+  bool called(bool left) const { return left ? called_left_ : called_right_; }
+  bool mapped() const { return mapped_; }
+
+ private:
+  // A closure of a rose node clause: one parameter is a child tree (a map's function), two are the
+  // accumulator and one child's result (a fold's function); its body decides in closure().
+  void closure_params(const Function &fn) {
+    if (fn.params.size() == 1) {
+      role_[fn.params[0]] = Val{Val::Kind::ChildTree, "", {}, {}, nullptr, fn.params[0].get()};
+    } else if (fn.params.size() == 2) {
+      role_[fn.params[0]] = Val{Val::Kind::Acc, "", {}, {}, nullptr, fn.params[0].get()};
+      std::vector<Val> fields;
+      for (size_t k = 0; k < f_.state_shapes.size(); ++k)
+        fields.push_back(Val{Val::Kind::Vector,
+                             fmt::format("{}s{}[{}k]", f_.prefix, k, f_.prefix),
+                             f_.state_shapes[k],
+                             {},
+                             fn.params[1].get()});
+      role_[fn.params[1]] = f_.tuple_result ? Val{Val::Kind::Tuple, "", {}, std::move(fields)} : fields[0];
+    } else {
+      reject(rose_msg::kClosure);
+    }
+  }
+
+  Val closure(const Function &fn) {
+    Val b = get(fn.body);
+    if (fn.params.size() == 1 && b.kind == Val::Kind::SelfCall && b.binder == fn.params[0].get())
+      return Val{Val::Kind::MapFn, "", {}, {}};
+    if (fn.params.size() == 2 && b.kind == Val::Kind::FoldBody && b.binder == fn.params[0].get() &&
+        (!b.child || b.child == fn.params[1].get())) {
+      b.kind = Val::Kind::FoldFn;
+      return b;
+    }
+    reject(rose_msg::kClosure);
+  }
+
+  // `@map(fn (%k) { @f(%k, weights...) }, %kids)`: the children's results.
+  Val map_call(const Call &c) {
+    Val fn = get(c.args[0]), xs = get(c.args[1]);
+    if (fn.kind != Val::Kind::MapFn)
+      reject("the node clause maps something other than `fn (%k) { @f(%k, weights...) }` over a list");
+    if (xs.kind != Val::Kind::Kids)
+      reject(fmt::format("the node clause maps the function over something other than its children {}",
+                         var_name(kids_)));
+    if (mapped_) reject("the node clause maps the function over its children twice");
+    mapped_ = true;
+    return Val{Val::Kind::ChildResults, "", {}, {}};
+  }
+
+  // `@foldl(fn (%acc, %c) { add(%acc, E) }, init, results)`: init + sum over the children of E.
+  Val fold_call(const Call &c) {
+    Val fn = get(c.args[0]), init = get(c.args[1]), xs = get(c.args[2]);
+    if (fn.kind != Val::Kind::FoldFn)
+      reject(
+          "a fold's function is not `fn (%acc, %c) { add(%acc, E) }` with E an expression of one child's "
+          "result");
+    if (xs.kind != Val::Kind::ChildResults)
+      reject(
+          "@foldl folds something other than the children's results (the function mapped over its children)");
+    std::string sum = fmt::format("sum({}k in children) {}", f_.prefix, fn.text);
+    if (init.kind == Val::Kind::Vector && init.zero && !init.child) {
+      check_fold_length(init, fn);
+      return bind(sum, init.shape, {});
+    }
+    Val v = vector(init, "@foldl's initial value");
+    check_fold_length(v, fn);
+    return bind(v.text + " + " + sum, v.shape, {&v});
+  }
+
+  void check_fold_length(const Val &init, const Val &e) {
+    int64_t a = length(init.shape), b = length(e.shape);
+    if (known(a) && known(b) && a != b)
+      reject(fmt::format("a fold adds vectors of {} elements to an initial value of {}", b, a));
+  }
+
+  Val get(Expr e) {
+    while (e.as<Var>() && let_value_.count(e)) e = let_value_.at(e);
+    if (e.as<Var>()) {
+      if (auto it = f_.weights.find(e); it != f_.weights.end()) return it->second;
+      if (token_.defined() && e.same_as(token_)) return Val{Val::Kind::Token, "token", {}, {}};
+      if ((left_.defined() && e.same_as(left_)) || (right_.defined() && e.same_as(right_)))
+        return Val{Val::Kind::ChildTree, "", {}, {}};
+      if (auto it = role_.find(e); it != role_.end()) return it->second;
+      if (kids_.defined() && e.same_as(kids_)) return Val{Val::Kind::Kids, "", {}, {}};
+      if (rest_.defined() && e.same_as(rest_)) return Val{Val::Kind::Rest, "", {}, {}};
+      if (rest_.defined() && e.same_as(f_.fn->params[f_.tree_param]))
+        reject(fmt::format(
+            "the Cons clause uses the whole list {}; only its rest {} may go to the recursive call",
+            var_name(e), var_name(rest_)));
+      if (node_token_.defined() && e.same_as(node_token_))
+        reject(fmt::format(
+            "the node clause uses {}, an internal node's token (grove's internal nodes have none)",
+            var_name(e)));
+      reject(fmt::format("a clause uses {}, which is neither a weight, the leaf's token nor a let",
+                         var_name(e)));
+    }
+    if (e.as<GlobalVar>()) reject(fmt::format("a clause uses @{} as a value", e.as<GlobalVar>()->name));
+    if (e.as<Op>()) reject(fmt::format("a clause uses the operator {} as a value", e.as<Op>()->name));
+    if (e.as<Constructor>())
+      reject(fmt::format("a clause builds an ADT value ({})", e.as<Constructor>()->name));
+    auto it = memo_.find(e);
+    GROVE_CHECK(it != memo_.end(), "a clause node was not translated before its use");
+    return it->second;
+  }
+
+  // A vector operand: a computed vector or a rank-1 weight.
+  Val vector(const Val &v, const std::string &op) {
+    if (v.kind == Val::Kind::Vector && !v.pending.empty()) {
+      Val r = bind(v.pending, v.shape, {});
+      r.zero = true;
+      return r;
+    }
+    if (v.kind == Val::Kind::Vector && v.text.empty())
+      reject(fmt::format("{} takes zeros(...), which is translated only as a fold's initial value", op));
+    if (v.kind == Val::Kind::Vector) return v;
+    if (v.kind == Val::Kind::Weight && v.shape.size() == 1)
+      return Val{Val::Kind::Vector, v.text, v.shape, {}};
+    if (v.kind == Val::Kind::Weight)
+      reject(fmt::format("{} takes the rank-{} weight {}, where only vectors ([N] or [1, N]) are translated",
+                         op, v.shape.size(), v.text));
+    if (v.kind == Val::Kind::Token)
+      reject(fmt::format("{} takes the leaf's token, which only take may index with", op));
+    if (v.kind == Val::Kind::ChildTree)
+      reject(fmt::format("{} takes a child tree, which only the recursive call may take", op));
+    if (v.kind == Val::Kind::Tuple) reject(fmt::format("{} takes a tuple", op));
+    if (v.kind == Val::Kind::Kids) reject(fmt::format("{} takes {}", op, rose_msg::kKids));
+    if (v.kind == Val::Kind::ChildResults) reject(fmt::format("{} takes {}", op, rose_msg::kResults));
+    if (v.kind == Val::Kind::Acc) reject(rose_msg::kAcc);
+    if (v.kind == Val::Kind::SelfCall)
+      reject(fmt::format("{} takes the recursive call's result, which only @map over the children may take",
+                         op));
+    if (v.kind == Val::Kind::FoldBody) reject(fmt::format("{} takes add(%acc, ...), a fold's step", op));
+    if (v.kind == Val::Kind::Rest)
+      reject(fmt::format("{} takes the rest of the list, which only the recursive call may take", op));
+    if (v.kind == Val::Kind::TailCall)
+      reject(fmt::format(
+          "{} takes the recursive call's result; the step must end with the call itself (a tail call)", op));
+    if (v.kind == Val::Kind::MapFn || v.kind == Val::Kind::FoldFn)
+      reject(fmt::format("{} takes a closure", op));
+    reject(fmt::format("{} takes only constants", op));
+  }
+
+  // The one child result the operands depend on (rejecting two different ones), or null.
+  const ExprNode *child_of(const std::vector<const Val *> &from) {
+    const ExprNode *child = nullptr;
+    for (const Val *v : from) {
+      if (!v->child) continue;
+      if (child && child != v->child) reject("an expression combines the results of two folds' children");
+      child = v->child;
+    }
+    return child;
+  }
+
+  // A computed vector: a temporary, or inline text when it depends on a fold's child (temporaries
+  // are per node; the fold's expression is per child, inside `sum(k in children)`).
+  Val bind(const std::string &text, Shape shape, std::initializer_list<const Val *> from) {
+    return bind_all(text, std::move(shape), std::vector<const Val *>(from));
+  }
+  Val bind_all(const std::string &text, Shape shape, const std::vector<const Val *> &from) {
+    if (const ExprNode *child = child_of(from)) {
+      int depth = 0;
+      for (const Val *v : from) depth = std::max(depth, v->depth);
+      Val r{Val::Kind::Vector, "(" + text + ")", std::move(shape), {}, child};
+      r.index = false;
+      r.depth = depth + 1;
+      if (r.depth > kMaxInlineDepth || r.text.size() > kMaxInlineText)
+        reject(
+            "a fold's expression of one child is too deep or too large to write inline; compute the parts "
+            "that do not depend on the child outside the fold");
+      return r;
+    }
+    std::string name = fmt::format("{}t{}", f_.prefix, temps_++);
+    body_ += fmt::format("  {} = {}\n", name, text);
+    return Val{Val::Kind::Vector, name, std::move(shape), {}};
+  }
+
+  // The operand of a reshape: a vector, or zeros not yet written (they stay unwritten).
+  Val same_elements(const Val &v, const std::string &op) {
+    return v.kind == Val::Kind::Vector && !v.pending.empty() ? v : vector(v, op);
+  }
+
+  // `x` with another shape (the same elements).
+  static Val reshaped(Val x, Shape shape) {
+    x.shape = std::move(shape);
+    return x;
+  }
+
+  void visit(const Expr &e) {
+    switch (e->kind) {
+      case ExprKind::Constant: {
+        const NDArray &d = e.as<Constant>()->data;
+        if (d.ndim() != 0 || !is_float(d.dtype()))
+          reject(fmt::format(
+              "a clause has a constant of type Tensor[{}, {}]; only rank-0 float constants are translated",
+              shape_to_string(d.shape()), to_string(d.dtype())));
+        double x = d.element_as_double(0);
+        if (!std::isfinite(x)) reject("a clause has a constant that is not finite");
+        std::string text = fmt::format("{:.9g}", std::fabs(x));
+        memo_[e] = Val{Val::Kind::Scalar, x < 0 ? "(-" + text + ")" : text, {}, {}};
+        memo_[e].zero = x == 0.0;
+        return;
+      }
+      case ExprKind::Tuple: {
+        Val t{Val::Kind::Tuple, "", {}, {}};
+        for (const Expr &f : e.as<Tuple>()->fields) t.fields.push_back(get(f));
+        memo_[e] = t;
+        return;
+      }
+      case ExprKind::TupleGetItem: {
+        const auto *g = e.as<TupleGetItem>();
+        Val t = get(g->tuple);
+        if (t.kind == Val::Kind::TailCall || t.kind == Val::Kind::Rest)
+          vector(t, "a projection");  // rejects, saying what it projects
+        if (t.kind == Val::Kind::SelfCall)
+          reject("the map's function projects the recursive call's result; it must return the call itself");
+        if (t.kind == Val::Kind::Acc) reject(rose_msg::kAcc);
+        if (t.kind == Val::Kind::ChildResults || t.kind == Val::Kind::Kids || t.kind == Val::Kind::FoldBody)
+          vector(t, "a projection");  // rejects, saying what it projects
+        GROVE_CHECK(
+            t.kind == Val::Kind::Tuple && g->index >= 0 && g->index < static_cast<int>(t.fields.size()),
+            "a typed projection of a non-tuple");
+        memo_[e] = t.fields[g->index];
+        return;
+      }
+      case ExprKind::Let:
+        memo_[e] = get(e.as<Let>()->body);
+        return;
+      case ExprKind::Call:
+        memo_[e] = call(*e.as<Call>());
+        return;
+      case ExprKind::Function:
+        memo_[e] = closure(*e.as<Function>());
+        return;
+      default:
+        return;  // variables, globals, ops and constructors are resolved where they are used
+    }
+  }
+
+  Val self_call(const Call &c) {
+    if (rest_.defined()) return tail_call(c);
+    if (leaf_) reject("the leaf clause calls the function itself");
+    const auto &params = f_.fn->params;
+    GROVE_CHECK(c.args.size() == params.size(), "a typed call with the wrong number of arguments");
+    const Expr &tree = c.args[f_.tree_param];
+    for (size_t i = 0; i < params.size(); ++i) {
+      if (static_cast<int>(i) == f_.tree_param || c.args[i].same_as(params[i])) continue;
+      reject(fmt::format(
+          "the recursive call passes a changed argument for {} (the weights must be passed through "
+          "unchanged)",
+          var_name(params[i])));
+    }
+    if (kids_.defined()) {
+      auto role = role_.find(tree);
+      if (role == role_.end() || role->second.kind != Val::Kind::ChildTree)
+        reject(fmt::format(
+            "the node clause calls the function itself on something other than one child of {}, inside the "
+            "function @map applies to {}",
+            var_name(kids_), var_name(kids_)));
+      return Val{Val::Kind::SelfCall, "", {}, {}, nullptr, role->second.binder};
+    }
+    bool left = left_.defined() && tree.same_as(left_);
+    bool right = right_.defined() && tree.same_as(right_);
+    if (!left && !right)
+      reject("the node clause calls the function itself on something other than a child tree");
+    bool &done = left ? called_left_ : called_right_;
+    if (done) reject(fmt::format("the node clause calls the function itself twice on {}", var_name(tree)));
+    done = true;
+    const char *side = left ? "left" : "right";
+    std::vector<Val> fields;
+    for (size_t k = 0; k < f_.state_shapes.size(); ++k)
+      fields.push_back(
+          Val{Val::Kind::Vector, fmt::format("{}s{}[{}]", f_.prefix, k, side), f_.state_shapes[k], {}});
+    if (!f_.tuple_result) return fields[0];
+    return Val{Val::Kind::Tuple, "", {}, std::move(fields)};
+  }
+
+  // A fold's `@f(%rest, new_state, weights...)`: the rest of the list in the list's place, every
+  // weight passed through in its own position; the new state is recorded.
+  Val tail_call(const Call &c) {
+    const auto &params = f_.fn->params;
+    GROVE_CHECK(c.args.size() == params.size(), "a typed call with the wrong number of arguments");
+    if (tail_called_) reject("the Cons clause calls the function itself twice");
+    tail_called_ = true;
+    if (get(c.args[f_.tree_param]).kind != Val::Kind::Rest)
+      reject(fmt::format("the recursive call takes something other than the rest of the list {} as its list",
+                         var_name(rest_)));
+    for (size_t i = 0; i < params.size(); ++i) {
+      if (static_cast<int>(i) == f_.tree_param || static_cast<int>(i) == f_.state_param ||
+          c.args[i].same_as(params[i]))
+        continue;
+      reject(fmt::format(
+          "the recursive call passes a changed argument for {} (the weights must be passed through "
+          "unchanged)",
+          var_name(params[i])));
+    }
+    next_state_ = get(c.args[f_.state_param]);
+    return Val{Val::Kind::TailCall, "", {}, {}};
+  }
+
+  Val call(const Call &c) {
+    if (const auto *g = c.op.as<GlobalVar>()) {
+      if (g->name == f_.name) return self_call(c);
+      if (kids_.defined() && c.args.size() == 2 && is_list_map(*f_.m, g->name)) return map_call(c);
+      if (kids_.defined() && c.args.size() == 3 && is_list_foldl(*f_.m, g->name)) return fold_call(c);
+      if (kids_.defined())
+        reject(fmt::format(
+            "a clause calls @{}; only the function itself (mapped over the children with the standard @map), "
+            "the standard @foldl over their results and operators may be called",
+            g->name));
+      reject(
+          fmt::format("a clause calls @{}; only the function itself and operators may be called", g->name));
+    }
+    if (const auto *k = c.op.as<Constructor>())
+      reject(fmt::format("a clause builds an ADT value ({})", k->name));
+    const auto *op = c.op.as<Op>();
+    if (!op) reject("a clause calls a closure");
+    const std::string &name = op->name;
+    std::vector<Val> a;
+    for (const Expr &arg : c.args) a.push_back(get(arg));
+
+    static const std::map<std::string, std::string> kUnary = {
+        {"sigmoid", "sigmoid"}, {"tanh", "tanh"}, {"exp", "exp"}, {"nn.relu", "relu"}, {"negative", "-"}};
+    static const std::map<std::string, std::string> kBinary = {
+        {"add", "+"}, {"subtract", "-"}, {"multiply", "*"}, {"divide", "/"}, {"nn.bias_add", "+"}};
+    if (auto u = kUnary.find(name); u != kUnary.end()) {
+      Val x = vector(a[0], name);
+      return bind(u->second == "-" ? "-" + x.text : u->second + "(" + x.text + ")", x.shape, {&x});
+    }
+    if (auto b = kBinary.find(name); b != kBinary.end()) return binary(c, name, b->second, a[0], a[1]);
+    if (name == "take") return take(c, a);
+    if (name == "nn.dense") return dense(a);
+    if ((name == "expand_dims" || name == "squeeze" || name == "reshape") && !f_.one_row)
+      reject(fmt::format(
+          "a step of several rows (sequences) uses {}, which would mix its rows; only row-wise operators are "
+          "translated",
+          name));
+    if (name == "expand_dims") {
+      Val x = same_elements(a[0], name);
+      auto axis = int_attr(c, "axis").value_or(0);
+      if (x.shape.size() != 1 || (axis != 0 && axis != -2) || int_attr(c, "num_newaxis").value_or(1) != 1)
+        reject("expand_dims is translated only from [N] to [1, N] (axis=0)");
+      return reshaped(x, {1, x.shape[0]});
+    }
+    if (name == "squeeze") {
+      Val x = same_elements(a[0], name);
+      const AttrValue *axis = c.attrs.find("axis");
+      bool axis0 = !axis || axis->kind == AttrValue::Kind::None ||
+                   (axis->kind == AttrValue::Kind::List && axis->list.size() == 1 && axis->list[0].i == 0);
+      if (x.shape.size() != 2 || !axis0) reject("squeeze is translated only from [1, N] to [N]");
+      return reshaped(x, {x.shape[1]});
+    }
+    if (name == "reshape") return reshape(c, same_elements(a[0], name));
+    if (name == "split") return split(c, vector(a[0], name));
+    if (name == "concatenate") return concatenate(c, a[0]);
+    if (name == "zeros" && kids_.defined()) return zeros(c);
+    reject(
+        fmt::format("a clause uses the operator {}, which the translation to grove does not support", name));
+  }
+
+  Val binary(const Call &c, const std::string &name, const std::string &sym, const Val &x, const Val &y) {
+    if (x.kind == Val::Kind::Acc || y.kind == Val::Kind::Acc) {
+      // A fold's step add(%acc, E) (or add(E, %acc)): E is summed over the children.
+      if (name != "add" || (x.kind == Val::Kind::Acc && y.kind == Val::Kind::Acc)) reject(rose_msg::kAcc);
+      const Val &acc = x.kind == Val::Kind::Acc ? x : y;
+      Val e = vector(x.kind == Val::Kind::Acc ? y : x, "a fold's step");
+      e.kind = Val::Kind::FoldBody;
+      e.binder = acc.binder;
+      return e;
+    }
+    bool xs = x.kind == Val::Kind::Scalar, ys = y.kind == Val::Kind::Scalar;
+    if (xs && ys) return Val{Val::Kind::Scalar, "(" + x.text + " " + sym + " " + y.text + ")", {}, {}};
+    if (xs || ys) {
+      Val v = vector(xs ? y : x, name);
+      std::string text = xs ? x.text + " " + sym + " " + v.text : v.text + " " + sym + " " + y.text;
+      if (name == "multiply" && (xs ? x : y).zero && !v.child) {
+        // Zeros, most likely a fold's initial value: written only if something else reads it.
+        Val r{Val::Kind::Vector, "", v.shape, {}};
+        r.zero = true;
+        r.pending = text;
+        return r;
+      }
+      return bind(text, v.shape, {&v});
+    }
+    Val u = vector(x, name), v = vector(y, name);
+    if (name == "nn.bias_add") {
+      auto axis = int_attr(c, "axis").value_or(1);
+      if (v.shape.size() != 1 || !(axis == -1 || axis == static_cast<int64_t>(u.shape.size()) - 1))
+        reject("nn.bias_add is translated only along the vector's axis");
+    }
+    int64_t m = length(u.shape), n = length(v.shape);
+    if (known(m) && known(n) && m != n)
+      reject(fmt::format("{} broadcasts a vector of {} elements against one of {}", name, m, n));
+    Shape shape = u.shape.size() >= v.shape.size() ? u.shape : v.shape;
+    if (!known(shape.back())) shape.back() = known(m) ? m : n;
+    return bind(u.text + " " + sym + " " + v.text, shape, {&u, &v});
+  }
+
+  Val take(const Call &c, const std::vector<Val> &a) {
+    if (a[0].kind != Val::Kind::Weight || a[0].shape.size() != 2 || a[1].kind != Val::Kind::Token ||
+        int_attr(c, "axis").value_or(-100) != 0 || int_attr(c, "batch_dims").value_or(0) != 0)
+      reject("take is translated only as take(weight, token, axis=0) of a rank-2 weight by the leaf's token");
+    return bind(a[0].text + "[token]", {a[0].shape[1]}, {});
+  }
+
+  Val dense(const std::vector<Val> &a) {
+    Val x = vector(a[0], "nn.dense");
+    const Val &w = a[1];
+    if (w.kind != Val::Kind::Weight || w.shape.size() != 2)
+      reject("nn.dense is translated only with a rank-2 weight as its second argument");
+    int64_t k = length(x.shape);
+    if (known(k) && known(w.shape[1]) && k != w.shape[1])
+      reject(fmt::format("nn.dense multiplies {} elements by the weight {} of {} columns", k, w.text,
+                         w.shape[1]));
+    if (x.child && !x.index)
+      reject(
+          fmt::format("a fold multiplies the weight {} by a vector computed from the child; inside sum(k in "
+                      "children) grove "
+                      "multiplies only a child's states, their slices and concatenations",
+                      w.text));
+    Shape shape = x.shape;
+    shape.back() = w.shape[0];
+    return bind(w.text + " @ " + x.text, shape, {&x});
+  }
+
+  // zeros(shape=[N] or [1, N]): only a fold's initial value (its text stays empty).
+  Val zeros(const Call &c) {
+    const AttrValue *shape = c.attrs.find("shape");
+    Shape s;
+    if (shape && shape->kind == AttrValue::Kind::List)
+      for (const AttrValue &d : shape->list) s.push_back(d.kind == AttrValue::Kind::Int ? d.i : 0);
+    if (s.empty() || s.size() > 2 || (s.size() == 2 && s[0] != 1) || s.back() < 1)
+      reject("zeros is translated only with shape [N] or [1, N]");
+    Val r{Val::Kind::Vector, "", s, {}};
+    r.zero = true;
+    return r;
+  }
+
+  Val reshape(const Call &c, const Val &x) {
+    const AttrValue *ns = c.attrs.find("newshape");
+    int64_t n = length(x.shape);
+    auto fits = [&](const AttrValue &d) { return d.kind == AttrValue::Kind::Int && (d.i == -1 || d.i == n); };
+    if (ns && ns->kind == AttrValue::Kind::List && ns->list.size() == 1 && fits(ns->list[0]))
+      return reshaped(x, {n});
+    if (ns && ns->kind == AttrValue::Kind::List && ns->list.size() == 2 &&
+        ns->list[0].kind == AttrValue::Kind::Int && ns->list[0].i == 1 && fits(ns->list[1]))
+      return reshaped(x, {1, n});
+    reject("reshape is translated only between [N] and [1, N]");
+  }
+
+  bool last_axis(const Call &c, const Val &x) {
+    auto axis = int_attr(c, "axis").value_or(0);
+    return axis == -1 || axis == static_cast<int64_t>(x.shape.size()) - 1;
+  }
+
+  Val split(const Call &c, const Val &x) {
+    if (!last_axis(c, x)) reject("split is translated only along the vector's axis");
+    int64_t n = length(x.shape);
+    std::vector<int64_t> bounds{0};
+    const AttrValue *ios = c.attrs.find("indices_or_sections");
+    if (ios && ios->kind == AttrValue::Kind::Int && ios->i > 0) {
+      if (known(n) && n % ios->i != 0)
+        reject(fmt::format("split cuts {} elements into {} sections", n, ios->i));
+      for (int64_t s = 1; s <= ios->i; ++s) bounds.push_back(known(n) ? n / ios->i * s : kAnyDim);
+    } else if (ios && ios->kind == AttrValue::Kind::List) {
+      for (const AttrValue &i : ios->list) bounds.push_back(i.i);
+      bounds.push_back(n);
+    } else {
+      reject("split needs indices_or_sections");
+    }
+    Val t{Val::Kind::Tuple, "", {}, {}};
+    for (size_t s = 0; s + 1 < bounds.size(); ++s) {
+      int64_t lo = bounds[s], hi = bounds[s + 1];
+      Shape shape = x.shape;
+      shape.back() = known(lo) && known(hi) ? hi - lo : kAnyDim;
+      if (known(lo) && known(hi) && hi <= lo) reject("split makes an empty section");
+      Val part = reshaped(x, shape);
+      part.text = fmt::format("{}[{}:{}]", x.text, lo, hi);
+      part.zero = false;
+      t.fields.push_back(std::move(part));
+    }
+    return t;
+  }
+
+  Val concatenate(const Call &c, const Val &t) {
+    if (t.kind != Val::Kind::Tuple || t.fields.empty()) reject("concatenate's argument is not a tuple");
+    std::vector<Val> parts;
+    for (const Val &f : t.fields) parts.push_back(vector(f, "concatenate"));
+    if (!last_axis(c, parts[0])) reject("concatenate is translated only along the vectors' axis");
+    Shape shape = parts[0].shape;
+    std::string text = "[";
+    int64_t total = 0;
+    for (size_t i = 0; i < parts.size(); ++i) {
+      if (parts[i].shape.size() != shape.size()) reject("concatenate joins vectors of different ranks");
+      int64_t n = length(parts[i].shape);
+      total = known(total) && known(n) ? total + n : kAnyDim;
+      text += (i ? "; " : "") + parts[i].text;
+    }
+    shape.back() = total;
+    std::vector<const Val *> from;
+    bool index = true;
+    for (const Val &p : parts) {
+      from.push_back(&p);
+      index = index && p.index;
+    }
+    Val r = bind_all(text + "]", shape, from);
+    if (r.child) r.index = index;  // a concatenation of index expressions is one
+    return r;
+  }
+
+  const Function_ &f_;
+  bool leaf_;
+  Expr token_, left_, right_;
+  Expr kids_, node_token_;  // a rose tree's node clause
+  Expr rest_;               // a fold's Cons clause
+  Val next_state_;
+  bool tail_called_ = false;
+  std::unordered_map<Expr, Val, ExprHash, ExprEqual> role_;  // its closures' parameters
+  std::unordered_map<Expr, Expr, ExprHash, ExprEqual> let_value_;
+  std::unordered_map<Expr, Val, ExprHash, ExprEqual> memo_;
+  std::string body_;
+  int temps_ = 0;
+  bool called_left_ = false, called_right_ = false;
+  bool mapped_ = false;
+};
+
+inline const Type &type_of(const Expr &v) {
+  if (v->checked_type.defined()) return v->checked_type;
+  return v.as<Var>()->type_annotation;
+}
+
+// The variables a clause's constructor pattern binds per field (null for `_`).
+inline std::vector<Expr> field_vars(const Pattern &p) {
+  std::vector<Expr> vars;
+  for (const Pattern &f : p->patterns) {
+    if (f->kind == PatternKind::Var)
+      vars.push_back(f->var);
+    else if (f->kind == PatternKind::Wildcard)
+      vars.push_back(Expr());
+    else
+      reject("a clause's pattern is nested; only variables and _ are taken as the constructor's fields");
+  }
+  return vars;
+}
+
+// The result's tensors; a rank-1 weight returned as it is counts as a vector.
+inline std::vector<Val> result_fields(const Val &r) {
+  std::vector<Val> fields = r.kind == Val::Kind::Tuple ? r.fields : std::vector<Val>{r};
+  for (Val &f : fields)
+    if (f.kind == Val::Kind::Weight && f.shape.size() == 1) f.kind = Val::Kind::Vector;
+  return fields;
+}
+
+inline bool identifier(const std::string &s) {
+  static const std::set<std::string> kReserved = {
+      "model",    "structure", "param",   "state",    "leaf",  "internal", "node",  "output",
+      "schedule", "sum",       "in",      "children", "token", "left",     "right", "pred0",
+      "pred1",    "prev",      "sigmoid", "tanh",     "exp",   "relu",     "n"};
+  if (s.empty() || kReserved.count(s) || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  if ((s[0] == 'i' || s[0] == 'k') && s.size() > 1 &&
+      s.find_first_not_of("0123456789", 1) == std::string::npos)
+    return false;
+  for (char ch : s)
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_') return false;
+  return true;
+}
+
+inline std::string dims(const Shape &s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return "[" + out + "]";
+}
+
+}  // namespace grove::relay::tree_to_dsl::detail

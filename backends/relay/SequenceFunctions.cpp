@@ -1,0 +1,181 @@
+#include "backends/relay/SequenceFunctions.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <utility>
+
+#include "backends/relay/RecursiveFunctions.h"
+#include "backends/relay/SequenceToDsl.h"
+#include "frontend/dsl/Frontend.h"
+#include "ilir/Error.h"
+
+namespace grove::relay {
+namespace {
+
+const Function &global(const Module &m, const std::string &name) {
+  const Expr *f = m.find_function(name);
+  if (!f) user_error("the module has no global function @{}", name);
+  return *f->as<Function>();
+}
+
+// 1. Whether the fold qualifies at all (before counting the weights). 2. The weights' count and
+// types. 3. The translation for their shapes.
+tree_to_dsl::SequenceTranslation translate_or_throw(const Module &m, const std::string &name,
+                                                    const std::vector<NDArray> &weights,
+                                                    int64_t element_length) {
+  const Function &fn = global(m, name);
+  try {
+    tree_to_dsl::SequenceTranslation sketch = tree_to_dsl::translate_sequence(m, name, nullptr, kAnyDim);
+    if (weights.size() + 2 != fn.params.size())
+      user_error("@{} takes {} weights besides its list and its state; {} were given", name,
+                 fn.params.size() - 2, weights.size());
+    check_weights_fit(fn, name, {sketch.list_param, sketch.state_param}, weights);
+    std::vector<Shape> shapes;
+    for (const NDArray &w : weights) shapes.push_back(w.shape());
+    return tree_to_dsl::translate_sequence(m, name, &shapes, element_length);
+  } catch (const tree_to_dsl::Reject &r) {
+    user_error("{}: @{} cannot be compiled by grove's recursive compiler: {}", to_string(fn.span), name,
+               r.why);
+  }
+}
+
+// The tensors of a state value (one tensor, or a tuple of them), or nothing when it is another value.
+std::optional<std::vector<const NDArray *>> state_tensors(const Value &state) {
+  std::vector<const NDArray *> out;
+  if (const auto *t = state ? state->as<TensorValue>() : nullptr) {
+    out.push_back(&t->data);
+    return out;
+  }
+  const auto *tuple = state ? state->as<TupleValue>() : nullptr;
+  if (!tuple) return std::nullopt;
+  for (const Value &f : tuple->fields) {
+    const auto *t = f ? f->as<TensorValue>() : nullptr;
+    if (!t) return std::nullopt;
+    out.push_back(&t->data);
+  }
+  return out;
+}
+
+bool all_zero(const NDArray &a) {
+  const float *p = a.data<float>();
+  return std::all_of(p, p + a.size(), [](float x) { return x == 0.0f; });
+}
+
+}  // namespace
+
+// 1. Walk the list: every step a float32 tensor of the first step's shape, rank 1 or 2. 2. The state:
+// float32 tensors of that rank, with the steps' rows, all zero.
+std::optional<SequenceCall> sequence_call(const Value &list, const Value &state, int cons_tag) {
+  SequenceCall call;
+  for (Value v = list;;) {
+    const auto *adt = v ? v->as<ADTValue>() : nullptr;
+    if (!adt) return std::nullopt;
+    if (adt->tag != cons_tag) break;
+    GROVE_CHECK(adt->fields.size() == 2, "a Cons without two fields");
+    const auto *t = adt->fields[0] ? adt->fields[0]->as<TensorValue>() : nullptr;
+    if (!t || t->data.dtype() != DType::Float32 || (t->data.ndim() != 1 && t->data.ndim() != 2))
+      return std::nullopt;
+    if (!call.steps.empty() && t->data.shape() != call.steps[0].shape()) return std::nullopt;
+    call.steps.push_back(t->data);
+    v = adt->fields[1];
+  }
+  if (call.steps.empty()) return std::nullopt;
+  const Shape &shape = call.steps[0].shape();
+  call.rank = static_cast<int>(shape.size());
+  call.rows = call.rank == 2 ? shape[0] : 1;
+  call.length = shape.back();
+  if (call.rows < 1 || call.length < 1) return std::nullopt;
+  auto tensors = state_tensors(state);
+  if (!tensors) return std::nullopt;
+  for (const NDArray *t : *tensors)
+    if (t->dtype() != DType::Float32 || t->ndim() != call.rank ||
+        (call.rank == 2 && t->shape()[0] != call.rows) || !all_zero(*t))
+      return std::nullopt;
+  return call;
+}
+
+std::string sequence_function_model_text(const Module &m, const std::string &name,
+                                         const std::vector<NDArray> &weights, int64_t element_length) {
+  return translate_or_throw(m, name, weights, element_length).text;
+}
+
+// 1. Translate for the weights' shapes. 2. Parse the model text with the model language's front
+// end. 3. Compile it with the weights and a zero table of `capacity` rows, then bind views of this
+// object's own copies, so that each call refills the table in place.
+std::shared_ptr<CompiledSequenceFunction> CompiledSequenceFunction::compile(
+    const Module &m, const std::string &name, const std::vector<Value> &weights, int64_t element_length,
+    int64_t capacity, const cpu::CompileOptions &options) {
+  std::vector<NDArray> arrays;
+  for (size_t i = 0; i < weights.size(); ++i) {
+    const auto *t = weights[i] ? weights[i]->as<TensorValue>() : nullptr;
+    if (!t) user_error("weight {} of @{} is not a tensor", i + 1, name);
+    arrays.push_back(t->data);
+  }
+  tree_to_dsl::SequenceTranslation t = translate_or_throw(m, name, arrays, element_length);
+  ilir::Program program = dsl::parse_model(t.text, "@" + name);
+  std::shared_ptr<CompiledSequenceFunction> f(new CompiledSequenceFunction());
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    Tensor w(arrays[i].shape());
+    std::copy_n(arrays[i].data<float>(), w.size(), w.data.data());
+    f->weights_[t.weights[i]] = std::move(w);
+  }
+  f->table_ = Tensor({capacity, element_length});
+  Weights all = f->weights_;
+  all[t.table] = f->table_;
+  f->model_ = std::make_unique<cpu::CompiledModel>(cpu::CompiledModel::compile(program, all, options));
+  std::map<std::string, WeightView> views;
+  for (const auto &[wname, tensor] : f->weights_) views[wname] = WeightView{tensor.data.data(), tensor.shape};
+  views[t.table] = WeightView{f->table_.data.data(), f->table_.shape};
+  f->model_->executor().bind(views, options.weights_file);
+  f->text_ = std::move(t.text);
+  f->length_ = element_length;
+  f->capacity_ = capacity;
+  f->state_lengths_ = std::move(t.state_lengths);
+  f->tuple_state_ = t.tuple_state;
+  return f;
+}
+
+bool CompiledSequenceFunction::fits(const SequenceCall &call) const {
+  return call.length == length_ && call.rows * static_cast<int64_t>(call.steps.size()) <= capacity_;
+}
+
+// 1. The state's tensors must have the lengths the step computes. 2. Fill the table: step t's row r
+// is row t·R + r. 3. One batched run of R sequences of T tokens. 4. Cut each sequence's row of
+// concatenated states into the state's tensors, R rows each.
+std::optional<Value> CompiledSequenceFunction::run(const SequenceCall &call, const Value &state) const {
+  GROVE_CHECK(fits(call), "a call that does not fit the compiled sequence function");
+  auto tensors = state_tensors(state);
+  GROVE_CHECK(tensors.has_value(), "a sequence call's state is not tensors");
+  if (tensors->size() != state_lengths_.size()) return std::nullopt;
+  for (size_t k = 0; k < state_lengths_.size(); ++k)
+    if ((*tensors)[k]->shape().back() != state_lengths_[k]) return std::nullopt;
+
+  const int64_t rows = call.rows, steps = static_cast<int64_t>(call.steps.size());
+  std::vector<std::vector<int32_t>> sequences(rows, std::vector<int32_t>(steps));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t s = 0; s < steps; ++s) sequences[r][s] = static_cast<int32_t>(s * rows + r);
+  Tensor last;
+  {
+    std::lock_guard<std::mutex> lock(table_mutex_);
+    for (int64_t s = 0; s < steps; ++s)
+      std::memcpy(table_.data.data() + s * rows * length_, call.steps[s].data<float>(),
+                  rows * length_ * sizeof(float));
+    last = model_->run_sequences(sequences, {});
+  }
+  const int64_t width = last.size() / rows;
+  std::vector<Value> fields;
+  int64_t offset = 0;
+  for (int64_t len : state_lengths_) {
+    NDArray a(DType::Float32, call.rank == 2 ? Shape{rows, len} : Shape{len});
+    for (int64_t r = 0; r < rows; ++r)
+      std::copy_n(last.data.data() + r * width + offset, len, a.data<float>() + r * len);
+    offset += len;
+    fields.push_back(tensor_value(std::move(a)));
+  }
+  return tuple_state_ ? tuple_value(std::move(fields)) : fields[0];
+}
+
+}  // namespace grove::relay
