@@ -2,7 +2,7 @@
 """grove's Relay programs (models/relay/*.relay) timed with `grove relay bench`, in one run, against
 grove's own TreeLSTM (`grove bench`) and against the same computations as torch.nn modules.
 
-  /usr/bin/python3 experiments/bench_relay.py [--grove build/tools/grove] [--repeat 5]
+  /usr/bin/python3 experiments/bench_relay.py [--grove build/tools/grove] [--repeat 5] [--small-repeat 200]
       [--interp-trees 50] [--out experiments/results/relay.md]
 
 (a) TreeLSTM, H = D = 256, SST test trees (datasets/sst/test.txt, datasets/sst/vocab.txt), batch 10.
@@ -22,8 +22,11 @@ grove's own TreeLSTM (`grove bench`) and against the same computations as torch.
       the batch dim 16 (image [16, 3, 8, 8], reshape to [16, -1], result [16, 10]): one call per batch.
     - LSTM: @lstm recurs over a List of [1, D] steps; the script writes a copy whose steps are [B, D]
       and whose @main takes x [T, B, D] and builds the List with split/squeeze/Cons (T = 16,
-      D = H = 128); PyTorch: nn.LSTM(D, H) on x [T, B, D]. One call per batch.
-    Both sides: one warm-up pass, then the median over --repeat passes (`grove relay bench`'s
+      D = H = 128); PyTorch: nn.LSTM(D, H) on x [T, B, D]. One call per batch. Both get torch's
+      weights and a zero initial state (grove compiles @lstm as a sequence model then), and grove's
+      h_T must equal torch's within 1e-5; a third row gives grove random h0, c0, which the VM runs
+      itself.
+    Both sides: one warm-up pass, then the median over --small-repeat passes (`grove relay bench`'s
     protocol; a pass is one call here). torch runs in this process, grove relay bench in its own.
 
 (c) GEMM: nn.dense and nn.batch_matmul alone on the VM's Halide kernels against torch at the same shapes,
@@ -243,18 +246,38 @@ def lstm_program(T, B, D, H):
 
 
 def lstm_rows(grove, tmp, repeat, T=16, D=128, H=128):
-    rows = []
+    """Returns the rows and, per batch, the largest |difference| of h_T between grove (vm) and torch."""
+    rows, agreement = [], {}
     torch.manual_seed(0)
     model = torch.nn.LSTM(D, H).eval()
+    weights = {}
+    for name in ["w_ih", "w_hh", "b_ih", "b_hh"]:
+        weights[name] = tmp / f"lstm_{name}.npy"
+        np.save(weights[name], getattr(model, name.replace("w_", "weight_").replace("b_", "bias_") + "_l0")
+                .detach().numpy())
     for B in [1, 16]:
         file = tmp / f"lstm{B}.relay"
         file.write_text(lstm_program(T, B, D, H))
-        r = relay_bench(grove, file, "vm", {}, repeat, ["--random-args", 1])
-        what = f"x [T={T}, {B}, D={D}], H={H}"
-        rows.append(("LSTM", "grove relay bench --executor vm", what, B, r))
         x, h0, c0 = torch.rand(T, B, D), torch.zeros(1, B, H), torch.zeros(1, B, H)
+        args = dict(weights, x=tmp / f"lstm_x{B}.npy", h0=tmp / f"lstm_zeros{B}.npy", c0=tmp / f"lstm_zeros{B}.npy")
+        np.save(args["x"], x.numpy())
+        np.save(args["h0"], np.zeros((B, H), dtype=np.float32))
+        command = [grove, "relay", "run", file, "--out", tmp / f"lstm_h{B}.npy"]
+        for name, path in args.items():
+            command += ["--arg", f"{name}={path}"]
+        run(command)
+        with torch.no_grad():
+            expected = model(x, (h0, c0))[1][0][0].numpy()
+        agreement[B] = float(np.abs(np.load(tmp / f"lstm_h{B}.npy") - expected).max())
+        assert agreement[B] <= 1e-5, f"lstm B={B}: grove's h_T differs from torch's by {agreement[B]}"
+        what = f"x [T={T}, {B}, D={D}], H={H}"
+        rows.append(("LSTM", "grove relay bench --executor vm", what, B, relay_bench(grove, file, "vm", args, repeat)))
+        # A nonzero initial state: grove's sequence models start from zeros, so the VM runs the fold.
+        nonzero = {k: v for k, v in args.items() if k not in ("h0", "c0")}
+        rows.append(("LSTM", "grove relay bench --executor vm, random h0, c0 (the VM runs @lstm)", what, B,
+                     relay_bench(grove, file, "vm", nonzero, repeat, ["--random-args", 1])))
         rows.append(("LSTM", "torch.nn", what, B, time_torch(lambda: model(x, (h0, c0)), repeat)))
-    return rows
+    return rows, agreement
 
 
 def blas_info():
@@ -273,7 +296,9 @@ def fmt(x, digits=3):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--grove", default=str(ROOT / "build/tools/grove"))
-    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--repeat", type=int, default=5, help="timed passes over the trees")
+    p.add_argument("--small-repeat", type=int, default=200,
+                   help="timed calls of the MLP, CNN, LSTM and single ops (each well under a millisecond)")
     p.add_argument("--interp-trees", type=int, default=50)
     p.add_argument("--rounds", type=int, default=3, help="alternating grove bench / relay vm runs on all trees")
     p.add_argument("--out", default=str(ROOT / "experiments/results/relay.md"))
@@ -285,19 +310,22 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         tree_rows, agreement, ratios, tree_gflops = treelstm_rows(a.grove, tmp, a.repeat, a.interp_trees, a.rounds)
-        rows = tree_rows + mlp_rows(a.grove, tmp, a.repeat) + cnn_rows(a.grove, tmp, a.repeat) + \
-            lstm_rows(a.grove, tmp, a.repeat)
-        gemms = gemm_rows(a.grove, tmp, a.repeat)
+        lstm, lstm_agreement = lstm_rows(a.grove, tmp, a.small_repeat)
+        rows = tree_rows + mlp_rows(a.grove, tmp, a.small_repeat) + cnn_rows(a.grove, tmp, a.small_repeat) + lstm
+        gemms = gemm_rows(a.grove, tmp, a.small_repeat)
     load_after = uptime()
     lines = [
-        f"Measured {started:%Y-%m-%d %H:%M} UTC by experiments/bench_relay.py (repeat {a.repeat}; 2 threads); "
+        f"Measured {started:%Y-%m-%d %H:%M} UTC by experiments/bench_relay.py (repeat {a.repeat} over the trees, "
+        f"{a.small_repeat} for the small models and single ops; 2 threads); "
         f"load average (1/5/15 min) {' / '.join(load_before)} before, {' / '.join(load_after)} after.",
         "",
         f"torch {torch.__version__} ({torch.get_num_threads()} threads), "
         f"{blas_info()}; grove relay bench on the VM's Halide kernels.",
         "",
         f"TreeLSTM roots agree with `grove run` on the first {a.interp_trees} trees: largest |difference| "
-        f"{agreement['vm']:.1e} (vm), {agreement['interp']:.1e} (interp); required ≤ 1e-5.",
+        f"{agreement['vm']:.1e} (vm), {agreement['interp']:.1e} (interp); required ≤ 1e-5. "
+        f"The LSTM's h_T agrees with torch.nn.LSTM's (same weights, zero initial state): "
+        f"{', '.join(f'{d:.1e} (B = {b})' for b, d in lstm_agreement.items())}; required ≤ 1e-5.",
         "",
         "compile ms: grove bench compiles the whole model; grove relay bench parses, infers types and (vm) "
         "writes the bytecode — the VM compiles its Halide kernels and grove's recursive function on first "

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "frontend/relay/Visitor.h"
+#include "frontend/relay/ops/Op.h"
 
 namespace grove::relay::vm {
 
@@ -57,6 +58,8 @@ std::string instruction_text(const Executable &exe, const Instruction &in) {
       return fmt::format("RefRead {} <- {}", reg(in.dst), reg(in.a));
     case Opcode::RefWrite:
       return fmt::format("RefWrite {} <- {} := {}", reg(in.dst), reg(in.a), reg(in.b));
+    case Opcode::ReshapeTensor:
+      return fmt::format("ReshapeTensor {} <- k{}({}), a view", reg(in.dst), in.index, reg(in.a));
     case Opcode::InvokeRecursive:
       return fmt::format("InvokeRecursive {} <- rec{}{}", reg(in.dst), in.index, regs(in.args));
   }
@@ -64,6 +67,44 @@ std::string instruction_text(const Executable &exe, const Instruction &in) {
 }
 
 }  // namespace
+
+namespace {
+
+bool is_reshape(const Call &call) {
+  const auto *op = call.op.as<Op>();
+  return op != nullptr && call.args.size() == 1 &&
+         (op->name == "reshape" || op->name == "squeeze" || op->name == "expand_dims");
+}
+
+}  // namespace
+
+std::optional<int> reshaped_field(const Expr &primitive) {
+  const auto *fn = primitive.as<Function>();
+  if (fn->params.size() != 1) return std::nullopt;
+  const Expr &param = fn->params[0];
+  Expr cur = fn->body;
+  int reshapes = 0;
+  for (const Call *call; (call = cur.as<Call>()) != nullptr && is_reshape(*call); ++reshapes)
+    cur = call->args[0];
+  if (reshapes == 0) return std::nullopt;
+  if (cur.same_as(param) && param->checked_type.as<TensorType>() != nullptr) return -1;
+  const auto *get = cur.as<TupleGetItem>();
+  if (get != nullptr && get->tuple.same_as(param) && param->checked_type.as<TupleType>() != nullptr &&
+      get->checked_type.as<TensorType>() != nullptr)
+    return get->index;
+  return std::nullopt;
+}
+
+NDArray apply_reshapes(const Expr &primitive, const NDArray &x) {
+  std::vector<const Call *> chain;
+  for (const Call *call = primitive.as<Function>()->body.as<Call>(); call != nullptr && is_reshape(*call);
+       call = call->args[0].as<Call>())
+    chain.push_back(call);
+  NDArray out = x;
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it)
+    out = find_op((*it)->op.as<Op>()->name)->kernel({out}, (*it)->attrs)[0];
+  return out;
+}
 
 std::string kernel_op_names(const Expr &primitive) {
   std::string names;
@@ -97,6 +138,7 @@ const char *to_string(Opcode op) {
     GROVE_OPCODE_NAME(RefCreate)
     GROVE_OPCODE_NAME(RefRead)
     GROVE_OPCODE_NAME(RefWrite)
+    GROVE_OPCODE_NAME(ReshapeTensor)
     GROVE_OPCODE_NAME(InvokeRecursive)
 #undef GROVE_OPCODE_NAME
   }

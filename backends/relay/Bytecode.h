@@ -8,6 +8,7 @@
 // Register layout of a function: its captured variables (closures only), then its parameters, then
 // the closure itself when it refers to itself (a let-bound recursive closure), then temporaries.
 
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -35,6 +36,8 @@ enum class Opcode {
   RefCreate,        // dst = ref(a)
   RefRead,          // dst = ref_read(a)
   RefWrite,         // ref_write(a, b); dst = ()
+  ReshapeTensor,    // dst = kernels[index] on tensor a, a fused group that only reshapes
+                    // (reshaped_field): a's storage viewed with the result's shape, no kernel run
   InvokeRecursive,  // dst = recursive[index](args): args[0] the List of trees (or the one tree), then
                     // the weights in parameter order — one batched run of grove's compiled function;
                     // a fold over a sequence: its arguments in parameter order
@@ -103,6 +106,14 @@ struct Executable {
   std::unordered_map<const ExprNode *, int> function_index;  // Function node -> functions[]
   std::unordered_map<std::string, int> globals;              // "main" -> functions[]
 };
+
+// Whether a Primitive function only reshapes its argument: a chain of reshape, squeeze and
+// expand_dims (at least one) on its one parameter — a tensor (-1), or field i of a tuple (i). The VM
+// runs such a group as a view of that tensor's storage (ReshapeTensor). Nullopt otherwise.
+std::optional<int> reshaped_field(const Expr &primitive);
+// The reshapes of such a function applied to `x` (the ops' own kernels, which view their input).
+// Throws OpError when `x` does not fit them.
+NDArray apply_reshapes(const Expr &primitive, const NDArray &x);
 
 // "nn.dense+add": the operators a Primitive function calls, in evaluation order.
 std::string kernel_op_names(const Expr &primitive);

@@ -8,6 +8,7 @@
 #include "backends/relay/RecursiveFunctions.h"
 #include "backends/relay/SequenceFunctions.h"
 #include "frontend/relay/Interpreter.h"
+#include "frontend/relay/ops/Op.h"
 #include "ilir/Error.h"
 
 namespace grove::relay {
@@ -22,6 +23,7 @@ inline constexpr char kKernelOutput[] =
     "{}error in the fused kernel {}: output {} has shape {} and dtype {}, but the call's type is {}";
 inline constexpr char kKernelOutputCount[] =
     "{}error in the fused kernel {}: it returned {} tensors, expected {}";
+inline constexpr char kReshapeError[] = "{}error in {}: {}";
 inline constexpr char kNotCompiled[] = "cannot call {}: the VM did not compile this function";
 }  // namespace msg
 
@@ -326,6 +328,17 @@ Value VirtualMachine::invoke(int function, std::vector<Value> args, const Value 
         GROVE_CHECK(ref != nullptr, "{}ref_write to {}", at(in.span), describe_value(regs[in.a]));
         ref->write(regs[in.b]);
         regs[in.dst] = tuple_value({});
+        break;
+      }
+      case Opcode::ReshapeTensor: {
+        const auto *t = regs[in.a]->as<TensorValue>();
+        GROVE_CHECK(t != nullptr, "{}ReshapeTensor of {}", at(in.span), describe_value(regs[in.a]));
+        try {
+          regs[in.dst] = tensor_value(vm::apply_reshapes(exe_.kernels[in.index].primitive, t->data));
+        } catch (const OpError &err) {
+          user_error(msg::kReshapeError, at(in.span), exe_.kernels[in.index].ops, err.what());
+        }
+        ++stats_.reshapes;
         break;
       }
       case Opcode::InvokeRecursive: {

@@ -25,6 +25,7 @@ struct VMStats {
   size_t storage_allocations = 0;  // AllocTensor that allocated a new buffer
   size_t storage_reuses = 0;       // AllocTensor that reused its slot's buffer
   size_t recursive_compiles = 0;   // CompiledRecursiveFunction::compile calls (new weights)
+  size_t reshapes = 0;             // ReshapeTensor executions (views, no kernel)
   size_t recursive_calls = 0;      // InvokeRecursive executions (one batched run each)
   size_t recursive_fallbacks = 0;  // folds grove did not take (a nonzero initial state...): run in the VM
 };

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <deque>
 #include <optional>
 #include <unordered_map>
@@ -604,6 +605,24 @@ int FunctionCompiler::try_recursive_map(const Call *call, const Expr &e) {
 // A kernel call: one output register per tensor of the call's type, then the tuple (if the result
 // is one) rebuilt from them.
 int FunctionCompiler::invoke_kernel(int kernel, const std::vector<int> &args, const Expr &call) {
+  // A group that only reshapes: a view, no kernel (its tuple argument's field taken first).
+  if (std::optional<int> field = reshaped_field(mc_.exe_.kernels[kernel].primitive);
+      field && args.size() == 1) {
+    int source = args[0];
+    if (*field >= 0) {
+      source = fresh();
+      Instruction &get = emit(Opcode::GetField, call->span);
+      get.dst = source;
+      get.a = args[0];
+      get.index = *field;
+    }
+    int dst = fresh();
+    Instruction &in = emit(Opcode::ReshapeTensor, call->span);
+    in.dst = dst;
+    in.a = source;
+    in.index = kernel;
+    return dst;
+  }
   std::vector<Type> leaves;
   flatten_type(call->checked_type, leaves);
   std::vector<int> outs;

@@ -139,6 +139,13 @@ NDArray::NDArray(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(sha
   data_ = std::make_shared<std::vector<std::byte>>(static_cast<size_t>(n) * dtype_bytes(dtype));
 }
 
+NDArray NDArray::reshaped(Shape shape) const {
+  NDArray view = *this;
+  view.shape_ = std::move(shape);
+  GROVE_CHECK(view.size() == size(), "viewing {} elements as {}", size(), shape_to_string(view.shape_));
+  return view;
+}
+
 int64_t NDArray::size() const {
   int64_t n = 1;
   for (int64_t d : shape_) n *= d;

@@ -144,6 +144,9 @@ class NDArray {
   // A rank-0 array holding `value` converted to dtype.
   static NDArray scalar(DType dtype, double value);
 
+  // The same elements, sharing this array's storage, with another shape of as many elements.
+  NDArray reshaped(Shape shape) const;
+
   // Same dtype, shape and bytes.
   bool bitwise_equal(const NDArray &other) const;
 

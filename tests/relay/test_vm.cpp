@@ -287,6 +287,48 @@ def @main(%x: Tensor[(?), float32]) -> Tensor[(?), float32] {
   EXPECT_EQ(machine.stats().kernel_calls, 9u);
 }
 
+// A fused group that only reshapes (squeeze, reshape, expand_dims) runs as a view of its argument,
+// no kernel: of a tensor, of a tuple's field (the split's), of a `?` shape (computed when it runs).
+// The viewed value (a kernel's output) is kept out of the memory plan, so the multiply's output, of
+// the same shape, does not overwrite it while the view is live. A view that does not fit is the
+// interpreter's error.
+TEST(RelayVM, ReshapesAreViewsWithoutAKernel) {
+  Module m = parse(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(2, 3), float32], %y: Tensor[(?, 3), float32]) {
+  let %a = add(%x, 1f);
+  let %v = reshape(%a, newshape=[3, 2]);
+  let %b = multiply(%a, 2f);
+  let %c = add(%b, 3f);
+  let %s = split(%x, indices_or_sections=2, axis=0);
+  (%v, %c, squeeze(expand_dims(%x, axis=0), axis=[0]), reshape(%y, newshape=[-1, 6]), squeeze(%s.1, axis=[0]))
+}
+)");
+  vm::Executable exe = vm::compile(m);
+  std::string dump = vm::to_string(exe);
+  EXPECT_THAT(dump, HasSubstr("ReshapeTensor $"));
+  EXPECT_THAT(dump, HasSubstr("), a view"));
+  std::vector<Value> args{tensor_value(filled({2, 3}, 1)), tensor_value(filled({4, 3}, -2))};
+  VirtualMachine machine = make_vm(m);
+  std::string why;
+  EXPECT_TRUE(same_value(machine.run_main(args), run_main(m, args), &why)) << why;
+  EXPECT_EQ(machine.stats().reshapes, 4u);
+  EXPECT_EQ(machine.stats().kernel_calls, 4u);  // add, multiply, add, split
+  args[1] = tensor_value(filled({3, 3}));
+  std::string vm_error, interp_error;
+  try {
+    machine.run_main(args);
+  } catch (const UserError &e) {
+    vm_error = e.what();
+  }
+  try {
+    run_main(m, args);
+  } catch (const UserError &e) {
+    interp_error = e.what();
+  }
+  EXPECT_THAT(vm_error, HasSubstr("error in reshape: "));
+  EXPECT_EQ(vm_error, interp_error);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Bytecode, memory plan, errors
 // ---------------------------------------------------------------------------------------------

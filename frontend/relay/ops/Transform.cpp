@@ -68,11 +68,8 @@ std::string ints_to_string(const std::vector<int64_t> &v) {
 std::vector<NDArray> one(NDArray a) { return {std::move(a)}; }
 
 // A copy of `in`'s bytes under a new shape with the same number of elements.
-NDArray with_shape(const NDArray &in, Shape shape) {
-  NDArray out(in.dtype(), std::move(shape));
-  if (out.nbytes()) std::memcpy(out.raw(), in.raw(), out.nbytes());
-  return out;
-}
+// The same elements, sharing `in`'s storage (NDArrays are not written once made).
+NDArray with_shape(const NDArray &in, Shape shape) { return in.reshaped(std::move(shape)); }
 
 template <typename T>
 void gather_typed(const T *src, T *dst, const Shape &oshape, int64_t base, const std::vector<int64_t> &step) {
