@@ -745,6 +745,50 @@ inline bool identifier(const std::string &s) {
   return true;
 }
 
+// A prefix no parameter name starts with, for the states, temporaries and renamed weights.
+inline std::string fresh_prefix(const std::vector<Expr> &params) {
+  std::string prefix = "g_";
+  for (bool clash = true; clash;) {
+    clash = false;
+    for (const Expr &p : params)
+      if (p.as<Var>()->name_hint.rfind(prefix, 0) == 0) clash = true;
+    if (clash) prefix.insert(1, "_");
+  }
+  return prefix;
+}
+
+std::string dims(const Shape &s);
+
+// Every parameter not in `skip` is a weight: a float32 tensor of rank 1 or 2 (else a Reject saying
+// it takes only such weights `besides`), named by its own name when that is a model-language name,
+// else `<prefix>w<i>`. Records each in f.weights and appends its name to `names`; returns the
+// `param` declarations, with `weight_shapes` (in order) or else the types' shapes.
+inline std::string declare_weights(Function_ &f, const std::vector<int> &skip,
+                                   const std::vector<Shape> *weight_shapes, const std::string &besides,
+                                   std::vector<std::string> &names) {
+  const auto &params = f.fn->params;
+  std::string decls;
+  std::set<std::string> used;
+  size_t w = 0;
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (std::find(skip.begin(), skip.end(), static_cast<int>(i)) != skip.end()) continue;
+    const auto *t = type_of(params[i]).as<TensorType>();
+    if (!t || t->dtype != DType::Float32 || t->shape.empty() || t->shape.size() > 2)
+      reject(fmt::format(
+          "its parameter {} has type {}; besides {}, only float32 weights of rank 1 or 2 are taken",
+          var_name(params[i]), to_string(type_of(params[i])), besides));
+    Shape shape = weight_shapes ? weight_shapes->at(w) : t->shape;
+    std::string pname = params[i].as<Var>()->name_hint;
+    if (!identifier(pname) || used.count(pname)) pname = fmt::format("{}w{}", f.prefix, w);
+    used.insert(pname);
+    names.push_back(pname);
+    f.weights[params[i]] = Val{Val::Kind::Weight, pname, shape, {}};
+    decls += fmt::format("param {} {}\n", pname, dims(shape));
+    ++w;
+  }
+  return decls;
+}
+
 inline std::string dims(const Shape &s) {
   std::string out;
   for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);

@@ -14,15 +14,9 @@
 namespace grove::relay {
 namespace {
 
-const Function &global(const Module &m, const std::string &name) {
-  const Expr *f = m.find_function(name);
-  if (!f) user_error("the module has no global function @{}", name);
-  return *f->as<Function>();
-}
-
 tree_to_dsl::Translation translate_or_throw(const Module &m, const std::string &name,
                                             const std::vector<NDArray> &weights) {
-  const Function &fn = global(m, name);
+  const Function &fn = recursive_candidate_function(m, name);
   try {
     tree_to_dsl::translate(m, name, nullptr);  // whether it qualifies, before counting the weights
   } catch (const tree_to_dsl::Reject &r) {
@@ -147,6 +141,12 @@ Tree rose_to_grove_tree(const Value &root, int cons_tag, size_t index) {
 
 }  // namespace
 
+const Function &recursive_candidate_function(const Module &m, const std::string &name) {
+  const Expr *f = m.find_function(name);
+  if (!f) user_error("the module has no global function @{}", name);
+  return *f->as<Function>();
+}
+
 void check_weights_fit(const Function &fn, const std::string &name, const std::vector<int> &skip,
                        const std::vector<NDArray> &weights) {
   size_t w = 0;
@@ -166,7 +166,7 @@ void check_weights_fit(const Function &fn, const std::string &name, const std::v
 }
 
 bool is_sequence_fold_candidate(const Module &m, const std::string &name) {
-  const Function &fn = global(m, name);
+  const Function &fn = recursive_candidate_function(m, name);
   bool list = false;
   for (const Expr &p : fn.params) {
     const Type &t = p->checked_type.defined() ? p->checked_type : p.as<Var>()->type_annotation;
@@ -208,7 +208,7 @@ std::string explain_recursive_functions(const Module &m) {
   std::string out;
   for (const RecursiveCandidate &c : analyze_recursive_functions(m)) {
     if (c.qualifies && c.sequence()) {
-      const Function &fn = global(m, c.name);
+      const Function &fn = recursive_candidate_function(m, c.name);
       out += fmt::format(
           "@{}: compiled by grove's recursive compiler as a sequence model (a fold over its list parameter "
           "%{}, state %{}, {} weights passed through; a call whose initial state is not all zeros runs in "
@@ -217,7 +217,7 @@ std::string explain_recursive_functions(const Module &m) {
           c.name, fn.params[c.tree_param].as<Var>()->name_hint, fn.params[c.state_param].as<Var>()->name_hint,
           fn.params.size() - 2);
     } else if (c.qualifies) {
-      const Function &fn = global(m, c.name);
+      const Function &fn = recursive_candidate_function(m, c.name);
       out += fmt::format(
           "@{}: compiled by grove's recursive compiler (over its tree parameter %{}, {} weights "
           "passed through)\n",

@@ -80,6 +80,9 @@ RecursiveCandidate analyze_recursive_function(const Module &m, const std::string
 // Whether global `name` takes a list of tensors and no tree: analyzed as a fold over a sequence.
 bool is_sequence_fold_candidate(const Module &m, const std::string &name);
 
+// The global function `name` of `m`; a UserError when there is none.
+const Function &recursive_candidate_function(const Module &m, const std::string &name);
+
 // Each weight fits its parameter's type (dtype, rank, known dimensions): `weights` are the arguments
 // of `fn`'s parameters other than those in `skip`, in order. A UserError naming @name and the
 // parameter otherwise.

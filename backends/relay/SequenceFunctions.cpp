@@ -15,18 +15,12 @@
 namespace grove::relay {
 namespace {
 
-const Function &global(const Module &m, const std::string &name) {
-  const Expr *f = m.find_function(name);
-  if (!f) user_error("the module has no global function @{}", name);
-  return *f->as<Function>();
-}
-
 // 1. Whether the fold qualifies at all (before counting the weights). 2. The weights' count and
 // types. 3. The translation for their shapes.
 tree_to_dsl::SequenceTranslation translate_or_throw(const Module &m, const std::string &name,
                                                     const std::vector<NDArray> &weights,
                                                     int64_t element_length) {
-  const Function &fn = global(m, name);
+  const Function &fn = recursive_candidate_function(m, name);
   try {
     tree_to_dsl::SequenceTranslation sketch = tree_to_dsl::translate_sequence(m, name, nullptr, kAnyDim);
     if (weights.size() + 2 != fn.params.size())

@@ -96,36 +96,12 @@ SequenceTranslation translate_sequence(const Module &m, const std::string &name,
   }
   if (state_types.empty()) reject("its state is an empty tuple");
 
-  // Names: a prefix no parameter name starts with, for the table, states, temporaries and weights.
-  f.prefix = "g_";
-  for (bool clash = true; clash;) {
-    clash = false;
-    for (const Expr &p : params)
-      if (p.as<Var>()->name_hint.rfind(f.prefix, 0) == 0) clash = true;
-    if (clash) f.prefix.insert(1, "_");
-  }
+  f.prefix = fresh_prefix(params);
   out.table = f.prefix + "x";
   std::string decls =
-      fmt::format("param {} [{}rows, {}]\n", out.table, f.prefix, size_text(d, f.prefix + "cols"));
-  std::set<std::string> used;
-  size_t w = 0;
-  for (size_t i = 0; i < params.size(); ++i) {
-    if (static_cast<int>(i) == out.list_param || static_cast<int>(i) == out.state_param) continue;
-    const auto *t = type_of(params[i]).as<TensorType>();
-    if (!t || t->dtype != DType::Float32 || t->shape.empty() || t->shape.size() > 2)
-      reject(fmt::format(
-          "its parameter {} has type {}; besides the list and the state, only float32 weights of rank 1 or 2 "
-          "are taken",
-          var_name(params[i]), to_string(type_of(params[i]))));
-    Shape shape = weight_shapes ? weight_shapes->at(w) : t->shape;
-    std::string pname = params[i].as<Var>()->name_hint;
-    if (!identifier(pname) || used.count(pname)) pname = fmt::format("{}w{}", f.prefix, w);
-    used.insert(pname);
-    out.weights.push_back(pname);
-    f.weights[params[i]] = Val{Val::Kind::Weight, pname, shape, {}};
-    decls += fmt::format("param {} {}\n", pname, dims(shape));
-    ++w;
-  }
+      fmt::format("param {} [{}rows, {}]\n", out.table, f.prefix, size_text(d, f.prefix + "cols")) +
+      declare_weights(f, {out.list_param, out.state_param}, weight_shapes, "the list and the state",
+                      out.weights);
 
   // 3. The Cons clause as the node case.
   std::vector<Expr> xr = field_vars(cons->lhs);

@@ -86,34 +86,9 @@ Translation translate(const Module &m, const std::string &name, const std::vecto
   if (!elem_t || !elem_t->shape.empty() || elem_t->dtype != DType::Int32)
     reject(fmt::format("its tree holds {}, not int32 token ids", to_string(elem)));
 
-  // Names: a prefix no parameter name starts with, for the states, temporaries and renamed weights.
-  f.prefix = "g_";
-  for (bool clash = true; clash;) {
-    clash = false;
-    for (const Expr &p : params)
-      if (p.as<Var>()->name_hint.rfind(f.prefix, 0) == 0) clash = true;
-    if (clash) f.prefix.insert(1, "_");
-  }
+  f.prefix = fresh_prefix(params);
   out.tree_param = f.tree_param;
-  std::string decls;
-  std::set<std::string> used;
-  size_t w = 0;
-  for (size_t i = 0; i < params.size(); ++i) {
-    if (static_cast<int>(i) == f.tree_param) continue;
-    const auto *t = type_of(params[i]).as<TensorType>();
-    if (!t || t->dtype != DType::Float32 || t->shape.empty() || t->shape.size() > 2)
-      reject(fmt::format(
-          "its parameter {} has type {}; besides the tree, only float32 weights of rank 1 or 2 are taken",
-          var_name(params[i]), to_string(type_of(params[i]))));
-    Shape shape = weight_shapes ? weight_shapes->at(w) : t->shape;
-    std::string pname = params[i].as<Var>()->name_hint;
-    if (!identifier(pname) || used.count(pname)) pname = fmt::format("{}w{}", f.prefix, w);
-    used.insert(pname);
-    out.weights.push_back(pname);
-    f.weights[params[i]] = Val{Val::Kind::Weight, pname, shape, {}};
-    decls += fmt::format("param {} {}\n", pname, dims(shape));
-    ++w;
-  }
+  std::string decls = declare_weights(f, {f.tree_param}, weight_shapes, "the tree", out.weights);
 
   const auto *match = f.fn->body.as<Match>();
   if (!match || !match->data.same_as(params[f.tree_param]))

@@ -510,21 +510,13 @@ int FunctionCompiler::try_recursive_call(const Call *call, const Expr &e) {
   const std::string &name = call->op.as<GlobalVar>()->name;
   const RecursiveCandidate *rec = mc_.recursive(name);
   if (rec == nullptr || mc_.exe_.functions[pending_.index].name == "@" + name) return -1;
-  if (rec->sequence()) {
-    // A fold over a sequence: arguments in parameter order (the fallback calls the function itself).
-    std::vector<int> args;
-    for (const Expr &a : call->args) args.push_back(compile(a));
-    int dst = fresh();
-    Instruction &in = emit(Opcode::InvokeRecursive, e->span);
-    in.dst = dst;
-    in.index = mc_.recursive_entry(name, false, "", "");
-    in.args = std::move(args);
-    return dst;
-  }
-  const int tree = rec->tree_param;
-  std::vector<int> args{compile(call->args[tree])};
+  // A tree function takes its tree first; a fold over a sequence its arguments in parameter order
+  // (its fallback calls the function itself with them).
+  const int first = rec->sequence() ? -1 : rec->tree_param;
+  std::vector<int> args;
+  if (first >= 0) args.push_back(compile(call->args[first]));
   for (size_t i = 0; i < call->args.size(); ++i)
-    if (static_cast<int>(i) != tree) args.push_back(compile(call->args[i]));
+    if (static_cast<int>(i) != first) args.push_back(compile(call->args[i]));
   int dst = fresh();
   Instruction &in = emit(Opcode::InvokeRecursive, e->span);
   in.dst = dst;
