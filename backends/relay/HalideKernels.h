@@ -3,7 +3,9 @@
 // pipeline, JIT-compiled for the concrete input shapes and cached by (function, dtypes, shapes).
 // Elementwise, broadcast and injective ops are inlined into their consumers; reductions, pools,
 // softmax's statistics and the anchor ops (nn.dense, nn.batch_matmul as register-blocked GEMMs,
-// nn.conv2d as a tiled direct convolution) are root stages; outputs are vectorized and parallel.
+// nn.conv2d as a tiled direct convolution) are root stages; outputs are vectorized, and parallel
+// when big enough. The kernels' parallel loops run on the compiler's own thread pool, whose workers
+// spin between loops (HalideKernels.cpp), not on Halide's.
 // Ops or dtypes it cannot lower are a UserError naming the op and its location, so the VM can fall
 // back to the interpreter's kernels.
 
@@ -16,7 +18,9 @@ namespace grove::relay {
 
 struct HalideKernelOptions {
   std::string target = "host";  // a Halide target string ("host", "x86-64-linux-avx2", ...)
-  int threads = 0;              // Halide's thread pool size (shared by every JIT pipeline); 0 = its default
+  // Threads of the kernels' pool, and of Halide's pool (shared by every JIT pipeline in the process);
+  // 0 = Halide's default (HL_NUM_THREADS, else the number of cores) for both.
+  int threads = 0;
 };
 
 // Throws UserError for a target string Halide does not know. Do not keep the compiler in a static

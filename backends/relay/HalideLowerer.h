@@ -70,6 +70,18 @@ inline std::vector<HExpr> exprs(const std::vector<HVar> &vars) {
 inline HExpr zero(const Halide::Type &t) { return Halide::Internal::make_zero(t); }
 inline HExpr one(const Halide::Type &t) { return Halide::Internal::make_one(t); }
 
+// Parallel loops cost more than they save on small stages (with Halide's own thread pool, which
+// wakes a sleeping worker per loop, a GEMV of 1 x 256 x 1024 ran slower on 2 threads than on 1, and
+// the MLP 16-32-10 at batch 16 took 0.006-0.011 ms instead of 0.006). With the kernels' spinning
+// pool (HalideKernels.cpp) a loop costs about a µs: a GEMV of 1 x 256 x 512 (131,072 multiply-adds)
+// takes 3.6 µs on 2 threads and 5.5 on 1, one of 1 x 256 x 256 2.5 and 3.2 on a quiet machine but
+// 7.9 and 3.2 while another process holds a core. So a stage gets a parallel loop only with at least
+// kParallelWork scalar multiply-adds; one point of an elementwise or reduction stage counts as
+// kElementWork (a vectorized FMA does 16, a point costs about an instruction).
+constexpr int64_t kParallelWork = int64_t{1} << 17;
+constexpr int64_t kElementWork = 16;
+inline bool worth_parallel(int64_t work) { return work >= kParallelWork; }
+
 // Lowers one Primitive function (lower_primitive); one instance per pipeline.
 class Lowerer {
  public:
@@ -96,7 +108,8 @@ class Lowerer {
   Tensor define(const std::string &base, DType dtype, const Shape &shape,
                 const std::function<HExpr(const std::vector<HExpr> &)> &value);
   Tensor materialize(const Tensor &t);
-  void schedule_stage(Func f, const Shape &shape, DType dtype, bool has_update);
+  // `update_steps`: the update's reduction extent per point (0: no update definition).
+  void schedule_stage(Func f, const Shape &shape, DType dtype, int64_t update_steps);
   Tensor reshape(const Tensor &t, const Shape &shape);
   HExpr broadcast_at(const Tensor &t, const std::vector<HExpr> &idx, const Shape &out_shape);
 

@@ -3,7 +3,8 @@
 // the row-major ones reversed). Elementwise, broadcast and injective ops stay inline in their
 // consumers (Halide's default); reductions, softmax's statistics, pools and the anchor ops (dense,
 // batch_matmul, conv2d: HalideNN.cpp) are computed as root stages with their own schedules; the
-// outputs are vectorized over the innermost dimension and parallel over the outermost.
+// outputs are vectorized over the innermost dimension and, when big enough (worth_parallel), parallel
+// over the outermost.
 
 #include <fmt/format.h>
 
@@ -94,28 +95,30 @@ Tensor Lowerer::materialize(const Tensor &t) {
   if (t.root) return t;
   Tensor r = define("copy", t.dtype, t.shape, [&](const std::vector<HExpr> &i) { return at(t, i); });
   r.f.compute_root();
-  schedule_stage(r.f, r.shape, r.dtype, false);
+  schedule_stage(r.f, r.shape, r.dtype, 0);
   r.root = true;
   return r;
 }
 
-// A root stage: vectorized over the innermost dimension, parallel over the outermost.
-void Lowerer::schedule_stage(Func f, const Shape &shape, DType dtype, bool has_update) {
+// A root stage: vectorized over the innermost dimension, parallel over the outermost when it is
+// worth a parallel loop.
+void Lowerer::schedule_stage(Func f, const Shape &shape, DType dtype, int64_t update_steps) {
   scheduled_.insert(f.name());
   const int rank = static_cast<int>(shape.size());
   if (rank == 0) return;
   const std::vector<HVar> vars = make_vars(shape.size());  // same names as define() uses
   const HVar inner = vars.back(), outer = vars.front();
   const int w = lanes(dtype);
+  const bool parallel = worth_parallel(numel(shape) * kElementWork * std::max<int64_t>(update_steps, 1));
   // Pure definitions shift the last vector inwards (the region stays exact: an intermediate's would
   // otherwise be rounded up, reading its inputs out of bounds); updates, which must not compute a
   // point twice, guard it.
   auto apply = [&](auto &&stage, Halide::TailStrategy tail) {
     if (w > 1 && shape.back() >= w) stage.vectorize(inner, w, tail);
-    if (rank >= 2 && shape.front() > 1) stage.parallel(outer);
+    if (rank >= 2 && shape.front() > 1 && parallel) stage.parallel(outer);
   };
   apply(f, Halide::TailStrategy::ShiftInwards);
-  if (has_update) {
+  if (update_steps > 0) {
     Halide::Stage u = f.update();
     apply(u, Halide::TailStrategy::GuardWithIf);
   }
@@ -298,7 +301,7 @@ Tensor Lowerer::reduce(const std::string &op, const Call &call, const Tensor &x,
       acc(rev) = acc(rev) + (t.is_float() ? Halide::cast(acc_t, v) : Halide::reinterpret(acc_t, v));
     }
     acc.compute_root();
-    schedule_stage(acc, acc_shape, is_max ? x.dtype : DType::Float64, true);
+    schedule_stage(acc, acc_shape, is_max ? x.dtype : DType::Float64, std::max<int64_t>(count, 1));
   }
   return define(op, out.dtype, out.shape, [&](const std::vector<HExpr> &o) -> HExpr {
     HExpr v = acc(std::vector<HExpr>(o.rbegin(), o.rend()));
@@ -335,7 +338,7 @@ Tensor Lowerer::softmax(const Call &call, const Tensor &x) {
   sum(rev) += Halide::exp(Halide::cast(f64, at(x, with_axis(exprs(vars), r))) - mx(rev));
   for (Func f : {mx, sum}) {
     f.compute_root();
-    schedule_stage(f, stat_shape, DType::Float64, true);
+    schedule_stage(f, stat_shape, DType::Float64, std::max<int64_t>(x.shape[axis], 1));
   }
   return define("nn.softmax", x.dtype, x.shape, [&](const std::vector<HExpr> &i) {
     std::vector<HExpr> o = i;
@@ -669,7 +672,7 @@ LoweredPipeline Lowerer::run(const Function &fn, const std::vector<DType> &dtype
     used.insert(t.f.name());
     if (!scheduled_.count(t.f.name())) {
       t.f.compute_root();
-      schedule_stage(t.f, t.shape, t.dtype, t.f.has_update_definition());
+      schedule_stage(t.f, t.shape, t.dtype, t.f.has_update_definition() ? 1 : 0);
     }
     constrain(t.f.output_buffer(), t.shape);
     result.outputs.push_back(t.f);

@@ -6,6 +6,7 @@
 // within 1e-5, each relative to max(1, |reference|) (the interpreter accumulates in float64,
 // Halide's GEMM and convolution in the tensor's dtype).
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -15,6 +16,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backends/relay/HalideKernels.h"
@@ -299,6 +301,23 @@ def @main(%x: Tensor[(3, 5, 12), float32], %y: Tensor[(3, 20, 12), float32], %a:
                 kReduce);
 }
 
+// Few rows (a GEMV at M = 1, LSTM steps at 16) at odd sizes, so that every tile, vector and
+// parallel-task tail is taken; each product is big enough (over 131,072 multiply-adds) for a
+// parallel loop, except the last one.
+TEST(HalideKernels, DenseAndBatchMatmulAtFewRows) {
+  for (int m : {1, 3, 16, 17}) {
+    SCOPED_TRACE("M = " + std::to_string(m));
+    check_program(fmt::format(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[({0}, 259), float32], %w: Tensor[(515, 259), float32], %a: Tensor[(3, {0}, 67), float32],
+          %b: Tensor[(3, 701, 67), float32], %c: Tensor[(2, {0}, 131), float32], %d: Tensor[(2, 131, 509), float32],
+          %s: Tensor[({0}, 9), float32], %t: Tensor[(5, 9), float32]) {{
+  (nn.dense(%x, %w), nn.batch_matmul(%a, %b), nn.batch_matmul(%c, %d, transpose_b=False), nn.dense(%s, %t))
+}})",
+                              m),
+                  kReduce);
+  }
+}
+
 TEST(HalideKernels, Conv2dBiasAddRelu) {
   auto d = check_program(R"(#[version = "0.0.5"]
 def @main(%x: Tensor[(2, 4, 13, 19), float32], %w: Tensor[(6, 4, 3, 3), float32], %b: Tensor[(6), float32]) {
@@ -440,6 +459,39 @@ def @main(%x: Tensor[(16, 32), float32], %w: Tensor[(8, 32), float32]) {
       EXPECT_NEAR(got[0].data<float>()[i * 8 + j], std::max(acc, 0.0), 1e-5);
     }
   EXPECT_THROW(make_halide_kernel_compiler({"no-such-target", 0}), UserError);
+}
+
+// The kernels' parallel loops split their tasks into one home range per thread: three threads
+// split 8 tasks unevenly. Two callers at once share the pool (the second runs its loop alone). An
+// output element does not depend on which thread computed it, so every run gives the same bits.
+TEST(HalideKernels, ParallelLoopsOnThreeThreadsAndTwoCallers) {
+  Module m = fused(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(2, 200), float32], %w: Tensor[(1000, 200), float32]) {
+  nn.dense(%x, %w)
+})");
+  uint32_t state = 5;
+  NDArray x = make_input(DType::Float32, {2, 200}, &state),
+          w = make_input(DType::Float32, {1000, 200}, &state);
+  const std::vector<NDArray> want =
+      compiler()
+          .compile(primitives(m)[0], {DType::Float32, DType::Float32}, {{2, 200}, {1000, 200}})
+          ->run({x, w});
+  HalideKernelOptions options;
+  options.threads = 3;
+  std::unique_ptr<KernelCompiler> local = make_halide_kernel_compiler(options);
+  std::shared_ptr<Kernel> kernel =
+      local->compile(primitives(m)[0], {DType::Float32, DType::Float32}, {{2, 200}, {1000, 200}});
+  std::vector<NDArray> got[2];
+  auto run = [&](int caller) {
+    for (int i = 0; i < 200; ++i) {
+      got[caller] = kernel->run({x, w});
+      if (!got[caller][0].bitwise_equal(want[0])) return;
+    }
+  };
+  std::thread other(run, 1);
+  run(0);
+  other.join();
+  for (const auto &g : got) EXPECT_TRUE(g[0].bitwise_equal(want[0]));
 }
 
 // Not a test: run with --gtest_also_run_disabled_tests for the timings quoted in reports.
