@@ -745,6 +745,18 @@ inline bool identifier(const std::string &s) {
   return true;
 }
 
+// The typed global `name` of `m` to translate; a Reject when it is polymorphic.
+inline Function_ function_to_translate(const Module &m, const std::string &name) {
+  const Expr *fe = m.find_function(name);
+  GROVE_CHECK(fe && fe->as<Function>(), "no global function @{}", name);
+  Function_ f;
+  f.m = &m;
+  f.fn = fe->as<Function>();
+  f.name = name;
+  if (!f.fn->type_params.empty()) reject("it is polymorphic");
+  return f;
+}
+
 // A prefix no parameter name starts with, for the states, temporaries and renamed weights.
 inline std::string fresh_prefix(const std::vector<Expr> &params) {
   std::string prefix = "g_";

@@ -33,13 +33,7 @@ bool is_tensor_list(const Module &m, const Type &t) {
 //    concatenation of all states when there are several).
 SequenceTranslation translate_sequence(const Module &m, const std::string &name,
                                        const std::vector<Shape> *weight_shapes, int64_t element_length) {
-  const Expr *fe = m.find_function(name);
-  GROVE_CHECK(fe && fe->as<Function>(), "no global function @{}", name);
-  Function_ f;
-  f.m = &m;
-  f.fn = fe->as<Function>();
-  f.name = name;
-  if (!f.fn->type_params.empty()) reject("it is polymorphic");
+  Function_ f = function_to_translate(m, name);
   const auto &params = f.fn->params;
   SequenceTranslation out;
   for (size_t i = 0; i < params.size(); ++i) {

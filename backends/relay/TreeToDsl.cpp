@@ -55,13 +55,7 @@ std::pair<const Clause *, const Clause *> rose_clauses(const Match &match, const
 // 4. Write the model: params, states, the two cases, and the output (a concatenation of all states
 //    when there are several).
 Translation translate(const Module &m, const std::string &name, const std::vector<Shape> *weight_shapes) {
-  const Expr *fe = m.find_function(name);
-  GROVE_CHECK(fe && fe->as<Function>(), "no global function @{}", name);
-  Function_ f;
-  f.m = &m;
-  f.fn = fe->as<Function>();
-  f.name = name;
-  if (!f.fn->type_params.empty()) reject("it is polymorphic");
+  Function_ f = function_to_translate(m, name);
   Translation out;
   const auto &params = f.fn->params;
   const TypeData *tree_adt = nullptr;
