@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <utility>
 
@@ -81,7 +82,10 @@ std::optional<SequenceCall> sequence_call(const Value &list, const Value &state,
   call.rank = static_cast<int>(shape.size());
   call.rows = call.rank == 2 ? shape[0] : 1;
   call.length = shape.back();
-  if (call.rows < 1 || call.length < 1) return std::nullopt;
+  // Tokens are int32 row numbers of the table.
+  if (call.rows < 1 || call.length < 1 ||
+      call.rows * static_cast<int64_t>(call.steps.size()) > std::numeric_limits<int32_t>::max())
+    return std::nullopt;
   auto tensors = state_tensors(state);
   if (!tensors) return std::nullopt;
   for (const NDArray *t : *tensors)

@@ -1,7 +1,8 @@
 #pragma once
 // Folds over sequences (RecursiveFunctions.h, SequenceToDsl.h) compiled by grove's recursive
 // compiler: the VM hands a call `@f(%xs, %state, weights...)` to grove when
-//   - the list is not empty and its steps are float32 tensors of one shape, [D] or [R, D];
+//   - the list is not empty and its steps are float32 tensors of one shape, [D] or [R, D], with
+//     fewer than 2^31 rows in all (tokens are int32);
 //   - the state's tensors have the steps' rank and (rank 2) R rows, and are all zero (grove's
 //     sequence models start from zeros; a fold that starts elsewhere runs in the VM);
 // and runs it itself otherwise. The R rows of a step are R sequences of one batched run: the row r
