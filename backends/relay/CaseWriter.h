@@ -61,7 +61,7 @@ struct Val {
   const ExprNode *binder = nullptr;  // ChildTree, SelfCall: the map closure's parameter; Acc, FoldBody: %acc
   bool index = true;                 // an index expression (docs/DSL.md) when it depends on a child
   bool zero = false;                 // known to be all zeros (a fold's initial value)
-  std::string pending;               // a zero vector's text, bound to a temporary only once it is read
+  std::string pending = {};          // a zero vector's text, bound to a temporary only once it is read
   int depth = 0;                     // nesting of inline text
 };
 
