@@ -66,10 +66,7 @@ std::string instruction_text(const Executable &exe, const Instruction &in) {
   return "";
 }
 
-}  // namespace
-
-namespace {
-
+// A call of a reshape-class op (reshape, squeeze, expand_dims): its result views its argument.
 bool is_reshape(const Call &call) {
   const auto *op = call.op.as<Op>();
   return op != nullptr && call.args.size() == 1 &&

@@ -423,13 +423,7 @@ class CaseWriter {
     const auto &params = f_.fn->params;
     GROVE_CHECK(c.args.size() == params.size(), "a typed call with the wrong number of arguments");
     const Expr &tree = c.args[f_.tree_param];
-    for (size_t i = 0; i < params.size(); ++i) {
-      if (static_cast<int>(i) == f_.tree_param || c.args[i].same_as(params[i])) continue;
-      reject(fmt::format(
-          "the recursive call passes a changed argument for {} (the weights must be passed through "
-          "unchanged)",
-          var_name(params[i])));
-    }
+    check_weights_passed_through(c);
     if (kids_.defined()) {
       auto role = role_.find(tree);
       if (role == role_.end() || role->second.kind != Val::Kind::ChildTree)
@@ -457,14 +451,10 @@ class CaseWriter {
 
   // A fold's `@f(%rest, new_state, weights...)`: the rest of the list in the list's place, every
   // weight passed through in its own position; the new state is recorded.
-  Val tail_call(const Call &c) {
+  // Every argument of a recursive call but the tree (the list) and a fold's state is the function's
+  // own parameter in the same position: the weights are loop-invariant.
+  void check_weights_passed_through(const Call &c) {
     const auto &params = f_.fn->params;
-    GROVE_CHECK(c.args.size() == params.size(), "a typed call with the wrong number of arguments");
-    if (tail_called_) reject("the Cons clause calls the function itself twice");
-    tail_called_ = true;
-    if (get(c.args[f_.tree_param]).kind != Val::Kind::Rest)
-      reject(fmt::format("the recursive call takes something other than the rest of the list {} as its list",
-                         var_name(rest_)));
     for (size_t i = 0; i < params.size(); ++i) {
       if (static_cast<int>(i) == f_.tree_param || static_cast<int>(i) == f_.state_param ||
           c.args[i].same_as(params[i]))
@@ -474,6 +464,17 @@ class CaseWriter {
           "unchanged)",
           var_name(params[i])));
     }
+  }
+
+  Val tail_call(const Call &c) {
+    const auto &params = f_.fn->params;
+    GROVE_CHECK(c.args.size() == params.size(), "a typed call with the wrong number of arguments");
+    if (tail_called_) reject("the Cons clause calls the function itself twice");
+    tail_called_ = true;
+    if (get(c.args[f_.tree_param]).kind != Val::Kind::Rest)
+      reject(fmt::format("the recursive call takes something other than the rest of the list {} as its list",
+                         var_name(rest_)));
+    check_weights_passed_through(c);
     next_state_ = get(c.args[f_.state_param]);
     return Val{Val::Kind::TailCall, "", {}, {}};
   }

@@ -20,8 +20,7 @@ tree_to_dsl::Translation translate_or_throw(const Module &m, const std::string &
   try {
     tree_to_dsl::translate(m, name, nullptr);  // whether it qualifies, before counting the weights
   } catch (const tree_to_dsl::Reject &r) {
-    user_error("{}: @{} cannot be compiled by grove's recursive compiler: {}", to_string(fn.span), name,
-               r.why);
+    cannot_compile_recursively(fn, name, r.why);
   }
   if (weights.size() + 1 != fn.params.size())
     user_error("@{} takes {} weights besides its tree; {} were given", name, fn.params.size() - 1,
@@ -33,8 +32,7 @@ tree_to_dsl::Translation translate_or_throw(const Module &m, const std::string &
     check_weights_fit(fn, name, {t.tree_param}, weights);
     return t;
   } catch (const tree_to_dsl::Reject &r) {
-    user_error("{}: @{} cannot be compiled by grove's recursive compiler: {}", to_string(fn.span), name,
-               r.why);
+    cannot_compile_recursively(fn, name, r.why);
   }
 }
 
@@ -147,6 +145,30 @@ const Function &recursive_candidate_function(const Module &m, const std::string 
   return *f->as<Function>();
 }
 
+void cannot_compile_recursively(const Function &fn, const std::string &name, const std::string &why) {
+  user_error("{}: @{} cannot be compiled by grove's recursive compiler: {}", to_string(fn.span), name, why);
+}
+
+std::vector<NDArray> weight_arrays(const std::string &name, const std::vector<Value> &weights) {
+  std::vector<NDArray> arrays;
+  for (size_t i = 0; i < weights.size(); ++i) {
+    const auto *t = weights[i] ? weights[i]->as<TensorValue>() : nullptr;
+    if (!t) user_error("weight {} of @{} is not a tensor", i + 1, name);
+    arrays.push_back(t->data);
+  }
+  return arrays;
+}
+
+Weights grove_weights(const std::vector<std::string> &names, const std::vector<NDArray> &arrays) {
+  Weights out;
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    Tensor w(arrays[i].shape());
+    std::copy_n(arrays[i].data<float>(), w.size(), w.data.data());
+    out[names[i]] = std::move(w);
+  }
+  return out;
+}
+
 void check_weights_fit(const Function &fn, const std::string &name, const std::vector<int> &skip,
                        const std::vector<NDArray> &weights) {
   size_t w = 0;
@@ -192,8 +214,6 @@ RecursiveCandidate analyze_recursive_function(const Module &m, const std::string
     c.qualifies = true;
   } catch (const tree_to_dsl::Reject &r) {
     c.reason = r.why;
-    c.tree_param = -1;
-    c.state_param = -1;
   }
   return c;
 }
@@ -250,21 +270,10 @@ CompiledRecursiveFunction::CompiledRecursiveFunction(std::string text, ilir::Pro
 CompiledRecursiveFunction CompiledRecursiveFunction::compile(const Module &m, const std::string &name,
                                                              const std::vector<Value> &weights,
                                                              const cpu::CompileOptions &options) {
-  std::vector<NDArray> arrays;
-  for (size_t i = 0; i < weights.size(); ++i) {
-    const auto *t = weights[i] ? weights[i]->as<TensorValue>() : nullptr;
-    if (!t) user_error("weight {} of @{} is not a tensor", i + 1, name);
-    arrays.push_back(t->data);
-  }
+  std::vector<NDArray> arrays = weight_arrays(name, weights);
   tree_to_dsl::Translation t = translate_or_throw(m, name, arrays);
   ilir::Program program = dsl::parse_model(t.text, "@" + name);
-  Weights grove_weights;
-  for (size_t i = 0; i < arrays.size(); ++i) {
-    Tensor w(arrays[i].shape());
-    std::copy_n(arrays[i].data<float>(), w.size(), w.data.data());
-    grove_weights[t.weights[i]] = std::move(w);
-  }
-  cpu::CompiledModel model = cpu::CompiledModel::compile(program, grove_weights, options);
+  cpu::CompiledModel model = cpu::CompiledModel::compile(program, grove_weights(t.weights, arrays), options);
   return CompiledRecursiveFunction(t.text, std::move(program), std::move(model), t.state_shapes,
                                    t.tuple_result, TreeForm{t.rose, t.leaf_tag, t.list_cons_tag});
 }

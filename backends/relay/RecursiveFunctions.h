@@ -83,6 +83,15 @@ bool is_sequence_fold_candidate(const Module &m, const std::string &name);
 // The global function `name` of `m`; a UserError when there is none.
 const Function &recursive_candidate_function(const Module &m, const std::string &name);
 
+// The UserError for a global that does not qualify: its location, its name and why (a Reject's text).
+[[noreturn]] void cannot_compile_recursively(const Function &fn, const std::string &name,
+                                             const std::string &why);
+
+// The tensors of a call's weight arguments (a UserError naming @name and the weight when one is not a
+// tensor), and the same as float32 grove weights by model name (`names`, in the same order).
+std::vector<NDArray> weight_arrays(const std::string &name, const std::vector<Value> &weights);
+Weights grove_weights(const std::vector<std::string> &names, const std::vector<NDArray> &arrays);
+
 // Each weight fits its parameter's type (dtype, rank, known dimensions): `weights` are the arguments
 // of `fn`'s parameters other than those in `skip`, in order. A UserError naming @name and the
 // parameter otherwise.

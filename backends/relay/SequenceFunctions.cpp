@@ -32,8 +32,7 @@ tree_to_dsl::SequenceTranslation translate_or_throw(const Module &m, const std::
     for (const NDArray &w : weights) shapes.push_back(w.shape());
     return tree_to_dsl::translate_sequence(m, name, &shapes, element_length);
   } catch (const tree_to_dsl::Reject &r) {
-    user_error("{}: @{} cannot be compiled by grove's recursive compiler: {}", to_string(fn.span), name,
-               r.why);
+    cannot_compile_recursively(fn, name, r.why);
   }
 }
 
@@ -106,20 +105,11 @@ std::string sequence_function_model_text(const Module &m, const std::string &nam
 std::shared_ptr<CompiledSequenceFunction> CompiledSequenceFunction::compile(
     const Module &m, const std::string &name, const std::vector<Value> &weights, int64_t element_length,
     int64_t capacity, const cpu::CompileOptions &options) {
-  std::vector<NDArray> arrays;
-  for (size_t i = 0; i < weights.size(); ++i) {
-    const auto *t = weights[i] ? weights[i]->as<TensorValue>() : nullptr;
-    if (!t) user_error("weight {} of @{} is not a tensor", i + 1, name);
-    arrays.push_back(t->data);
-  }
+  std::vector<NDArray> arrays = weight_arrays(name, weights);
   tree_to_dsl::SequenceTranslation t = translate_or_throw(m, name, arrays, element_length);
   ilir::Program program = dsl::parse_model(t.text, "@" + name);
   std::shared_ptr<CompiledSequenceFunction> f(new CompiledSequenceFunction());
-  for (size_t i = 0; i < arrays.size(); ++i) {
-    Tensor w(arrays[i].shape());
-    std::copy_n(arrays[i].data<float>(), w.size(), w.data.data());
-    f->weights_[t.weights[i]] = std::move(w);
-  }
+  f->weights_ = grove_weights(t.weights, arrays);
   f->table_ = Tensor({capacity, element_length});
   Weights all = f->weights_;
   all[t.table] = f->table_;
