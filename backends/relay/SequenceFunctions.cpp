@@ -87,10 +87,12 @@ std::optional<SequenceCall> sequence_call(const Value &list, const Value &state,
     return std::nullopt;
   auto tensors = state_tensors(state);
   if (!tensors) return std::nullopt;
-  for (const NDArray *t : *tensors)
+  for (const NDArray *t : *tensors) {
     if (t->dtype() != DType::Float32 || t->ndim() != call.rank ||
         (call.rank == 2 && t->shape()[0] != call.rows) || !all_zero(*t))
       return std::nullopt;
+    call.state_lengths.push_back(t->shape().back());
+  }
   return call;
 }
 
@@ -133,13 +135,9 @@ bool CompiledSequenceFunction::fits(const SequenceCall &call) const {
 // 1. The state's tensors must have the lengths the step computes. 2. Fill the table: step t's row r
 // is row t·R + r. 3. One batched run of R sequences of T tokens. 4. Cut each sequence's row of
 // concatenated states into the state's tensors, R rows each.
-std::optional<Value> CompiledSequenceFunction::run(const SequenceCall &call, const Value &state) const {
+std::optional<Value> CompiledSequenceFunction::run(const SequenceCall &call) const {
   GROVE_CHECK(fits(call), "a call that does not fit the compiled sequence function");
-  auto tensors = state_tensors(state);
-  GROVE_CHECK(tensors.has_value(), "a sequence call's state is not tensors");
-  if (tensors->size() != state_lengths_.size()) return std::nullopt;
-  for (size_t k = 0; k < state_lengths_.size(); ++k)
-    if ((*tensors)[k]->shape().back() != state_lengths_[k]) return std::nullopt;
+  if (call.state_lengths != state_lengths_) return std::nullopt;
 
   const int64_t rows = call.rows, steps = static_cast<int64_t>(call.steps.size());
   std::vector<std::vector<int32_t>> sequences(rows, std::vector<int32_t>(steps));

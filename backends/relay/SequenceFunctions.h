@@ -24,9 +24,10 @@ namespace grove::relay {
 // One call's list, read for grove: the steps in order, their rows and length.
 struct SequenceCall {
   std::vector<NDArray> steps;
-  int64_t rows = 1;    // R (1 for [D] steps)
-  int64_t length = 0;  // D
-  int rank = 1;        // of a step: 1 or 2
+  int64_t rows = 1;                    // R (1 for [D] steps)
+  int64_t length = 0;                  // D
+  int rank = 1;                        // of a step: 1 or 2
+  std::vector<int64_t> state_lengths;  // the last dimension of each of the state's tensors
 };
 
 // The call as grove runs it, or nullopt when the conditions above do not hold (the VM runs it).
@@ -54,7 +55,7 @@ class CompiledSequenceFunction {
   // The fold's result for `call` (which fits): the state after the last step, shaped as the state.
   // Nullopt when the state's tensors do not have the lengths the step computes (the VM then runs the
   // call and reports the mismatch as it would).
-  std::optional<Value> run(const SequenceCall &call, const Value &state) const;
+  std::optional<Value> run(const SequenceCall &call) const;
 
   const std::string &model_text() const { return text_; }
 

@@ -179,8 +179,8 @@ Value VirtualMachine::run_recursive(const std::vector<Value> &regs, const Instru
 // doubles, so that growing lists recompile rarely). 3. One batched run.
 std::optional<Value> VirtualMachine::run_sequence(const std::vector<Value> &regs, const vm::Instruction &in) {
   const vm::RecursiveInfo &info = exe_.recursive[in.index];
-  const Value &state = regs[in.args[info.state_param]];
-  std::optional<SequenceCall> call = sequence_call(regs[in.args[info.list_param]], state, info.list_cons_tag);
+  std::optional<SequenceCall> call =
+      sequence_call(regs[in.args[info.list_param]], regs[in.args[info.state_param]], info.list_cons_tag);
   if (!call) return std::nullopt;
   std::vector<Value> weights;
   for (size_t i = 0; i < in.args.size(); ++i)
@@ -197,7 +197,7 @@ std::optional<Value> VirtualMachine::run_sequence(const std::vector<Value> &regs
     cached.weights = std::move(weights);
     ++stats_.recursive_compiles;
   }
-  std::optional<Value> result = cached.sequence->run(*call, state);
+  std::optional<Value> result = cached.sequence->run(*call);
   if (result) ++stats_.recursive_calls;
   return result;
 }
