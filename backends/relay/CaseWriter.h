@@ -758,6 +758,42 @@ inline Function_ function_to_translate(const Module &m, const std::string &name)
   return f;
 }
 
+// A dimension as model text: the number, or `symbol` when it is not known (a sketch's).
+inline std::string size_text(int64_t d, const std::string &symbol) {
+  return known(d) ? std::to_string(d) : symbol;
+}
+
+// The model's name for global `function`: `relay_` and its name, other characters as `_`.
+inline std::string model_name(const std::string &function) {
+  std::string out = "relay_";
+  for (char ch : function) out += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+  return out;
+}
+
+// The result states `<p>s0`, `<p>s1`, ... of these lengths, and the model's output: the one state,
+// or with several one more, `<p>all`, their concatenation, which `gather` assigns at the end of each
+// case so that one run returns them all.
+struct ResultStates {
+  std::string decls, gather, output;
+};
+inline ResultStates declare_result_states(const std::string &prefix, const std::vector<int64_t> &lengths) {
+  ResultStates r{"", "", prefix + "s0"};
+  std::string all;
+  int64_t total = 0;
+  for (size_t k = 0; k < lengths.size(); ++k) {
+    r.decls +=
+        fmt::format("state {}s{} [{}]\n", prefix, k, size_text(lengths[k], fmt::format("{}h{}", prefix, k)));
+    all += fmt::format("{}{}s{}", k ? "; " : "", prefix, k);
+    total = known(total) && known(lengths[k]) ? total + lengths[k] : kAnyDim;
+  }
+  if (lengths.size() > 1) {
+    r.output = prefix + "all";
+    r.decls += fmt::format("state {} [{}]\n", r.output, size_text(total, prefix + "h"));
+    r.gather = fmt::format("  {} = [{}]\n", r.output, all);
+  }
+  return r;
+}
+
 // A prefix no parameter name starts with, for the states, temporaries and renamed weights.
 inline std::string fresh_prefix(const std::vector<Expr> &params) {
   std::string prefix = "g_";

@@ -16,8 +16,6 @@ const TensorType *vector_type(const Type &t) {
   return tt && tt->dtype == DType::Float32 && (tt->shape.size() == 1 || tt->shape.size() == 2) ? tt : nullptr;
 }
 
-std::string size_text(int64_t d, const std::string &symbol) { return known(d) ? std::to_string(d) : symbol; }
-
 }  // namespace
 
 bool is_tensor_list(const Module &m, const Type &t) {
@@ -121,8 +119,7 @@ SequenceTranslation translate_sequence(const Module &m, const std::string &name,
     reject("the recursive call passes a new state of another form than the state's");
 
   // 4. The model.
-  std::string states, assign, all;
-  int64_t total = 0;
+  std::string assign;
   for (size_t k = 0; k < next.size(); ++k) {
     if (next[k].kind != Val::Kind::Vector || next[k].text.empty())
       reject(fmt::format("the new state's tensor {} is not computed by the step", k));
@@ -136,25 +133,14 @@ SequenceTranslation translate_sequence(const Module &m, const std::string &name,
       reject(fmt::format("the length of the state's tensor {} is known neither from its type nor the weights",
                          k));
     out.state_lengths.push_back(len);
-    std::string sname = fmt::format("{}s{}", f.prefix, k);
-    states += fmt::format("state {} [{}]\n", sname, size_text(len, fmt::format("{}h{}", f.prefix, k)));
-    assign += fmt::format("  {} = {}\n", sname, next[k].text);
-    all += (k ? "; " : "") + sname;
-    total = known(total) && known(len) ? total + len : kAnyDim;
+    assign += fmt::format("  {}s{} = {}\n", f.prefix, k, next[k].text);
   }
-  std::string output = f.prefix + "s0", gather;
-  if (next.size() > 1) {
-    output = f.prefix + "all";
-    states += fmt::format("state {} [{}]\n", output, size_text(total, f.prefix + "h"));
-    gather = fmt::format("  {} = [{}]\n", output, all);
-  }
-  std::string model_name = "relay_";
-  for (char ch : name) model_name += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+  ResultStates states = declare_result_states(f.prefix, out.state_lengths);
   out.text = fmt::format(
       "# @{} of a Relay module, a fold over the list {}, translated by grove: one token per row of a step.\n"
       "model {}\nstructure sequence\n\n{}\n{}\nnode {{\n{}{}{}}}\n\noutput {}\n",
-      name, var_name(params[out.list_param]), model_name, decls, states, writer.body(), assign, gather,
-      output);
+      name, var_name(params[out.list_param]), model_name(name), decls, states.decls, writer.body(), assign,
+      states.gather, states.output);
   return out;
 }
 

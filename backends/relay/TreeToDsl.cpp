@@ -143,27 +143,13 @@ Translation translate(const Module &m, const std::string &name, const std::vecto
     node_states += fmt::format("  {}s{} = {}\n", f.prefix, k, nresults[k].text);
   }
 
-  std::string model_name = "relay_";
-  for (char ch : name) model_name += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
-  std::string text =
-      fmt::format("# @{} of a Relay module, translated by grove.\nmodel {}\nstructure {}\n\n{}\n", name,
-                  model_name, out.rose ? "tree" : "binary_tree", decls);
-  std::string all, output = f.prefix + "s0";
-  int64_t total = 0;
-  for (size_t k = 0; k < results.size(); ++k) {
-    text += fmt::format("state {}s{} [{}]\n", f.prefix, k, length(results[k].shape));
-    all += fmt::format("{}{}s{}", k ? "; " : "", f.prefix, k);
-    total += length(results[k].shape);
-  }
-  std::string gather;
-  if (results.size() > 1) {
-    output = f.prefix + "all";
-    text += fmt::format("state {} [{}]\n", output, total);
-    gather = fmt::format("  {} = [{}]\n", output, all);
-  }
-  text += "\nleaf {\n" + leaf_body + leaf_states + gather + "}\n\ninternal {\n" + nw.body() + node_states +
-          gather + "}\n\noutput " + output + "\n";
-  out.text = text;
+  std::vector<int64_t> lengths;
+  for (const Val &r : results) lengths.push_back(length(r.shape));
+  ResultStates states = declare_result_states(f.prefix, lengths);
+  out.text = fmt::format("# @{} of a Relay module, translated by grove.\nmodel {}\nstructure {}\n\n{}\n{}",
+                         name, model_name(name), out.rose ? "tree" : "binary_tree", decls, states.decls) +
+             "\nleaf {\n" + leaf_body + leaf_states + states.gather + "}\n\ninternal {\n" + nw.body() +
+             node_states + states.gather + "}\n\noutput " + states.output + "\n";
   return out;
 }
 
