@@ -1,0 +1,230 @@
+#include "backends/cuda/HostEmulation.h"
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <functional>
+#include <mutex>
+
+#include "backends/cuda/Messages.h"
+#include "backends/cuda/SimtText.h"
+#include "backends/runtime/SharedObject.h"
+#include "ilir/Error.h"
+
+namespace grove::cuda {
+
+namespace msg = cuda_messages;
+using Kind = ModelAbi::ArgKind;
+
+namespace {
+
+constexpr char kWho[] = "the CUDA emulation";
+
+using HostLaunch = void (*)(void **args, unsigned blocks, unsigned threads, unsigned long shared_bytes);
+
+// The flags of a host build: C++20 (std::barrier), libcu++ from the toolkit, no fast-math (the
+// kernels round as the CPU back end does), ThreadSanitizer when grove itself runs under it.
+std::string host_flags() {
+  std::string flags = "-std=c++20 -O1 -fPIC -shared -pthread -ffp-contract=off -I" GROVE_CUDA_ROOT
+                      "/include/cccl -I" GROVE_CUDA_ROOT "/include";
+#if defined(__SANITIZE_THREAD__)
+  flags += " -fsanitize=thread";
+#endif
+  return flags;
+}
+
+}  // namespace
+
+struct HostKernels::Impl {
+  Library library;
+  std::map<std::string, HostLaunch> entries;
+};
+
+HostKernels::HostKernels(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+HostKernels::~HostKernels() = default;
+
+// Steps: write Simt.h and the source to a private directory; `$CXX <flags> -include Simt.h`; dlopen
+// the result (RTLD_LOCAL: every build keeps its own symbols); look up each kernel's host launcher.
+std::shared_ptr<const HostKernels> HostKernels::build(const CudaSource &source) {
+  static std::mutex lock;
+  static std::map<std::string, std::weak_ptr<const HostKernels>> cache;
+  std::lock_guard guard(lock);
+  if (auto it = cache.find(source.text); it != cache.end())
+    if (std::shared_ptr<const HostKernels> built = it->second.lock()) return built;
+
+  TempDir dir("grove-cuda-host", kWho);
+  const std::string header = dir.path() + "/Simt.h", cu = dir.path() + "/kernels.cpp",
+                    so = dir.path() + "/kernels.so";
+  write_text_file(header, kSimtHeaderText, kWho);
+  write_text_file(cu, source.text, kWho);
+  const char *cxx_env = std::getenv("CXX");
+  const std::string cxx = cxx_env && *cxx_env ? cxx_env : "c++";
+  const std::string command = fmt::format("{} {} -include {} -o {} {} 2>&1", cxx, host_flags(),
+                                          shell_quote(header), shell_quote(so), shell_quote(cu));
+  CommandResult built = run_command(command, kWho);
+  if (built.exit_code != 0)
+    user_error(msg::kHostBuild, command,
+               built.exit_code == 127 ? std::string(msg::kHostNoCompiler)
+                                      : fmt::format("exit status {}", built.exit_code),
+               built.output);
+  auto impl = std::make_unique<Impl>();
+  impl->library.reset(dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL));
+  if (!impl->library) user_error(msg::kHostLoad, so, dlerror());
+  for (const std::string &k : source.kernels) {
+    void *entry = dlsym(impl->library.get(), ("grove_host_" + k).c_str());
+    GROVE_CHECK(entry != nullptr, "the host build has no launcher for {}", k);
+    impl->entries[k] = reinterpret_cast<HostLaunch>(entry);
+  }
+  std::shared_ptr<const HostKernels> result(new HostKernels(std::move(impl)));
+  cache[source.text] = result;
+  return result;
+}
+
+void HostKernels::launch(const std::string &name, void **args, unsigned blocks, unsigned threads,
+                         size_t shared_bytes) const {
+  auto it = impl_->entries.find(name);
+  GROVE_CHECK(it != impl_->entries.end(), "no kernel {}", name);
+  it->second(args, blocks, threads, shared_bytes);
+}
+
+EmulatedModel::EmulatedModel(const plan::LevelPlan &plan, const CudaOptions &options)
+    : abi_(plan.abi), source_(emit_cuda(plan, options)), kernels_(HostKernels::build(source_)) {
+  abi_.function = source_.kernels.front();
+  abi_.target = "cuda-emulated";
+}
+
+void EmulatedModel::bind(const Weights &weights) {
+  params_.clear();
+  packed_.clear();
+  for (const ModelAbi::Param &p : abi_.params) {
+    auto it = weights.find(p.name);
+    if (it == weights.end() || it->second.shape != p.shape)
+      user_error(msg::kWeightMissing, abi_.model, p.name, shape_string(p.shape));
+    params_.push_back(it->second.data);
+  }
+  for (const PackedWeight &w : abi_.packed) {
+    size_t p = 0;
+    while (abi_.params[p].name != w.param) p++;
+    packed_.emplace_back(w.size());
+    pack(w, params_[p].data(), packed_.back().data());
+  }
+}
+
+// Steps: allocate the states (plus the DAG inspector's zero row, zero) and the temps' scratch; build
+// the argument array in the ABI's order followed by the scratch, the barrier's counter (and the
+// level); launch; copy out the roots' rows.
+std::vector<float> EmulatedModel::execute(const LinearizedBatch &batch) const {
+  if (params_.empty() && !abi_.params.empty()) user_error(msg::kNoWeights, abi_.model);
+  const int64_t rows = int64_t(batch.num_nodes) + (batch.zero_node >= 0 ? 1 : 0);
+  std::vector<std::vector<float>> states;
+  for (const ModelAbi::State &s : abi_.states) states.emplace_back(rows * s.row_elements, 0.0f);
+  std::vector<float> scratch(std::max<int64_t>(1, batch.num_nodes * source_.scratch_floats_per_node));
+  unsigned counter = 0;
+  int32_t num_levels = batch.num_levels, level = -1;
+  static const std::vector<int32_t> kNoTeam{0};
+
+  std::vector<const void *> pointers;  // the pointer arguments' values, args[i] points into it
+  pointers.reserve(abi_.args.size() + 2);
+  std::vector<void *> args;
+  auto pointer = [&](const void *p) {
+    pointers.push_back(p);
+    args.push_back(&pointers.back());
+  };
+  for (const ModelAbi::Arg &a : abi_.args) {
+    switch (a.kind) {
+      case Kind::Param:
+        pointer(params_[a.index].data());
+        break;
+      case Kind::Packed:
+        pointer(packed_[a.index].data());
+        break;
+      case Kind::State:
+        pointer(states[a.index].data());
+        break;
+      case Kind::LevelBegin:
+        pointer(batch.level_begin.data());
+        break;
+      case Kind::ChildBegin:
+        pointer(batch.child_begin.data());
+        break;
+      case Kind::Children:
+        pointer(batch.children.data());
+        break;
+      case Kind::Token:
+        pointer(batch.token.data());
+        break;
+      case Kind::TeamBegin:
+        pointer(batch.team_begin.empty() ? kNoTeam.data() : batch.team_begin.data());
+        break;
+      case Kind::NumLevels:
+        args.push_back(&num_levels);
+        break;
+    }
+  }
+  pointer(scratch.data());
+  pointer(&counter);
+  args.push_back(&level);
+
+  const CudaOptions &o = source_.options;
+  auto launch = [&](const std::string &kernel) {
+    kernels_->launch(kernel, args.data(), unsigned(o.blocks), unsigned(o.threads),
+                     size_t(source_.shared_bytes));
+  };
+  if (o.form == Form::Persistent) {
+    launch("grove_persistent");
+  } else if (batch.num_levels > 0) {
+    for (const Phase &p : source_.hoisted) launch(p.kernel);
+    for (level = 0; level < batch.num_levels; ++level) {
+      if (level == 0 || !source_.specialized)
+        for (const Phase &p : source_.leaf) launch(p.kernel);
+      if (level > 0 || !source_.specialized)
+        for (const Phase &p : source_.internal) launch(p.kernel);
+    }
+  }
+
+  const int64_t width = abi_.output_elements();
+  const std::vector<float> &out = states[abi_.output];
+  std::vector<float> result;
+  result.reserve(batch.roots.size() * width);
+  for (int32_t root : batch.roots)
+    result.insert(result.end(), out.begin() + int64_t(root) * width, out.begin() + int64_t(root + 1) * width);
+  return result;
+}
+
+Tensor EmulatedModel::run(std::span<const Tree> trees) const {
+  if (abi_.runs_dags())
+    user_error(msg::kWrongInputs, abi_.model, abi_.structure, "DAGs or sequences", "trees");
+  InspectorOptions options;
+  options.arity = {abi_.min_children, abi_.max_children};
+  options.vocab_size = abi_.vocab_size;
+  std::vector<int64_t> shape{int64_t(trees.size())};
+  shape.insert(shape.end(), abi_.output_shape.begin(), abi_.output_shape.end());
+  Tensor result(shape);
+  if (trees.empty()) return result;
+  result.data = execute(linearize(trees, options));
+  return result;
+}
+
+Tensor EmulatedModel::run_dags(std::span<const Dag> dags, DagOutputs outputs) const {
+  if (!abi_.runs_dags()) user_error(msg::kWrongInputs, abi_.model, abi_.structure, "trees", "DAGs");
+  DagInspectorOptions options;
+  options.slots = abi_.predecessor_slots;
+  options.vocab_size = abi_.vocab_size;
+  options.outputs = outputs;
+  const int64_t width = abi_.output_elements();
+  std::vector<float> rows = dags.empty() ? std::vector<float>{} : execute(linearize_dags(dags, options));
+  std::vector<int64_t> shape{int64_t(rows.size()) / width};
+  shape.insert(shape.end(), abi_.output_shape.begin(), abi_.output_shape.end());
+  Tensor result(shape);
+  result.data = std::move(rows);
+  return result;
+}
+
+Tensor EmulatedModel::run_sequences(std::span<const std::vector<int32_t>> sequences) const {
+  std::vector<Dag> chains;
+  for (const std::vector<int32_t> &tokens : sequences) chains.push_back(chain_dag(tokens));
+  return run_dags(chains, DagOutputs::Sinks);
+}
+
+}  // namespace grove::cuda

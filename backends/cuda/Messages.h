@@ -1,0 +1,57 @@
+#pragma once
+// Every user-facing message of the CUDA back end (backends/cuda), in one place.
+
+namespace grove::cuda_messages {
+
+// Emitting (CudaEmitter.h).
+inline constexpr char kUnboundSize[] =
+    "the CUDA back end needs every size bound: {} is not (give it with --sizes or a weights file)";
+inline constexpr char kBadGrid[] =
+    "the CUDA kernels need at least one block of at least one thread, got {} x {}";
+inline constexpr char kBadForm[] = "unknown CUDA kernel form '{}': use per_level or persistent";
+inline constexpr char kBadBarrier[] = "unknown grid barrier '{}': use counter or grid_sync";
+inline constexpr char kNoteBatch[] =
+    "batch=off does not apply to the CUDA kernels: they run the nodes of one height level together";
+inline constexpr char kNoteCpuOnly[] =
+    "{} does not apply to the CUDA kernels (a CPU loop shape; the grid is set by the CUDA options)";
+
+// Running on the CPU (HostEmulation.h).
+inline constexpr char kHostTempDir[] = "the CUDA emulation could not create a temporary directory {}: {}";
+inline constexpr char kHostWrite[] = "the CUDA emulation could not write {}: {}";
+inline constexpr char kHostBuild[] = "the CUDA emulation could not build the kernels: `{}` failed ({}):\n{}";
+inline constexpr char kHostNoCompiler[] = "no such C++ compiler: install one, or name it in $CXX";
+inline constexpr char kHostLoad[] = "the CUDA emulation could not load {}: {}";
+inline constexpr char kWeightMissing[] = "the CUDA kernels of {} need the weight {} {}";
+inline constexpr char kNoWeights[] = "the CUDA kernels of {} have no weights bound";
+inline constexpr char kWrongInputs[] = "the CUDA kernels of {} ({}) take {}, not {}";
+
+// NVRTC (Nvrtc.h).
+inline constexpr char kNoNvrtc[] =
+    "NVRTC could not be loaded ({}): install the CUDA toolkit (libnvrtc.so.13), or put its lib64 folder "
+    "in LD_LIBRARY_PATH";
+inline constexpr char kNvrtcMissingSymbol[] =
+    "NVRTC ({}) has no function {}: it is not a CUDA 12 or 13 NVRTC";
+inline constexpr char kNvrtcFailed[] = "NVRTC could not compile the kernels of {} for {}: {}\n{}";
+inline constexpr char kBadArch[] =
+    "unknown GPU architecture '{}': use sm_XX (a cubin) or compute_XX (PTX), e.g. sm_90";
+
+// The driver (Driver.h).
+inline constexpr char kNoDriver[] = "no CUDA driver: libcuda.so.1 could not be loaded ({})";
+inline constexpr char kDriverMissingSymbol[] = "the CUDA driver has no function {}: it is older than CUDA 12";
+inline constexpr char kDriverCall[] = "the CUDA driver failed in {}: {} ({})";
+inline constexpr char kNoDevice[] = "no CUDA device: the driver reports {} devices";
+inline constexpr char kNoCooperative[] =
+    "CUDA device {} cannot launch cooperative kernels, which the persistent form needs";
+inline constexpr char kGridTooLarge[] =
+    "the persistent kernel {} needs {} co-resident blocks, but device {} holds only {} ({} per "
+    "multiprocessor "
+    "x {} multiprocessors at {} threads and {} bytes of shared memory): emit it for a smaller grid";
+inline constexpr char kSharedTooLarge[] =
+    "the kernel {} needs {} bytes of shared memory per block, but device {} allows {}: lower the shared "
+    "limit";
+
+// `grove run|bench --target cuda`.
+inline constexpr char kTargetCudaNeedsDriver[] =
+    "--target cuda: {}; `grove dump --stage cuda` writes the kernels without a GPU";
+
+}  // namespace grove::cuda_messages
