@@ -7,6 +7,7 @@
 #include <functional>
 #include <mutex>
 
+#include "backends/cuda/KernelArgs.h"
 #include "backends/cuda/Messages.h"
 #include "backends/cuda/SimtText.h"
 #include "backends/runtime/SharedObject.h"
@@ -15,7 +16,6 @@
 namespace grove::cuda {
 
 namespace msg = cuda_messages;
-using Kind = ModelAbi::ArgKind;
 
 namespace {
 
@@ -111,9 +111,8 @@ void EmulatedModel::bind(const Weights &weights) {
   }
 }
 
-// Steps: allocate the states (plus the DAG inspector's zero row, zero) and the temps' scratch; build
-// the argument array in the ABI's order followed by the scratch, the barrier's counter (and the
-// level); launch; copy out the roots' rows.
+// Steps: allocate the states (plus the DAG inspector's zero row, zero) and the temps' scratch; the
+// arguments (KernelArgs.h); the launches in order; copy out the roots' rows.
 std::vector<float> EmulatedModel::execute(const LinearizedBatch &batch) const {
   if (params_.empty() && !abi_.params.empty()) user_error(msg::kNoWeights, abi_.model);
   const int64_t rows = int64_t(batch.num_nodes) + (batch.zero_node >= 0 ? 1 : 0);
@@ -121,67 +120,26 @@ std::vector<float> EmulatedModel::execute(const LinearizedBatch &batch) const {
   for (const ModelAbi::State &s : abi_.states) states.emplace_back(rows * s.row_elements, 0.0f);
   std::vector<float> scratch(std::max<int64_t>(1, batch.num_nodes * source_.scratch_floats_per_node));
   unsigned counter = 0;
-  int32_t num_levels = batch.num_levels, level = -1;
   static const std::vector<int32_t> kNoTeam{0};
 
-  std::vector<const void *> pointers;  // the pointer arguments' values, args[i] points into it
-  pointers.reserve(abi_.args.size() + 2);
-  std::vector<void *> args;
-  auto pointer = [&](const void *p) {
-    pointers.push_back(p);
-    args.push_back(&pointers.back());
-  };
-  for (const ModelAbi::Arg &a : abi_.args) {
-    switch (a.kind) {
-      case Kind::Param:
-        pointer(params_[a.index].data());
-        break;
-      case Kind::Packed:
-        pointer(packed_[a.index].data());
-        break;
-      case Kind::State:
-        pointer(states[a.index].data());
-        break;
-      case Kind::LevelBegin:
-        pointer(batch.level_begin.data());
-        break;
-      case Kind::ChildBegin:
-        pointer(batch.child_begin.data());
-        break;
-      case Kind::Children:
-        pointer(batch.children.data());
-        break;
-      case Kind::Token:
-        pointer(batch.token.data());
-        break;
-      case Kind::TeamBegin:
-        pointer(batch.team_begin.empty() ? kNoTeam.data() : batch.team_begin.data());
-        break;
-      case Kind::NumLevels:
-        args.push_back(&num_levels);
-        break;
-    }
-  }
-  pointer(scratch.data());
-  pointer(&counter);
-  args.push_back(&level);
-
+  CallBuffers buffers;
+  for (const std::vector<float> &p : params_) buffers.params.push_back(p.data());
+  for (const std::vector<float> &p : packed_) buffers.packed.push_back(p.data());
+  for (std::vector<float> &s : states) buffers.states.push_back(s.data());
+  buffers.level_begin = batch.level_begin.data();
+  buffers.child_begin = batch.child_begin.data();
+  buffers.children = batch.children.data();
+  buffers.token = batch.token.data();
+  buffers.team_begin = batch.team_begin.empty() ? kNoTeam.data() : batch.team_begin.data();
+  buffers.scratch = scratch.data();
+  buffers.barrier = &counter;
+  KernelArgs args(abi_, buffers, batch.num_levels);
   const CudaOptions &o = source_.options;
-  auto launch = [&](const std::string &kernel) {
-    kernels_->launch(kernel, args.data(), unsigned(o.blocks), unsigned(o.threads),
+  for_each_launch(source_, batch.num_levels, [&](const std::string &kernel, int32_t level) {
+    args.set_level(level);
+    kernels_->launch(kernel, args.argv(), unsigned(o.blocks), unsigned(o.threads),
                      size_t(source_.shared_bytes));
-  };
-  if (o.form == Form::Persistent) {
-    launch("grove_persistent");
-  } else if (batch.num_levels > 0) {
-    for (const Phase &p : source_.hoisted) launch(p.kernel);
-    for (level = 0; level < batch.num_levels; ++level) {
-      if (level == 0 || !source_.specialized)
-        for (const Phase &p : source_.leaf) launch(p.kernel);
-      if (level > 0 || !source_.specialized)
-        for (const Phase &p : source_.internal) launch(p.kernel);
-    }
-  }
+  });
 
   const int64_t width = abi_.output_elements();
   const std::vector<float> &out = states[abi_.output];

@@ -1,0 +1,69 @@
+#include "backends/cuda/KernelArgs.h"
+
+namespace grove::cuda {
+
+using Kind = ModelAbi::ArgKind;
+
+KernelArgs::KernelArgs(const ModelAbi &abi, const CallBuffers &b, int32_t num_levels)
+    : num_levels_(num_levels) {
+  // Every pointer argument's value lives in pointers_, which never reallocates (reserved).
+  pointers_.reserve(abi.args.size() + 2);
+  auto pointer = [&](const void *p) {
+    pointers_.push_back(p);
+    argv_.push_back(&pointers_.back());
+  };
+  for (const ModelAbi::Arg &a : abi.args) {
+    switch (a.kind) {
+      case Kind::Param:
+        pointer(b.params[a.index]);
+        break;
+      case Kind::Packed:
+        pointer(b.packed[a.index]);
+        break;
+      case Kind::State:
+        pointer(b.states[a.index]);
+        break;
+      case Kind::LevelBegin:
+        pointer(b.level_begin);
+        break;
+      case Kind::ChildBegin:
+        pointer(b.child_begin);
+        break;
+      case Kind::Children:
+        pointer(b.children);
+        break;
+      case Kind::Token:
+        pointer(b.token);
+        break;
+      case Kind::TeamBegin:
+        pointer(b.team_begin);
+        break;
+      case Kind::NumLevels:
+        argv_.push_back(&num_levels_);
+        break;
+    }
+  }
+  pointer(b.scratch);
+  pointer(b.barrier);
+  argv_.push_back(&level_);
+}
+
+void for_each_launch(const CudaSource &source, int32_t num_levels,
+                     const std::function<void(const std::string &kernel, int32_t level)> &launch) {
+  if (source.options.form == Form::Persistent) {
+    launch("grove_persistent", -1);
+    return;
+  }
+  if (num_levels <= 0) return;
+  for (const Phase &p : source.hoisted) launch(p.kernel, -1);
+  for (int32_t level = 0; level < num_levels; ++level) {
+    // Specialized, the leaves are level 0 and every other level is internal; else each level runs
+    // both cases' phases, each node its own case's.
+    if (level == 0 || !source.specialized)
+      for (const Phase &p : source.leaf) launch(p.kernel, level);
+    if (level > 0 || !source.specialized)
+      for (const Phase &p : source.internal) launch(p.kernel, level);
+  }
+}
+
+}  // namespace grove::cuda
