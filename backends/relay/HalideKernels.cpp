@@ -5,10 +5,7 @@
 
 #include <Halide.h>
 #include <fmt/format.h>
-#include <immintrin.h>
 
-#include <atomic>
-#include <chrono>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -18,6 +15,8 @@
 #include <vector>
 
 #include "backends/relay/HalideLower.h"
+#include "backends/relay/ParallelPool.h"
+#include "backends/runtime/Team.h"
 #include "ilir/Error.h"
 #include "lowering/HostTarget.h"
 
@@ -33,143 +32,12 @@ int vector_bytes(const Halide::Target &target) {
   return 16;
 }
 
-// The parallel loops of the compiled kernels (Halide's do_par_for, replaced through the JIT
-// handlers). Halide's own pool puts an idle worker to sleep at once and the caller sleeps until the
-// last task ends, so on a VM each parallel loop pays two wake-ups of several µs: a GEMV of 12 µs
-// (1 x 256 x 1024) ran slower on 2 threads than on 1. This pool, like OpenBLAS's, keeps its workers
-// spinning for kSpinUs after a loop and sleeps only then, and the caller waits by spinning.
-//   1. The caller publishes the loop: each thread t (the caller is 0) gets a home range, the t-th
-//      of T equal slices of [min, min + extent), so that consecutive calls of a kernel hand each
-//      thread the same slice and it finds its part of the operands in its own cache (a GEMV's
-//      weight rows: 0.5 MB a core at N = 1024, K = 256).
-//   2. Every thread runs tasks from its home range, then steals from the others' ranges. A range is
-//      one 64-bit word, (generation << 32) | next task; a task is claimed by a compare-and-swap
-//      that also checks the generation, so a worker that wakes late can never claim a task of a
-//      later loop with an earlier loop's function.
-//   3. The caller returns when all tasks have finished. Nested loops, a second caller while one
-//      loop runs, and a pool of one thread run the loop serially.
-class ParallelPool {
- public:
-  using Task = int (*)(Halide::JITUserContext *, int, uint8_t *);
-
-  explicit ParallelPool(int threads) : slots_(std::max(threads, 1)) {
-    for (int t = 1; t < static_cast<int>(slots_.size()); ++t) workers_.emplace_back([this, t] { work(t); });
-  }
-  ~ParallelPool() {
-    stop_.store(true);
-    generation_.fetch_add(1);
-    generation_.notify_all();
-    for (std::thread &w : workers_) w.join();
-  }
-
-  int par_for(Halide::JITUserContext *context, Task task, int min, int extent, uint8_t *closure) {
-    std::unique_lock<std::mutex> busy(busy_, std::try_to_lock);
-    if (in_task_ || workers_.empty() || extent <= 1 || !busy.owns_lock()) {
-      for (int i = min; i < min + extent; ++i)
-        if (int status = task(context, i, closure)) return status;
-      return 0;
-    }
-    const uint64_t gen = generation_.load() + 1;
-    task_.store(task, std::memory_order_relaxed);
-    context_.store(context, std::memory_order_relaxed);
-    closure_.store(closure, std::memory_order_relaxed);
-    const int threads = static_cast<int>(slots_.size());
-    for (int t = 0; t < threads; ++t) {
-      const int64_t begin = min + static_cast<int64_t>(extent) * t / threads;
-      slots_[t].end.store(static_cast<int>(min + static_cast<int64_t>(extent) * (t + 1) / threads),
-                          std::memory_order_relaxed);
-      slots_[t].next.store(gen << 32 | static_cast<uint32_t>(begin), std::memory_order_relaxed);
-    }
-    done_.store(0, std::memory_order_relaxed);
-    error_.store(0, std::memory_order_relaxed);
-    generation_.store(static_cast<uint32_t>(gen));
-    if (sleeping_.load() > 0) generation_.notify_all();
-    run_tasks(static_cast<uint32_t>(gen), 0);
-    for (int spins = 0; done_.load(std::memory_order_acquire) < extent; ++spins) {
-      _mm_pause();
-      if (spins > 4096) std::this_thread::yield();  // a worker was preempted inside a task
-    }
-    return error_.load();
-  }
-
- private:
-  static constexpr int kSpinUs = 50;
-  // One cache line per home range: the words are written by every claim.
-  struct alignas(64) Slot {
-    std::atomic<uint64_t> next{0};
-    std::atomic<int> end{0};
-  };
-
-  void work(int t) {
-    uint32_t seen = 0;  // not loaded here: a loop or the stop may have been published already
-    while (true) {
-      auto start = std::chrono::steady_clock::now();
-      for (int spins = 0; generation_.load(std::memory_order_acquire) == seen; ++spins) {
-        _mm_pause();
-        if ((spins & 255) != 255) continue;
-        // Yielding now and then lets a thread that shares the core run (another process on a busy
-        // machine): pausing alone, the worker took CPU time from the caller while other processes
-        // ran, and a GEMV of 1 x 256 x 1024 ran at half its one-thread speed (18 against 38
-        // GFLOP/s; 37 yielding every 16 pauses). Every 256 keeps the quiet machine's speed (69
-        // GFLOP/s; 54 yielding every 16).
-        std::this_thread::yield();
-        if (std::chrono::steady_clock::now() - start > std::chrono::microseconds(kSpinUs)) {
-          sleeping_.fetch_add(1);
-          generation_.wait(seen);
-          sleeping_.fetch_sub(1);
-          start = std::chrono::steady_clock::now();
-        }
-      }
-      if (stop_.load()) return;
-      seen = generation_.load(std::memory_order_acquire);
-      run_tasks(seen, t);
-    }
-  }
-
-  // Runs thread t's home range, then steals; only tasks of generation `gen`.
-  void run_tasks(uint32_t gen, int t) {
-    Task task = task_.load(std::memory_order_relaxed);
-    Halide::JITUserContext *context = context_.load(std::memory_order_relaxed);
-    uint8_t *closure = closure_.load(std::memory_order_relaxed);
-    const int threads = static_cast<int>(slots_.size());
-    in_task_ = true;
-    for (int k = 0; k < threads; ++k) {
-      Slot &slot = slots_[(t + k) % threads];
-      uint64_t word = slot.next.load(std::memory_order_acquire);
-      while (static_cast<uint32_t>(word >> 32) == gen) {
-        const int i = static_cast<int>(static_cast<uint32_t>(word));
-        if (i >= slot.end.load(std::memory_order_relaxed)) break;
-        if (!slot.next.compare_exchange_weak(word, word + 1, std::memory_order_acq_rel)) continue;
-        if (int status = task(context, i, closure)) {
-          int none = 0;
-          error_.compare_exchange_strong(none, status);
-        }
-        done_.fetch_add(1, std::memory_order_release);
-        word = slot.next.load(std::memory_order_acquire);
-      }
-    }
-    in_task_ = false;
-  }
-
-  std::vector<Slot> slots_;
-  std::vector<std::thread> workers_;
-  std::mutex busy_;
-  std::atomic<uint32_t> generation_{0};
-  std::atomic<int> sleeping_{0}, done_{0}, error_{0};
-  std::atomic<bool> stop_{false};
-  std::atomic<Task> task_{nullptr};
-  std::atomic<Halide::JITUserContext *> context_{nullptr};
-  std::atomic<uint8_t *> closure_{nullptr};
-  static thread_local bool in_task_;
-};
-
-thread_local bool ParallelPool::in_task_ = false;
-
 // What a kernel's parallel loops find in the user context Halide passes them.
 struct PoolContext : Halide::JITUserContext {
   ParallelPool *pool = nullptr;
 };
 
+// Halide's do_par_for on the kernel compiler's pool (ParallelPool.h).
 int pool_do_par_for(Halide::JITUserContext *context, ParallelPool::Task task, int min, int extent,
                     uint8_t *closure) {
   return static_cast<PoolContext *>(context)->pool->par_for(context, task, min, extent, closure);
@@ -301,15 +169,16 @@ class HalideKernelCompiler : public KernelCompiler {
  private:
   using Key = std::tuple<const ExprNode *, std::vector<int>, std::vector<Shape>>;
 
-  // Sizes Halide's JIT thread pool once it exists (after the first compile): the pool is shared by
-  // every JIT-compiled pipeline in the process.
+  // Grows Halide's JIT thread pool to the compiler's thread count once it exists (after the first
+  // compile): the pool is shared by every JIT-compiled pipeline and model in the process, so it is
+  // never shrunk (Team.h, grow_thread_pool).
   void set_threads() {
     if (threads_ <= 0 || threads_set_) return;
     for (const Halide::Internal::JITModule &m :
          Halide::Internal::JITSharedRuntime::get(nullptr, target_, false)) {
       auto symbol = m.find_symbol_by_name("halide_set_num_threads");
       if (symbol.address) {
-        reinterpret_cast<int (*)(int)>(symbol.address)(threads_);
+        grow_thread_pool(reinterpret_cast<int (*)(int)>(symbol.address), threads_);
         threads_set_ = true;
         return;
       }
