@@ -4,9 +4,10 @@
 
 #include <chrono>
 #include <climits>
+#include <future>
 #include <mutex>
 #include <optional>
-#include <shared_mutex>
+#include <utility>
 
 #include "backends/runtime/Clock.h"
 #include "backends/runtime/Inspector.h"
@@ -30,29 +31,51 @@ std::string param_names(const ModelAbi &abi) {
 
 }  // namespace
 
+// One bound set of weights, immutable once published. A run holds the snapshot it started with
+// for all of its batches, so it never mixes two sets; a bind builds the next set outside any lock
+// and swaps the pointer.
+struct Executor::WeightSet {
+  Weights owned;                           // weights bound by value
+  std::vector<const float *> data;         // per abi.params: into `owned` or the caller's buffers
+  std::vector<std::vector<float>> panels;  // per abi.packed, when abi.hoist
+  // Set when `data` points into the caller's buffers: fulfilled when the last run holding this
+  // set lets go of it, so that a bind can return only once the caller may free the old buffers.
+  std::shared_ptr<std::promise<void>> released;
+};
+
 struct Executor::Impl {
   ModelAbi abi;
   EntryPoints entry;
 
-  // The bound weights, guarded by `lock` (shared while running, exclusive while binding).
-  mutable std::shared_mutex lock;
-  Weights owned;                           // weights bound by value
-  std::vector<const float *> data;         // per abi.params: into `owned` or the caller's buffers
-  std::vector<std::vector<float>> panels;  // per abi.packed, when abi.hoist
+  // The current snapshot (null before the first bind). `current_lock` guards only the pointer:
+  // a copy or a swap, never a run or a pack. `bind_lock` orders concurrent binds.
+  mutable std::mutex current_lock;
+  std::shared_ptr<const WeightSet> current;
+  std::mutex bind_lock;
+
+  std::shared_ptr<const WeightSet> snapshot() const {
+    std::lock_guard guard(current_lock);
+    return current;
+  }
+  // Publishes `next` (with its panels packed from its data) and waits for the runs still holding
+  // the set it replaces only if that set reads the caller's buffers.
+  void publish(std::shared_ptr<WeightSet> next);
 
   // Checks the names and shapes of `weights` against the params.
   template <typename Map>
   void check(const Map &weights, const std::string &file, auto shape_of) const;
-  // Every packed weight's panels, from the bound weights.
-  std::vector<std::vector<float>> pack_panels() const;
+  // Every packed weight's panels, from `data` (per abi.params).
+  std::vector<std::vector<float>> pack_panels(const std::vector<const float *> &data) const;
 
-  void run_batch(std::span<const Tree> trees, int64_t first_number, float *out, RunStats *stats) const;
-  void run_dag_batch(std::span<const Dag> dags, const DagInspectorOptions &options, std::vector<float> &out,
-                     RunStats *stats) const;
-  void execute(const LinearizedBatch &batch, size_t inputs, double inspector_ms, float *out,
-               RunStats *stats) const;
+  void run_batch(const WeightSet &w, std::span<const Tree> trees, int64_t first_number, float *out,
+                 RunStats *stats) const;
+  void run_dag_batch(const WeightSet &w, std::span<const Dag> dags, const DagInspectorOptions &options,
+                     std::vector<float> &out, RunStats *stats) const;
+  void execute(const WeightSet &w, const LinearizedBatch &batch, size_t inputs, double inspector_ms,
+               float *out, RunStats *stats) const;
   void check_runs_dags(const std::string &noun) const;
-  void check_bound() const;
+  // The snapshot a run uses; a UserError if no weights were bound (and the model has params).
+  std::shared_ptr<const WeightSet> bound_snapshot() const;
 };
 
 Executor::Executor(ModelAbi abi, EntryPoints entry) : impl_(std::make_unique<Impl>()) {
@@ -60,17 +83,14 @@ Executor::Executor(ModelAbi abi, EntryPoints entry) : impl_(std::make_unique<Imp
   impl_->abi = std::move(abi);
   impl_->entry = entry;
   if (impl_->abi.threads > 0 && entry.set_num_threads)
-    set_thread_pool(entry.set_num_threads, impl_->abi.threads);
+    grow_thread_pool(entry.set_num_threads, impl_->abi.threads);
 }
 
 Executor::~Executor() = default;
 
 const ModelAbi &Executor::abi() const { return impl_->abi; }
 
-bool Executor::bound() const {
-  std::shared_lock guard(impl_->lock);
-  return !impl_->data.empty() || impl_->abi.params.empty();
-}
+bool Executor::bound() const { return impl_->snapshot() != nullptr || impl_->abi.params.empty(); }
 
 template <typename Map>
 void Executor::Impl::check(const Map &weights, const std::string &file, auto shape_of) const {
@@ -87,7 +107,7 @@ void Executor::Impl::check(const Map &weights, const std::string &file, auto sha
   }
 }
 
-std::vector<std::vector<float>> Executor::Impl::pack_panels() const {
+std::vector<std::vector<float>> Executor::Impl::pack_panels(const std::vector<const float *> &data) const {
   std::vector<std::vector<float>> out;
   for (const PackedWeight &w : abi.packed) {
     size_t p = 0;
@@ -98,14 +118,27 @@ std::vector<std::vector<float>> Executor::Impl::pack_panels() const {
   return out;
 }
 
+void Executor::Impl::publish(std::shared_ptr<WeightSet> next) {
+  if (abi.hoist) next->panels = pack_panels(next->data);
+  std::future<void> old_released;
+  {
+    std::lock_guard binding(bind_lock);  // two binds publish in some order, each completely
+    std::shared_ptr<const WeightSet> old;
+    {
+      std::lock_guard guard(current_lock);
+      old = std::exchange(current, std::move(next));
+    }
+    if (old && old->released) old_released = old->released->get_future();
+  }  // `old` is dropped here: the last run still holding it fulfils the promise
+  if (old_released.valid()) old_released.wait();
+}
+
 void Executor::bind(Weights weights, const std::string &weights_file) {
   impl_->check(weights, weights_file, [](const Tensor &t) { return t.shape; });
-  std::unique_lock guard(impl_->lock);
-  impl_->owned = std::move(weights);
-  impl_->data.clear();
-  for (const ModelAbi::Param &p : impl_->abi.params)
-    impl_->data.push_back(impl_->owned.at(p.name).data.data());
-  impl_->panels = impl_->abi.hoist ? impl_->pack_panels() : std::vector<std::vector<float>>{};
+  auto next = std::make_shared<WeightSet>();
+  next->owned = std::move(weights);
+  for (const ModelAbi::Param &p : impl_->abi.params) next->data.push_back(next->owned.at(p.name).data.data());
+  impl_->publish(std::move(next));
 }
 
 void Executor::bind(const std::map<std::string, WeightView> &weights, const std::string &weights_file) {
@@ -113,19 +146,29 @@ void Executor::bind(const std::map<std::string, WeightView> &weights, const std:
   for (const auto &[name, view] : weights)
     if (!view.data && Tensor::num_elements(view.shape) > 0)
       user_error(msg::kWeightViewNull, weights_file, name);
-  std::unique_lock guard(impl_->lock);
-  impl_->owned.clear();
-  impl_->data.clear();
-  for (const ModelAbi::Param &p : impl_->abi.params) impl_->data.push_back(weights.at(p.name).data);
-  impl_->panels = impl_->abi.hoist ? impl_->pack_panels() : std::vector<std::vector<float>>{};
+  auto released = std::make_shared<std::promise<void>>();
+  // The deleter runs where the last holder lets go: a run finishing, or the next bind.
+  std::shared_ptr<WeightSet> next(new WeightSet, [released](WeightSet *w) {
+    delete w;
+    released->set_value();
+  });
+  next->released = released;
+  for (const ModelAbi::Param &p : impl_->abi.params) next->data.push_back(weights.at(p.name).data);
+  impl_->publish(std::move(next));
 }
 
-void Executor::Impl::check_bound() const {
-  if (data.empty() && !abi.params.empty()) user_error(msg::kNoWeights, abi.model);
+std::shared_ptr<const Executor::WeightSet> Executor::Impl::bound_snapshot() const {
+  std::shared_ptr<const WeightSet> w = snapshot();
+  if (!w && !abi.params.empty()) user_error(msg::kNoWeights, abi.model);
+  if (!w) {
+    static const WeightSet kNone;  // a model without params
+    return std::shared_ptr<const WeightSet>(std::shared_ptr<const WeightSet>{}, &kNone);
+  }
+  return w;
 }
 
-void Executor::Impl::run_batch(std::span<const Tree> trees, int64_t first_number, float *out,
-                               RunStats *stats) const {
+void Executor::Impl::run_batch(const WeightSet &w, std::span<const Tree> trees, int64_t first_number,
+                               float *out, RunStats *stats) const {
   auto t0 = std::chrono::steady_clock::now();
   InspectorOptions options;
   options.arity = {abi.min_children, abi.max_children};
@@ -133,18 +176,19 @@ void Executor::Impl::run_batch(std::span<const Tree> trees, int64_t first_number
   options.first_tree_number = first_number;
   LinearizedBatch batch = linearize(trees, options);
   if (abi.unroll_team > 0) partition_for_team(batch, abi.unroll_team, abi.unroll);
-  execute(batch, trees.size(), ms_since(t0), out, stats);
+  execute(w, batch, trees.size(), ms_since(t0), out, stats);
 }
 
-void Executor::Impl::run_dag_batch(std::span<const Dag> dags, const DagInspectorOptions &options,
-                                   std::vector<float> &out, RunStats *stats) const {
+void Executor::Impl::run_dag_batch(const WeightSet &w, std::span<const Dag> dags,
+                                   const DagInspectorOptions &options, std::vector<float> &out,
+                                   RunStats *stats) const {
   auto t0 = std::chrono::steady_clock::now();
   LinearizedBatch batch = linearize_dags(dags, options);
   double inspector_ms = ms_since(t0);
   int64_t width = abi.output_elements();
   size_t begin = out.size();
   out.resize(begin + batch.roots.size() * width);
-  execute(batch, dags.size(), inspector_ms, out.data() + begin, stats);
+  execute(w, batch, dags.size(), inspector_ms, out.data() + begin, stats);
 }
 
 // Steps:
@@ -153,8 +197,8 @@ void Executor::Impl::run_dag_batch(std::span<const Dag> dags, const DagInspector
 //   3. Build the argument vector in the ABI's order and call the entry function (holding the
 //      region lock when the levels run unrolled at a barrier).
 //   4. Copy the output rows of batch.roots, in order.
-void Executor::Impl::execute(const LinearizedBatch &batch, size_t inputs, double inspector_ms, float *out,
-                             RunStats *stats) const {
+void Executor::Impl::execute(const WeightSet &w, const LinearizedBatch &batch, size_t inputs,
+                             double inspector_ms, float *out, RunStats *stats) const {
   int64_t rows = int64_t(batch.num_nodes) + (batch.zero_node >= 0 ? 1 : 0);
   std::vector<Halide::Runtime::Buffer<float>> states;
   for (const ModelAbi::State &s : abi.states) {
@@ -168,8 +212,8 @@ void Executor::Impl::execute(const LinearizedBatch &batch, size_t inputs, double
   }
 
   std::vector<std::vector<float>> repacked;
-  if (!abi.hoist) repacked = pack_panels();
-  const std::vector<std::vector<float>> *packed = abi.hoist ? &panels : &repacked;
+  if (!abi.hoist) repacked = pack_panels(w.data);
+  const std::vector<std::vector<float>> *packed = abi.hoist ? &w.panels : &repacked;
 
   static const std::vector<int32_t> kNoLevels{0};  // a batch without levels reads nothing
   std::vector<Halide::Runtime::Buffer<float>> floats;
@@ -187,7 +231,7 @@ void Executor::Impl::execute(const LinearizedBatch &batch, size_t inputs, double
   for (const ModelAbi::Arg &a : abi.args) {
     switch (a.kind) {
       case Kind::Param:
-        argv.push_back(float_buffer(data[a.index], Tensor::num_elements(abi.params[a.index].shape)));
+        argv.push_back(float_buffer(w.data[a.index], Tensor::num_elements(abi.params[a.index].shape)));
         break;
       case Kind::Packed:
         argv.push_back(float_buffer((*packed)[a.index].data(), (*packed)[a.index].size()));
@@ -240,8 +284,7 @@ Tensor Executor::run(std::span<const Tree> trees, const RunOptions &options, Run
   const ModelAbi &abi = impl_->abi;
   if (options.batch < 0) user_error(msg::kNegativeBatch, options.batch);
   if (abi.runs_dags()) user_error(msg::kTreesForDagModel, abi.model, abi.structure);
-  std::shared_lock guard(impl_->lock);
-  impl_->check_bound();
+  std::shared_ptr<const WeightSet> weights = impl_->bound_snapshot();
   std::vector<int64_t> shape{int64_t(trees.size())};
   shape.insert(shape.end(), abi.output_shape.begin(), abi.output_shape.end());
   Tensor result(shape);
@@ -250,7 +293,7 @@ Tensor Executor::run(std::span<const Tree> trees, const RunOptions &options, Run
   if (stats) stats->trees += int64_t(trees.size());
   for (int64_t begin = 0; begin < int64_t(trees.size()); begin += batch) {
     int64_t end = std::min<int64_t>(begin + batch, trees.size());
-    impl_->run_batch(trees.subspan(begin, end - begin), options.first_number + begin,
+    impl_->run_batch(*weights, trees.subspan(begin, end - begin), options.first_number + begin,
                      result.data.data() + begin * width, stats);
   }
   return result;
@@ -264,8 +307,7 @@ Tensor Executor::run_dags(std::span<const Dag> dags, const RunOptions &options, 
   const ModelAbi &abi = impl_->abi;
   if (options.batch < 0) user_error(msg::kNegativeBatch, options.batch);
   impl_->check_runs_dags(options.noun);
-  std::shared_lock guard(impl_->lock);
-  impl_->check_bound();
+  std::shared_ptr<const WeightSet> weights = impl_->bound_snapshot();
   DagInspectorOptions inspector;
   inspector.slots = abi.predecessor_slots;
   inspector.vocab_size = abi.vocab_size;
@@ -277,7 +319,7 @@ Tensor Executor::run_dags(std::span<const Dag> dags, const RunOptions &options, 
   for (int64_t begin = 0; begin < int64_t(dags.size()); begin += batch) {
     int64_t end = std::min<int64_t>(begin + batch, dags.size());
     inspector.first_dag_number = options.first_number + begin;
-    impl_->run_dag_batch(dags.subspan(begin, end - begin), inspector, rows, stats);
+    impl_->run_dag_batch(*weights, dags.subspan(begin, end - begin), inspector, rows, stats);
   }
   int64_t width = abi.output_elements();
   std::vector<int64_t> shape{int64_t(rows.size()) / width};

@@ -4,8 +4,12 @@
 // (cpu::CompiledModel) and libraries written by `grove compile` (CompiledLibrary.h) both run
 // through it; it needs only the model's ABI (ModelAbi.h) and its entry points, not the compiler.
 //
-// Thread safety: run*, from any number of threads at once; bind* waits for running calls and
-// blocks new ones while it replaces the weights.
+// Thread safety: run*, from any number of threads at once, and bind* at any time. The bound
+// weights are snapshots: a run takes the current one when it starts and uses it for all its
+// batches (it never sees two weight sets); a bind checks and packs the new weights outside any
+// lock and swaps them in, so it never waits for runs, except — when the weights it replaces are
+// the caller's buffers (WeightView) — for the runs that started before it and still read them, so
+// that the caller may free those buffers once bind returns.
 
 #include <cstdint>
 #include <map>
@@ -59,7 +63,8 @@ class Executor {
 
   // Checks every weight against the ABI's params (exact names and shapes, nothing extra) and keeps
   // them, packing GEMM panels now when the schedule hoists packing. Replaces any weights bound
-  // before. Throws UserError naming `weights_file` and the tensor.
+  // before, for the runs that start after it (see "Thread safety"). Throws UserError naming
+  // `weights_file` and the tensor; the weights bound before stay then.
   void bind(Weights weights, const std::string &weights_file);
   // The same over caller-owned buffers: nothing is copied but the packed panels.
   void bind(const std::map<std::string, WeightView> &weights, const std::string &weights_file);
@@ -78,6 +83,7 @@ class Executor {
                        RunStats *stats = nullptr) const;
 
  private:
+  struct WeightSet;
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -25,9 +25,13 @@
  * the caller's output buffers unless it returns GROVE_OK.
  *
  * Threads. grove_model_run_* may be called from any number of threads at once on one model. The
- * bind functions may be called while runs are in flight: they wait for those runs to finish and
- * the runs after them see the new weights. grove_model_free must not race any other call on the
- * same model.
+ * bind functions may be called while runs are in flight, under any load: a run uses the weights
+ * bound when it started for all of its work (never a mix of two sets), and a bind checks and packs
+ * the new weights without stopping the runs, then makes them the ones later runs start with. A
+ * bind waits for no run that started after it; it waits for the runs that started before it only
+ * when the weights it replaces were bound in place (grove_model_bind_weights with copy = 0), so
+ * that those buffers may be freed once it returns. grove_model_free must not race any other call
+ * on the same model.
  *
  * Indices. Inputs are given as flat arrays over all nodes of a batch. Nodes are numbered globally,
  * 0 .. N-1 with N = node_begin[count]; input k owns nodes [node_begin[k], node_begin[k+1]), and every
@@ -140,7 +144,7 @@ typedef struct grove_tensor_view {
 
 /* Binds every parameter from caller buffers: exactly the model's parameters, each with its shape.
  * copy = 0: the buffers are used in place and must stay alive and unchanged until the model is
- * freed or rebound; copy = 1: they are copied now. */
+ * freed or the next bind returns; copy = 1: they are copied now. */
 grove_status grove_model_bind_weights(grove_model *model, const grove_tensor_view *tensors, size_t count,
                                       int copy);
 

@@ -8,7 +8,10 @@
 
 #include <gmock/gmock.h>
 
+#include <array>
 #include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <thread>
 
 #include "backends/cpu/Aot.h"
@@ -156,43 +159,102 @@ TEST_F(TreeLstmCApi, CompiledLibraryFromThreadsMatchesTheJit) {
   for (int t = 0; t < kThreads; ++t) EXPECT_EQ(results[t], *expected_) << "thread " << t;
 }
 
-// Runs see either the old weights or the new ones, whole: bind waits for running calls. Each
-// thread's runs are bounded, so the test ends even if the binds wait for all of them.
-TEST_F(TreeLstmCApi, RebindingWhileOtherThreadsRun) {
-  ASSERT_NE(*expected_, *expected_other_);
-  std::atomic<bool> binds_done{false};
-  std::atomic<int> runs{0}, torn{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t)
-    threads.emplace_back([&, t] {
-      grove_trees trees = t % 2 ? flat_->csr() : flat_->parents();
-      std::vector<float> out(expected_->size());
-      int64_t rows = 0;
-      for (int i = 0; i < 200 && !binds_done.load(); ++i) {
-        if (grove_model_run_trees(model_, &trees, nullptr, out.data(), int64_t(out.size()), &rows) !=
-                GROVE_OK ||
-            (out != *expected_ && out != *expected_other_))
-          torn++;
-        runs++;
-        std::this_thread::yield();
-      }
-    });
-  for (int i = 0; i < 10; ++i) {
-    const ModelFiles &f = i % 2 ? *files_ : *other_;
-    EXPECT_EQ(grove_model_bind_weights_file(model_, f.weights_file.c_str()), GROVE_OK) << grove_last_error();
-  }
-  binds_done = true;
-  for (std::thread &t : threads) t.join();
-  EXPECT_EQ(torn.load(), 0) << "of " << runs.load() << " runs";
-  EXPECT_EQ(run_c(model_, flat_->parents()), *expected_);  // the last bind (i = 9) bound files_
-}
-
 // The other weights as caller-owned views; `data` holds the buffers.
 std::vector<grove_tensor_view> views_of(Weights &data) {
   std::vector<grove_tensor_view> views;
   for (auto &[name, t] : data)
     views.push_back({name.c_str(), t.data.data(), t.shape.data(), int32_t(t.shape.size())});
   return views;
+}
+
+// Readers that run batches without pause, as many as `readers`, while the main thread rebinds
+// every millisecond: every run must see one weight set whole, and every bind must return within
+// kBindBound however many readers run (a bind never waits for runs that started after it). With
+// `in_place`, the binds alternate caller buffers bound in place (copy = 0), which a bind may free
+// only once no run reads them: it waits for the runs that started before it, so its bound is
+// kBindBound plus twice the slowest run; each set of buffers is poisoned (overwritten) as soon as
+// the bind that replaced it returned, so a run still reading them would see neither weight set.
+// The readers stop after kDeadline whatever happens, so a bind that waits for them (as it did
+// when readers could starve it) makes the test fail instead of hang.
+void rebind_under_load(grove_model *model, const FlatTrees &flat, const std::vector<float> &first,
+                       const std::vector<float> &second, const ModelFiles &first_files,
+                       const ModelFiles &second_files, int readers, bool in_place) {
+  using Clock = std::chrono::steady_clock;
+  constexpr auto kBindBound = std::chrono::milliseconds(100), kDeadline = std::chrono::milliseconds(5000);
+  constexpr int kBinds = 20;
+  std::atomic<bool> binds_done{false};
+  std::atomic<int> runs{0}, torn{0};
+  std::atomic<int64_t> slowest_run_ns{0};
+  const Clock::time_point start = Clock::now();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < readers; ++t)
+    threads.emplace_back([&, t] {
+      grove_trees trees = t % 2 ? flat.csr() : flat.parents();
+      std::vector<float> out(first.size());
+      int64_t rows = 0;
+      while (!binds_done.load() && Clock::now() - start < kDeadline) {
+        Clock::time_point t0 = Clock::now();
+        if (grove_model_run_trees(model, &trees, nullptr, out.data(), int64_t(out.size()), &rows) !=
+                GROVE_OK ||
+            (out != first && out != second))
+          torn++;
+        int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
+        for (int64_t seen = slowest_run_ns.load();
+             ns > seen && !slowest_run_ns.compare_exchange_weak(seen, ns);) {
+        }
+        runs++;
+      }
+    });
+  while (runs.load() < readers) std::this_thread::yield();  // every reader is running
+  // Two sets of buffers for in-place binds; the one replaced last is poisoned after each bind.
+  std::array<Weights, 2> buffers{first_files.weights, second_files.weights};
+  Clock::duration worst{};
+  for (int i = 0; i < kBinds; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    const int which = (i + 1) % 2;  // the first bind binds the second set
+    Clock::time_point t0 = Clock::now();
+    grove_status status;
+    if (in_place) {
+      buffers[which] = which ? second_files.weights : first_files.weights;
+      std::vector<grove_tensor_view> views = views_of(buffers[which]);
+      status = grove_model_bind_weights(model, views.data(), views.size(), 0);
+    } else {
+      status =
+          grove_model_bind_weights_file(model, (which ? second_files : first_files).weights_file.c_str());
+    }
+    worst = std::max(worst, Clock::now() - t0);
+    EXPECT_EQ(status, GROVE_OK) << grove_last_error();
+    if (in_place && i > 0)
+      for (auto &[name, t] : buffers[1 - which]) std::fill(t.data.begin(), t.data.end(), 0.25f);
+  }
+  binds_done = true;
+  for (std::thread &t : threads) t.join();
+  EXPECT_EQ(torn.load(), 0) << "of " << runs.load() << " runs";
+  const double worst_ms = std::chrono::duration<double, std::milli>(worst).count();
+  const auto slowest_run = std::chrono::nanoseconds(slowest_run_ns.load());
+  const auto bound = in_place ? kBindBound + 2 * slowest_run : std::chrono::nanoseconds(kBindBound);
+  EXPECT_LT(worst, bound) << "the slowest of " << kBinds << " binds took " << worst_ms << " ms (slowest run "
+                          << slowest_run.count() / 1e6 << " ms)";
+  std::printf("  %d readers, %s: %d runs, slowest run %.3f ms, slowest bind %.3f ms\n", readers,
+              in_place ? "in place" : "from files", runs.load(), slowest_run.count() / 1e6, worst_ms);
+  // The last bind (i = kBinds - 1, odd) bound the first set; rebind it from its file (the buffers
+  // bound in place are about to go away).
+  ASSERT_EQ(grove_model_bind_weights_file(model, first_files.weights_file.c_str()), GROVE_OK)
+      << grove_last_error();
+  EXPECT_EQ(run_c(model, flat.parents()), first);
+}
+
+// glibc's shared_mutex let new readers in while a writer waited: with 4 or more readers running
+// without pause, a bind waited until they stopped.
+TEST_F(TreeLstmCApi, RebindingCompletesUnderContinuousLoad) {
+  ASSERT_NE(*expected_, *expected_other_);
+  for (int readers : {2, 4, 8})
+    rebind_under_load(model_, *flat_, *expected_, *expected_other_, *files_, *other_, readers, false);
+}
+
+TEST_F(TreeLstmCApi, RebindingInPlaceWaitsOnlyForEarlierRuns) {
+  for (int readers : {2, 4, 8})
+    rebind_under_load(model_, *flat_, *expected_, *expected_other_, *files_, *other_, readers, true);
 }
 
 TEST_F(TreeLstmCApi, CopiedViewsAreIndependentOfTheCallersBuffers) {
