@@ -120,9 +120,8 @@ Stmt lower_gemms(const TensorAccess &access, const ilir::Case &c, const std::vec
   // The loop over `v` in [0, extent): a dispatch of its own, or a stage of the team (one chunk per
   // iteration).
   auto split = [&](const std::string &v, HExpr extent, Stmt body) {
-    return loops.team
-               ? loops.team->share(v, 0, std::move(extent), std::move(body))
-               : HI::For::make(v, 0, std::move(extent), loops.type, Halide::DeviceAPI::None, std::move(body));
+    return loops.team ? loops.team->share(v, 0, std::move(extent), std::move(body))
+                      : dispatch_for(v, 0, std::move(extent), loops.type, loops.threads, std::move(body));
   };
   // With persistence each thread sweeps every node block of a fixed set of panels (in a region,
   // the same panels at every level, so that their weights stay in that core's cache).

@@ -23,6 +23,7 @@ struct GemmLoops {
   // Without a team, the loop is a dispatch of its own of this type (parallel or serial); with one,
   // the calling thread runs its share of it (no barrier: the caller adds it).
   HI::ForType type = HI::ForType::Serial;
+  int threads = 1;  // a parallel dispatch's most tasks (plan::Recursion::threads)
   const Team *team = nullptr;
 };
 

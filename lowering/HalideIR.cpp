@@ -29,4 +29,22 @@ HExpr int_load(const char *array, HExpr index) {
   return load(Halide::Int(32), array, std::move(index), true);
 }
 
+Stmt dispatch_for(const std::string &v, HExpr min, HExpr extent, HI::ForType type, int threads, Stmt body) {
+  if (type != HI::ForType::Parallel || threads <= 1)
+    return HI::For::make(v, std::move(min), std::move(extent),
+                         type == HI::ForType::Parallel ? HI::ForType::Serial : type, Halide::DeviceAPI::None,
+                         std::move(body));
+  // for v.task in [0, v.tasks) parallel: for v in [min + lo, min + hi) serially, with
+  // [lo, hi) = v.extent · [v.task, v.task + 1) / v.tasks.
+  const std::string n = v + ".extent", tasks = v + ".tasks", task = v + ".task";
+  HExpr lo = var(n) * var(task) / var(tasks), hi = var(n) * (var(task) + 1) / var(tasks);
+  Stmt chunk =
+      HI::LetStmt::make(v + ".lo", lo,
+                        HI::For::make(v, std::move(min) + var(v + ".lo"), hi - var(v + ".lo"),
+                                      HI::ForType::Serial, Halide::DeviceAPI::None, std::move(body)));
+  Stmt tasks_loop = HI::For::make(task, 0, var(tasks), HI::ForType::Parallel, Halide::DeviceAPI::None, chunk);
+  return HI::LetStmt::make(n, std::move(extent),
+                           HI::LetStmt::make(tasks, Halide::min(var(n), threads), tasks_loop));
+}
+
 }  // namespace grove::lowering::internal

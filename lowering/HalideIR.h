@@ -23,4 +23,10 @@ Stmt store(const std::string &buffer, HExpr value, HExpr index, bool is_argument
 // An element of one of the inspector's int32 arrays (names::kChildBegin, ...).
 HExpr int_load(const char *array, HExpr index);
 
+// The loop over `v` in [min, min + extent) as one dispatch of `type`. A parallel one is cut into at
+// most `threads` tasks of consecutive iterations (`v`.task), so that the model runs on at most its
+// own schedule's threads however large the process's thread pool is (plan::Recursion::threads);
+// with `threads` 1 the loop is serial.
+Stmt dispatch_for(const std::string &v, HExpr min, HExpr extent, HI::ForType type, int threads, Stmt body);
+
 }  // namespace grove::lowering::internal

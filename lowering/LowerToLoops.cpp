@@ -146,9 +146,9 @@ class Lowerer {
 
   // batch=on, specialize=off: levels in order, each level's nodes in parallel, one code for all.
   Stmt batched_unspecialized() const {
-    Stmt nodes = HI::For::make("n", level_begin(var("level")),
-                               level_begin(var("level") + 1) - level_begin(var("level")), parallel(),
-                               Halide::DeviceAPI::None, branch_on_leaf());
+    Stmt nodes = dispatch_for("n", level_begin(var("level")),
+                              level_begin(var("level") + 1) - level_begin(var("level")), parallel(),
+                              recursion_.threads, branch_on_leaf());
     return HI::For::make("level", 0, var(names::kNumLevels), HI::ForType::Serial, Halide::DeviceAPI::None,
                          nodes);
   }
@@ -168,15 +168,15 @@ class Lowerer {
     auto split = [&](const std::string &v, const HExpr &min, const HExpr &extent, Stmt body,
                      int chunks_per_thread) {
       return team_ ? team_->share(v, min, extent, std::move(body), chunks_per_thread)
-                   : HI::For::make(v, min, extent, type, Halide::DeviceAPI::None, std::move(body));
+                   : dispatch_for(v, min, extent, type, recursion_.threads, std::move(body));
     };
     std::vector<Stmt> stages;
     for (const plan::Stage &stage : plan_.plan_of(kind).stages) {
       switch (stage.kind) {
         case plan::StageKind::GemmGroup:
-          stages.push_back(lower_gemms(
-              access, c, stage.gemms, plan_.abi.packed,
-              GemmLoops{first, count, plan_.schedule.node_block, plan_.schedule.persist, type, team_}));
+          stages.push_back(lower_gemms(access, c, stage.gemms, plan_.abi.packed,
+                                       GemmLoops{first, count, plan_.schedule.node_block,
+                                                 plan_.schedule.persist, type, recursion_.threads, team_}));
           break;
         case plan::StageKind::Matmuls: {
           // Over (node, row block) pairs: a level of one node still keeps every thread busy.
@@ -286,8 +286,8 @@ class Lowerer {
   // The hoisted work one node at a time (no batching), before everything else.
   Stmt with_hoisted_nodes(Stmt s, HI::ForType type) const {
     if (plan_.hoisted.stages.empty()) return s;
-    Stmt nodes = HI::For::make("n", 0, level_begin(var(names::kNumLevels)), type, Halide::DeviceAPI::None,
-                               node_body(ilir::CaseKind::Hoisted));
+    Stmt nodes = dispatch_for("n", 0, level_begin(var(names::kNumLevels)), type, recursion_.threads,
+                              node_body(ilir::CaseKind::Hoisted));
     return HI::Block::make(nodes, s);
   }
 

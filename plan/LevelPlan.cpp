@@ -74,6 +74,7 @@ class Planner {
     r.order = schedule_.batch ? Order::ByLevel : Order::NodeByNode;
     r.specialized = schedule_.specialize;
     r.parallel = schedule_.parallel;
+    r.threads = schedule_.team_size();
     r.team = schedule_.uses_region() ? schedule_.team_size() : 0;
     r.unroll = schedule_.uses_unroll(p_.structure) ? schedule_.unroll : 1;
     // Level stages only where each case has code of its own; otherwise a node loop per case.

@@ -96,8 +96,12 @@ struct Recursion {
   Order order = Order::ByLevel;
   bool specialized = true;  // leaf and internal nodes in separate code (else one loop that branches)
   bool parallel = true;     // the nodes (panels) of a stage split among threads
-  int team = 0;             // > 0: the whole recursion in one parallel region of this many threads
-  int unroll = 1;           // > 1: the team meets after every `unroll` levels (nodes owned per thread)
+  // The most threads any stage runs on: the schedule's `threads` (its team size), the model's own
+  // whatever other models in the process ask for. A parallel dispatch is cut into at most this
+  // many tasks, a team has this many threads, and with 1 every loop is serial.
+  int threads = 1;
+  int team = 0;    // > 0: the whole recursion in one parallel region of this many threads
+  int unroll = 1;  // > 1: the team meets after every `unroll` levels (nodes owned per thread)
 };
 
 struct LevelPlan {

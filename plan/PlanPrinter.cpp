@@ -119,10 +119,11 @@ void print_case(std::string &s, const LevelPlan &plan, const CasePlan &c) {
 }
 
 std::string recursion_line(const Recursion &r) {
-  return fmt::format("recursion: {}, {}, {}, {}, unroll {}\n",
-                     r.order == Order::ByLevel ? "by level" : "node by node",
-                     r.specialized ? "specialized" : "one branching loop", r.parallel ? "parallel" : "serial",
-                     r.team > 0 ? fmt::format("one region of a team of {}", r.team) : "no team", r.unroll);
+  return fmt::format(
+      "recursion: {}, {}, {}, {}, unroll {}\n", r.order == Order::ByLevel ? "by level" : "node by node",
+      r.specialized ? "specialized" : "one branching loop",
+      r.parallel ? fmt::format("parallel on {} thread{}", r.threads, r.threads == 1 ? "" : "s") : "serial",
+      r.team > 0 ? fmt::format("one region of a team of {}", r.team) : "no team", r.unroll);
 }
 
 std::string arg_kind(ModelAbi::ArgKind kind) {

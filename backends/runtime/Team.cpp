@@ -3,6 +3,7 @@
 #include <immintrin.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 
@@ -100,9 +101,11 @@ extern "C" int32_t grove_stage_wait(int32_t *state, int32_t seq, int32_t chunks)
   return 0;
 }
 
-void set_thread_pool(int (*set_num_threads)(int), int threads) {
+int grow_thread_pool(int (*set_num_threads)(int), int threads) {
   std::lock_guard lock(region_mutex());
-  set_num_threads(threads);
+  int before = set_num_threads(threads);
+  if (before > threads) set_num_threads(before);
+  return std::max(before, threads);
 }
 
 // halide_set_num_threads returns the pool's size before the call: grow it to `threads` and put a

@@ -34,12 +34,16 @@ extern "C" int32_t grove_stage_finish(int32_t *state, int32_t seq);
 // Returns once all `chunks` chunks of stage `seq` are finished (their results visible).
 extern "C" int32_t grove_stage_wait(int32_t *state, int32_t seq, int32_t chunks);
 
+// Grows a Halide runtime's thread pool to at least `threads` (a schedule's `threads`) and returns
+// its size. The pool is shared by every model on that runtime (all JIT-compiled models share one),
+// so it is never shrunk: each model's own thread count is enforced by its code, whose parallel
+// dispatches have at most that many tasks and whose team has that many threads
+// (plan::Recursion::threads). Waits for a region in flight.
+int grow_thread_pool(int (*set_num_threads)(int), int threads);
+
 // Held around each call of compiled code whose schedule uses a region: one region at a time, and
 // Halide's thread pool set to at least `threads` threads through `set_num_threads` (the compiled
 // code's halide_set_num_threads).
-// Sets a Halide runtime's thread pool to `threads` (a schedule's `threads`), waiting for a region
-// in flight: shrinking the pool under a team at its barrier would leave the team waiting forever.
-void set_thread_pool(int (*set_num_threads)(int), int threads);
 
 class RegionLock {
  public:

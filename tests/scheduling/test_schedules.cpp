@@ -21,6 +21,7 @@
 
 #include "Halide.h"
 #include "backends/cpu/CompiledModel.h"
+#include "backends/runtime/Team.h"
 #include "datasets/Generators.h"
 #include "frontend/dsl/Frontend.h"
 #include "tests/reference/Reference.h"
@@ -153,6 +154,50 @@ TEST(ParallelRegion, ConcurrentCallsMatchTheReference) {
     for (std::thread &c : callers) c.join();
     for (const Tensor &r : results) testing::expect_matches_reference(r, expected(model, 48));
   }
+}
+
+// The size of the JIT's thread pool, which every JIT-compiled model in the process shares
+// (grow_thread_pool never shrinks it, so asking for 1 only reads it).
+int jit_thread_pool_size() {
+  for (const Halide::Internal::JITModule &m :
+       Halide::Internal::JITSharedRuntime::get(nullptr, Halide::get_host_target(), false))
+    if (auto symbol = m.find_symbol_by_name("halide_set_num_threads"); symbol.address)
+      return grow_thread_pool(reinterpret_cast<int (*)(int)>(symbol.address), 1);
+  return 0;
+}
+
+// Each compiled model keeps its own thread count: compiling a model of 1 thread after one of 3
+// used to set the shared pool to 1 for both. Now the pool only grows, and each model's code runs
+// at most its own count of tasks per dispatch (golden: tests/scheduling/golden/threads.test). Both
+// models, run at once from two application threads, compute the reference's numbers.
+TEST(ThreadCounts, ModelsOfDifferentCountsInOneProcessKeepTheirOwn) {
+  const ModelKind model = ModelKind::TreeLSTM;
+  Weights weights = reference::random_model_weights(model, 48, 48, kVocab, 7);
+  ilir::Program program = dsl::parse_model_file(
+      fmt::format("{}/models/{}.grove", GROVE_SOURCE_DIR, reference::model_file_stem(model)));
+  auto compile = [&](const char *schedule) {
+    cpu::CompileOptions options;
+    options.schedule = schedule;
+    return cpu::CompiledModel::compile(program, weights, options);
+  };
+  cpu::CompiledModel three = compile("threads=3");
+  ASSERT_GE(jit_thread_pool_size(), 3);
+  cpu::CompiledModel one = compile("threads=1");
+  EXPECT_GE(jit_thread_pool_size(), 3) << "compiling a 1-thread model shrank the pool under a 3-thread one";
+  cpu::CompiledModel two_dispatched = compile("threads=2,region=off");
+  EXPECT_GE(jit_thread_pool_size(), 3);
+  EXPECT_EQ(three.abi().threads, 3);
+  EXPECT_EQ(one.abi().threads, 1);
+  std::vector<Tree> trees = trees_for(model);
+  std::vector<Tensor> results(3);
+  std::vector<std::thread> callers;
+  for (size_t t = 0; t < results.size(); t++)
+    callers.emplace_back([&, t] {
+      const cpu::CompiledModel &m = t == 0 ? three : t == 1 ? one : two_dispatched;
+      for (int repeat = 0; repeat < 5; repeat++) results[t] = m.run(trees, {.batch = 3});
+    });
+  for (std::thread &c : callers) c.join();
+  for (const Tensor &r : results) testing::expect_matches_reference(r, expected(model, 48));
 }
 
 INSTANTIATE_TEST_SUITE_P(TreeFC, EverySchedule, ::testing::ValuesIn(cases(ModelKind::TreeFC, 32, 20)),
