@@ -232,6 +232,63 @@ class TreeLSTMNumbers(GroveTestCase):
         for result in results:
             np.testing.assert_allclose(result, expected, rtol=0, atol=1e-6)
 
+    def test_runs_release_the_gil(self):
+        # While a run of a few hundred milliseconds is inside grove, the main thread keeps running
+        # Python: it could not if the run held the GIL.
+        import threading
+        import time
+        many = self.trees * 400
+        inside = []
+        def run():
+            start = time.perf_counter()
+            self.model(many)
+            inside.append((start, time.perf_counter()))
+        ticks = []
+        worker = threading.Thread(target=run)
+        worker.start()
+        while worker.is_alive():
+            ticks.append(time.perf_counter())
+        worker.join()
+        (start, end), = inside
+        self.assertGreater(end - start, 0.02, "the run was too short to tell")
+        during = [t for t in ticks if start + 0.005 < t < end - 0.005]
+        self.assertGreater(len(during), 10, f"the main thread ran {len(during)} times during a run of "
+                                            f"{(end - start) * 1e3:.0f} ms")
+
+    def test_rebinding_while_threads_run(self):
+        # Runs from three threads without pause while the main thread rebinds: each run sees one
+        # weight set whole, and the binds finish while the runs go on.
+        import threading
+        import time
+        other = treelstm_weights(np.random.default_rng(17))
+        model = grove.compile(TREELSTM, weights=self.weights)
+        expected = [model(self.trees)]
+        model.bind_weights(other)
+        expected.append(model(self.trees))
+        self.assertFalse(np.array_equal(expected[0], expected[1]))
+        stop, torn, runs = threading.Event(), [], []
+        def reader():
+            while not stop.is_set():
+                out = model(self.trees)
+                if not any(np.array_equal(out, e) for e in expected):
+                    torn.append(out)
+                runs.append(1)
+        readers = [threading.Thread(target=reader) for _ in range(3)]
+        for r in readers:
+            r.start()
+        slowest = 0.0
+        for i in range(20):
+            start = time.perf_counter()
+            model.bind_weights(self.weights if i % 2 == 0 else other)
+            slowest = max(slowest, time.perf_counter() - start)
+            time.sleep(0.001)
+        stop.set()
+        for r in readers:
+            r.join()
+        self.assertEqual(len(torn), 0, f"{len(torn)} of {len(runs)} runs mixed two weight sets")
+        self.assertLess(slowest, 0.5, f"a bind took {slowest * 1e3:.0f} ms while threads ran")
+        np.testing.assert_array_equal(model(self.trees), expected[1])  # i = 19 bound `other`
+
     def test_an_option_that_cannot_apply_warns(self):
         with self.assertWarnsRegex(UserWarning, "epilogue=on does nothing here"):
             model = grove.compile(TREELSTM, weights=self.weights, schedule="batch=off,epilogue=on")
