@@ -53,6 +53,8 @@ inline constexpr char kRelayVocabWithoutTrees[] = "--vocab {}: a vocabulary is o
 inline constexpr char kRelayExecutor[] =
     "--executor {}: grove relay run knows --executor interp (the reference interpreter) and --executor vm "
     "(the compiled virtual machine)";
+inline constexpr char kRelayInterpThreads[] =
+    "--threads applies to the VM; the interpreter (--executor interp) runs on the calling thread";
 inline constexpr char kRelayDumpStage[] =
     "--stage {}: grove relay dump knows --stage vm (the VM's bytecode) and --stage ilir (the ILIR of each "
     "global grove's recursive compiler compiles)";

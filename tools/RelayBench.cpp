@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <span>
+#include <thread>
 
 #include "backends/relay/VM.h"
 #include "backends/relay/VMRunner.h"
@@ -25,6 +26,7 @@
 #include "tools/Messages.h"
 #include "tools/Progress.h"
 #include "tools/RelayCommands.h"
+#include "tools/Report.h"
 
 namespace grove::tool {
 
@@ -70,6 +72,7 @@ double round4(double x) { return std::round(x * 1e4) / 1e4; }
 // 3. Warm up with one pass (timed apart: the VM compiles its kernels here), then time `repeat` passes.
 int relay_bench(const RelayBenchCommand &c, std::ostream &out) {
   if (c.executor != "interp" && c.executor != "vm") user_error(kExecutor, c.executor);
+  if (c.executor == "interp" && c.threads > 0) print_notes({tool_messages::kRelayInterpThreads});
   if (!c.vocab.empty() && c.trees.empty()) user_error(kVocabWithoutTrees, c.vocab);
   if (c.batch != 0 && c.trees.empty()) user_error(kBatchWithoutTrees, c.batch);
   if (!c.trees.empty() && c.batch == 0) user_error(kTreesWithoutBatch, c.trees);
@@ -90,7 +93,7 @@ int relay_bench(const RelayBenchCommand &c, std::ostream &out) {
   Module &m = program.module;
   if (!c.targets.empty()) m = partition_for_targets(m, c.targets);
   std::unique_ptr<VirtualMachine> machine;
-  if (c.executor == "vm") machine = make_vm(m, std::move(program.kernels));
+  if (c.executor == "vm") machine = make_vm(m, std::move(program.kernels), {.threads = c.threads});
   double compile_ms = ms_since(compile_start);
 
   std::mt19937_64 rng(c.seed);
@@ -134,6 +137,10 @@ int relay_bench(const RelayBenchCommand &c, std::ostream &out) {
   }
   progress.finish();
 
+  // The interpreter runs on the calling thread; the VM on --threads (its default: every core).
+  const int threads = c.executor == "interp" ? 1
+                      : c.threads > 0        ? c.threads
+                                             : int(std::max(1u, std::thread::hardware_concurrency()));
   double median = percentile(ms_per_call, 50);
   double min = *std::min_element(ms_per_call.begin(), ms_per_call.end());
   double max = *std::max_element(ms_per_call.begin(), ms_per_call.end());
@@ -141,6 +148,7 @@ int relay_bench(const RelayBenchCommand &c, std::ostream &out) {
     nlohmann::json j = {{"tool", "grove relay"},
                         {"file", c.file},
                         {"executor", c.executor},
+                        {"threads", threads},
                         {"trees", bound.trees.size()},
                         {"nodes", nodes},
                         {"batch", c.batch},
@@ -161,6 +169,7 @@ int relay_bench(const RelayBenchCommand &c, std::ostream &out) {
                        bound.trees.size(), c.trees, nodes, calls.size(), c.batch);
   else
     out << "calls     1 call of @main per pass\n";
+  out << fmt::format("threads   {}\n", threads);
   out << fmt::format("compile   {:.1f} ms\n", compile_ms);
   out << fmt::format("warm-up   {:.1f} ms (one pass{})\n", warmup_ms,
                      c.executor == "vm" ? "; includes compiling the kernels" : "");

@@ -25,6 +25,7 @@ struct RelayBenchCommand {
   uint64_t seed = 1;
   bool json = false;   // one JSON object instead of the text report
   bool quiet = false;  // no progress line on a terminal (tools/Progress.h)
+  int threads = 0;     // the VM's kernels and recursive functions; 0: all cores
   std::vector<std::string>
       targets;  // external code generators to partition for first (BYOC), in priority order
 };

@@ -30,6 +30,7 @@
 #include "ilir/Error.h"
 #include "ilir/IRPrinter.h"
 #include "tools/Messages.h"
+#include "tools/Report.h"
 
 namespace grove::tool {
 
@@ -280,6 +281,7 @@ MainArgs bind_main_args(const Module &m, const std::string &file,
 
 int relay_run(const RelayRunCommand &c) {
   if (c.executor != "interp" && c.executor != "vm") user_error(msg::kRelayExecutor, c.executor);
+  if (c.executor == "interp" && c.threads > 0) print_notes({msg::kRelayInterpThreads});
   if (!c.vocab.empty() && c.trees.empty()) user_error(msg::kRelayVocabWithoutTrees, c.vocab);
   std::vector<std::pair<std::string, std::string>> inputs{
       {c.file, "Relay"}, {meta_path(c.file), "constants"}, {c.trees, "--trees"}, {c.vocab, "--vocab"}};
@@ -309,8 +311,9 @@ int relay_run(const RelayRunCommand &c) {
     args[bound.tree_param] = trees_to_value(m, main.params[bound.tree_param].type(), bound.trees, c.trees);
   }
 
-  Value result =
-      c.executor == "vm" ? make_vm(m, std::move(program.kernels))->run_main(args) : run_main(m, args);
+  Value result = c.executor == "vm"
+                     ? make_vm(m, std::move(program.kernels), {.threads = c.threads})->run_main(args)
+                     : run_main(m, args);
   if (c.out.empty())
     std::cout << value_to_string(result) << "\n";
   else

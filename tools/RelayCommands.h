@@ -36,6 +36,7 @@ struct RelayRunCommand {
   std::vector<std::string> targets;  // external code generators to partition for first (BYOC)
   std::vector<std::string> args;     // NAME=FILE.npy, or NAME=@FILE (a value in Relay's syntax)
   std::string trees, vocab;          // PTB trees for @main's List[Tree[int32]] / List[Rose[int32]] parameter
+  int threads = 0;                   // the VM's kernels and recursive functions; 0: all cores
 };
 
 struct RelayPartitionCommand {

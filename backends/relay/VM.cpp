@@ -65,8 +65,14 @@ struct VirtualMachine::Frame {
   std::vector<NDArray> storage;
 };
 
-VirtualMachine::VirtualMachine(vm::Executable exe, std::unique_ptr<KernelCompiler> kernels)
-    : exe_(std::move(exe)), compiler_(std::move(kernels)) {}
+VirtualMachine::VirtualMachine(vm::Executable exe, std::unique_ptr<KernelCompiler> kernels, VMOptions options)
+    : exe_(std::move(exe)), compiler_(std::move(kernels)), options_(options) {}
+
+cpu::CompileOptions VirtualMachine::recursive_options() const {
+  cpu::CompileOptions options;
+  if (options_.threads > 0) options.schedule = fmt::format("threads={}", options_.threads);
+  return options;
+}
 
 Value VirtualMachine::run_main(const std::vector<Value> &args) {
   check_main_arguments(exe_.module, args);
@@ -165,7 +171,7 @@ Value VirtualMachine::run_recursive(const std::vector<Value> &regs, const Instru
   CompiledRecursive &cached = recursive_[in.index];
   if (cached.function == nullptr || !same_weights(cached.weights, weights)) {
     cached.function = std::make_shared<CompiledRecursiveFunction>(
-        CompiledRecursiveFunction::compile(exe_.source, info.name, weights));
+        CompiledRecursiveFunction::compile(exe_.source, info.name, weights, recursive_options()));
     cached.weights = std::move(weights);
     ++stats_.recursive_compiles;
   }
@@ -193,7 +199,8 @@ std::optional<Value> VirtualMachine::run_sequence(const std::vector<Value> &regs
     int64_t rows = call->rows * static_cast<int64_t>(call->steps.size());
     if (same && call->length == cached.sequence->length())
       rows = std::max(rows, 2 * cached.sequence->capacity());
-    cached.sequence = CompiledSequenceFunction::compile(exe_.source, info.name, weights, call->length, rows);
+    cached.sequence = CompiledSequenceFunction::compile(exe_.source, info.name, weights, call->length, rows,
+                                                        recursive_options());
     cached.weights = std::move(weights);
     ++stats_.recursive_compiles;
   }

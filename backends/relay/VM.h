@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "backends/cpu/CompiledModel.h"
 #include "backends/relay/Bytecode.h"
 #include "backends/relay/Kernel.h"
 #include "frontend/relay/Value.h"
@@ -33,9 +34,15 @@ struct VMStats {
 class CompiledRecursiveFunction;
 class CompiledSequenceFunction;
 
+struct VMOptions {
+  // The threads grove's recursive functions and folds run on (their schedule's threads=N); 0: all
+  // cores. The kernels' threads are their compiler's (HalideKernelOptions::threads).
+  int threads = 0;
+};
+
 class VirtualMachine {
  public:
-  VirtualMachine(vm::Executable exe, std::unique_ptr<KernelCompiler> kernels);
+  VirtualMachine(vm::Executable exe, std::unique_ptr<KernelCompiler> kernels, VMOptions options = {});
 
   // Calls @main with `args`, checked against @main's parameter types as the interpreter's run_main
   // checks them (same messages).
@@ -46,6 +53,8 @@ class VirtualMachine {
 
  private:
   struct Frame;
+  // How grove's recursive functions and folds are compiled (the VM's threads).
+  cpu::CompileOptions recursive_options() const;
   Value invoke(int function, std::vector<Value> args, const Value &closure);
   void enter(std::vector<Frame> &stack, int function, std::vector<Value> args, const Value &closure,
              int return_register);
@@ -66,6 +75,7 @@ class VirtualMachine {
 
   vm::Executable exe_;
   std::unique_ptr<KernelCompiler> compiler_;
+  VMOptions options_;
   std::map<std::pair<int, std::vector<std::pair<DType, Shape>>>, std::shared_ptr<Kernel>> cache_;
   VMStats stats_;
 };

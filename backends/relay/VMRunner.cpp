@@ -13,21 +13,28 @@ namespace grove::relay {
 
 namespace {
 
-std::unique_ptr<KernelCompiler> cli_kernel_compiler(const Module &module) {
-  return make_external_kernel_compiler(
-      make_fallback_kernel_compiler(make_halide_kernel_compiler(), make_interpreter_kernel_compiler(module)));
+std::unique_ptr<KernelCompiler> cli_kernel_compiler(const Module &module, int threads) {
+  HalideKernelOptions halide;
+  halide.threads = threads;
+  return make_external_kernel_compiler(make_fallback_kernel_compiler(
+      make_halide_kernel_compiler(halide), make_interpreter_kernel_compiler(module)));
 }
 
 }  // namespace
 
-std::unique_ptr<VirtualMachine> make_vm(const Module &module) { return make_vm(module, {}); }
+std::unique_ptr<VirtualMachine> make_vm(const Module &module, const VMRunOptions &options) {
+  return make_vm(module, {}, options);
+}
 
-std::unique_ptr<VirtualMachine> make_vm(const Module &module, PreloadedKernels preloaded) {
+std::unique_ptr<VirtualMachine> make_vm(const Module &module, PreloadedKernels preloaded,
+                                        const VMRunOptions &options) {
   check_external_functions(module);
   vm::Executable exe = vm::compile(module);
-  std::unique_ptr<KernelCompiler> kernels = cli_kernel_compiler(exe.module);
+  std::unique_ptr<KernelCompiler> kernels = cli_kernel_compiler(exe.module, options.threads);
   if (!preloaded.empty()) kernels = make_preloaded_kernel_compiler(std::move(preloaded), std::move(kernels));
-  return std::make_unique<VirtualMachine>(std::move(exe), std::move(kernels));
+  VMOptions vm;
+  vm.threads = options.threads;
+  return std::make_unique<VirtualMachine>(std::move(exe), std::move(kernels), vm);
 }
 
 Value run_main_on_vm(const Module &module, const std::vector<Value> &args) {

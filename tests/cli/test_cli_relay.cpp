@@ -253,6 +253,37 @@ TEST(CliRelay, RunBindsTreesAndWritesAListOfTensorsAsADirectory) {
   EXPECT_THAT(r.output, HasSubstr("Cons(Tensor[(1, 8), float32] ["));
 }
 
+// --threads sets the VM's threads (its kernels' and the recursive function's): on one thread and on
+// three the TreeLSTM's rows equal PyTorch's; bench reports the count; the interpreter says it runs
+// on one thread; a count below 1 is an error.
+TEST(CliRelay, ThreadsSetTheVmsThreads) {
+  TempDir dir;
+  relay::NDArray expected;
+  std::string args = treelstm_weight_args(dir, &expected);
+  const std::string trees = " --trees " + kModels + "fixtures/treelstm_trees.txt";
+  for (const char *threads : {"1", "3"}) {
+    SCOPED_TRACE(threads);
+    const std::string out = dir.file(std::string("out_") + threads);
+    CliResult r = run_grove("relay run " + kModels + "treelstm.relay" + trees + args + " --threads " +
+                            threads + " --out " + out);
+    ASSERT_EQ(r.status, 0) << r.output;
+    EXPECT_THAT(r.output, Not(HasSubstr("note:")));
+    expect_rows(out, expected, expected.shape()[0]);
+  }
+  CliResult r = run_grove("relay bench " + kModels + "treelstm.relay" + trees + args +
+                          " --batch 4 --repeat 1 --threads 2 --json");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("\"threads\":2,"));
+  r = run_grove("relay run " + kModels + "treelstm.relay" + trees + args + " --executor interp --threads 2");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output,
+              HasSubstr("grove: note: --threads applies to the VM; the interpreter (--executor interp) "
+                        "runs on the calling thread"));
+  r = run_grove("relay run " + kModels + "treelstm.relay" + trees + args + " --threads 0");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("--threads"));
+}
+
 // The VM runs @main's map of @treelstm as one batched call of grove's compiled function; --stage ilir
 // prints what that function compiles to (the weights' shapes from --arg, the `?` named otherwise).
 TEST(CliRelay, DumpShowsTheRecursiveFunctionCompiledByGrove) {
