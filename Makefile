@@ -8,14 +8,19 @@ TRACKED_SOURCES := git ls-files -z '*.h' '*.cpp' | xargs -0 -r
 SST := datasets/sst
 WEIGHTS := $(BUILD_DIR)/treelstm-h256.safetensors
 
-.PHONY: build run test test-sanitize fuzz format format-check clean
+.PHONY: configure build run test test-sanitize test-tsan fuzz format format-check clean
 
-build:
+# The Debian packages and the configured build tree; `build` builds everything (the test suite too),
+# `run` only the grove program it runs.
+configure:
 	scripts/install-deps
 	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release
+
+build: configure
 	cmake --build $(BUILD_DIR) -j$(JOBS)
 
-run: build
+run: configure
+	cmake --build $(BUILD_DIR) -j$(JOBS) --target grove
 	./$(BUILD_DIR)/tools/grove init-weights models/treelstm.grove \
 	  --sizes H=256,D=256,V=$$(wc -l < $(SST)/vocab.txt) --seed 1 --out $(WEIGHTS)
 	./$(BUILD_DIR)/tools/grove run models/treelstm.grove --weights $(WEIGHTS) \
