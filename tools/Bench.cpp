@@ -16,6 +16,7 @@
 #include "datasets/Vocab.h"
 #include "frontend/dsl/Frontend.h"
 #include "ilir/Error.h"
+#include "tools/CudaCommands.h"
 #include "tools/Flops.h"
 #include "tools/Messages.h"
 #include "tools/Progress.h"
@@ -98,6 +99,7 @@ cpu::CompileOptions bench_compile_options(const BenchCommand &c, const std::stri
 }
 
 int bench(const BenchCommand &c, std::ostream &out) {
+  if (is_cuda_target(c.target)) refuse_cuda_target("bench");
   BenchInputs in = load_bench_inputs(c);
   const ilir::Program &program = in.program;
   const std::map<std::string, int64_t> &sizes = in.sizes;

@@ -24,6 +24,7 @@
 #include "ilir/IRPrinter.h"
 #include "lowering/Lower.h"
 #include "plan/LevelPlan.h"
+#include "tools/CudaCommands.h"
 #include "tools/Messages.h"
 #include "tools/Report.h"
 #include "tools/Tune.h"
@@ -38,6 +39,7 @@ int dump(const DumpCommand &c) {
     std::cout << ilir::to_string(program);
     return 0;
   }
+  if (c.stage == "cuda" || c.stage == "ptx") return dump_cuda(c);
   lowering::LowerOptions options;
   options.sizes = c.sizes.empty() ? std::map<std::string, int64_t>{} : parse_sizes(c.sizes);
   check_sizes(program, options.sizes, false);

@@ -25,6 +25,7 @@ struct RunCommand {
 
 struct DumpCommand {
   std::string model, stage = "ilir", sizes, target = "host", schedule;
+  std::string cuda, arch = "sm_90";  // --stage cuda|ptx: the kernels' form (CudaEmitter.h), PTX's GPU
 };
 
 struct InitWeightsCommand {

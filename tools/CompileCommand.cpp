@@ -14,6 +14,7 @@
 #include "backends/runtime/Safetensors.h"
 #include "frontend/dsl/Frontend.h"
 #include "ilir/Error.h"
+#include "tools/CudaCommands.h"
 #include "tools/Inputs.h"
 #include "tools/Messages.h"
 #include "tools/Report.h"
@@ -23,6 +24,7 @@ namespace grove::tool {
 namespace msg = tool_messages;
 
 int compile(const CompileCommand &c) {
+  if (is_cuda_target(c.target)) refuse_cuda_compile();
   if (c.weights.empty() == c.sizes.empty()) user_error(msg::kCompileWeightsOrSizes);
   if (c.embed_weights && c.weights.empty()) user_error(msg::kCompileEmbedWithoutWeights);
   if (c.threads < 0) user_error(msg::kCompileThreads, c.threads);

@@ -19,6 +19,7 @@
 #include "ilir/Error.h"
 #include "ilir/IRPrinter.h"
 #include "tools/CompileCommand.h"
+#include "tools/CudaCommands.h"
 #include "tools/Distributed.h"
 #include "tools/Messages.h"
 #include "tools/Report.h"
@@ -153,6 +154,7 @@ void print_run_stats(std::ostream &out, const RunCommand &c, const RunInput &inp
 //   3. Stream the input through it, appending each chunk's rows to the output's temporary file.
 //   4. Rename the output into place only when every input has run.
 int run(const RunCommand &c) {
+  if (is_cuda_target(c.target)) refuse_cuda_target("run");
   RunInput input = check_run_command(c);
   if (launched_by_mpi()) return run_distributed(c, input);
 

@@ -83,13 +83,19 @@ int main(int argc, char **argv) {
   d->add_option("model", dump.model, "Model file")->required()->check(CLI::ExistingFile);
   d->add_option("--stage", dump.stage,
                 "ilir (the IR), plan (the level plan: each case's GEMM groups, matrix products and node "
-                "loops, and the entry function's arguments), loops (the Halide loop nest), llvm (LLVM IR) "
-                "or asm (x86 assembly)")
-      ->check(CLI::IsMember({"ilir", "plan", "loops", "llvm", "asm"}));
+                "loops, and the entry function's arguments), loops (the Halide loop nest), llvm (LLVM IR), "
+                "asm (x86 assembly), cuda (the CUDA kernels' source; every size bound) or ptx (their PTX, "
+                "through NVRTC)")
+      ->check(CLI::IsMember({"ilir", "plan", "loops", "llvm", "asm", "cuda", "ptx"}));
   d->add_option("--sizes", dump.sizes,
                 "Bind size variables, e.g. H=256,D=256,V=100 (else they stay symbolic)");
   d->add_option("--schedule", dump.schedule, "Schedule overrides, e.g. 'gemm=off'");
   d->add_option("--target", dump.target, "Halide target string (default: host)");
+  d->add_option("--cuda", dump.cuda,
+                "--stage cuda|ptx: the kernels' form, e.g. 'form=per_level' or "
+                "'form=persistent,barrier=grid_sync,blocks=132,threads=256,shared_limit=232448' (default: "
+                "persistent, counter barrier, 4 blocks x 32 threads, 48 KB of weights in shared memory)");
+  d->add_option("--arch", dump.arch, "--stage ptx: the GPU architecture, e.g. sm_90 (default) or compute_75");
 
   grove::tool::InitWeightsCommand init;
   CLI::App *w =

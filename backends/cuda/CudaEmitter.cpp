@@ -707,4 +707,50 @@ GridBarrier parse_barrier(const std::string &name) {
   user_error(msg::kBadBarrier, name);
 }
 
+CudaOptions parse_cuda_options(const std::string &text, const std::string &where) {
+  CudaOptions o;
+  size_t begin = 0;
+  while (begin < text.size()) {
+    size_t end = text.find(',', begin);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(begin, end - begin);
+    begin = end + 1;
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos) user_error(msg::kBadCudaOption, where, item);
+    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    auto number = [&](int64_t lo, int64_t hi) {
+      size_t used = 0;
+      int64_t v = 0;
+      try {
+        v = std::stoll(value, &used);
+      } catch (const std::exception &) {
+        used = 0;
+      }
+      if (used == 0 || used != value.size() || v < lo || v > hi)
+        user_error(msg::kBadCudaValue, where, key, value, lo, hi);
+      return v;
+    };
+    if (key == "form")
+      o.form = parse_form(value);
+    else if (key == "barrier")
+      o.barrier = parse_barrier(value);
+    else if (key == "blocks")
+      o.blocks = int(number(1, 65535));
+    else if (key == "threads")
+      o.threads = int(number(1, 1024));
+    else if (key == "shared_limit")
+      o.shared_limit = number(0, 1 << 30);
+    else
+      user_error(msg::kBadCudaOption, where, item);
+  }
+  return o;
+}
+
+std::string to_string(const CudaOptions &o) {
+  return fmt::format("form={},barrier={},blocks={},threads={},shared_limit={}",
+                     o.form == Form::Persistent ? "persistent" : "per_level",
+                     o.barrier == GridBarrier::Counter ? "counter" : "grid_sync", o.blocks, o.threads,
+                     o.shared_limit);
+}
+
 }  // namespace grove::cuda

@@ -83,5 +83,9 @@ plan::LevelPlan plan_for_cuda(const ilir::Program &program, const std::map<std::
 // "per_level" / "persistent", "counter" / "grid_sync": the names `grove dump --stage cuda` takes.
 Form parse_form(const std::string &name);
 GridBarrier parse_barrier(const std::string &name);
+// "form=per_level,barrier=grid_sync,blocks=8,threads=128,shared_limit=65536" over the defaults
+// (`grove dump --cuda`); a UserError names a bad key or value, `where` the option.
+CudaOptions parse_cuda_options(const std::string &text, const std::string &where);
+std::string to_string(const CudaOptions &options);
 
 }  // namespace grove::cuda

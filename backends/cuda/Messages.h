@@ -10,6 +10,10 @@ inline constexpr char kBadGrid[] =
     "the CUDA kernels need at least one block of at least one thread, got {} x {}";
 inline constexpr char kBadForm[] = "unknown CUDA kernel form '{}': use per_level or persistent";
 inline constexpr char kBadBarrier[] = "unknown grid barrier '{}': use counter or grid_sync";
+inline constexpr char kBadCudaOption[] =
+    "{}: '{}' is not a CUDA option: use form=per_level|persistent, barrier=counter|grid_sync, blocks=N, "
+    "threads=N, shared_limit=BYTES";
+inline constexpr char kBadCudaValue[] = "{}: {}={} is not a number in [{}, {}]";
 inline constexpr char kNoteBatch[] =
     "batch=off does not apply to the CUDA kernels: they run the nodes of one height level together";
 inline constexpr char kNoteCpuOnly[] =
@@ -53,5 +57,11 @@ inline constexpr char kSharedTooLarge[] =
 // `grove run|bench --target cuda`.
 inline constexpr char kTargetCudaNeedsDriver[] =
     "--target cuda: {}; `grove dump --stage cuda` writes the kernels without a GPU";
+inline constexpr char kTargetCudaCompile[] =
+    "--target cuda: grove compile does not write libraries with CUDA kernels yet; `grove dump --stage cuda` "
+    "writes their source and `--stage ptx` their PTX";
+inline constexpr char kTargetCudaNotWired[] =
+    "--target cuda: grove {} does not run models on the GPU yet (the CUDA driver is present: {}); "
+    "backends/cuda/Driver.h's DeviceModel does, from C++";
 
 }  // namespace grove::cuda_messages
