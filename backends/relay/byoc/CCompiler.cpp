@@ -5,7 +5,6 @@
 
 #include <dlfcn.h>
 #include <fmt/format.h>
-#include <sys/wait.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -21,6 +20,7 @@
 
 #include "backends/relay/byoc/CSourceEmitter.h"
 #include "backends/relay/byoc/Codegen.h"
+#include "backends/runtime/SharedObject.h"
 #include "ilir/Error.h"
 
 namespace grove::relay {
@@ -45,42 +45,7 @@ bool supports_call(const Call &call) {
   return true;
 }
 
-std::string shell_quote(const std::string &s) {
-  std::string quoted = "'";
-  for (char c : s) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
-
-// A directory of our own (mkdtemp: mode 0700) under $TMPDIR or /tmp, removed with its contents when
-// this goes: the loaded library stays mapped after its file is gone.
-class TempDir {
- public:
-  TempDir() {
-    const char *tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/grove-ccompiler-XXXXXX";
-    std::vector<char> buffer(pattern.begin(), pattern.end());
-    buffer.push_back('\0');
-    if (!mkdtemp(buffer.data()))
-      user_error("the ccompiler code generator could not create a temporary directory {}: {}", pattern,
-                 std::strerror(errno));
-    path_ = buffer.data();
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir &) = delete;
-  TempDir &operator=(const TempDir &) = delete;
-  const std::string &path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
-struct LibraryCloser {
-  void operator()(void *handle) const { dlclose(handle); }
-};
-using Library = std::unique_ptr<void, LibraryCloser>;
+constexpr char kWho[] = "the ccompiler code generator";
 
 std::string read_bytes(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
@@ -101,7 +66,7 @@ struct BuiltLibrary {
 // constants, and later changes to the saved file cannot reach a loaded kernel. `what` names the
 // bytes' origin for the error message.
 Library load_private(const std::string &bytes, const std::string &what) {
-  TempDir dir;
+  TempDir dir("grove-ccompiler", kWho);
   const std::string so_path = dir.path() + "/kernel.so";
   {
     std::ofstream out(so_path, std::ios::binary);
@@ -122,31 +87,21 @@ Library load_private(const std::string &bytes, const std::string &what) {
 //      keep its bytes for save_ccompiler_kernel;
 //   4. remove the directory.
 BuiltLibrary build(const CSource &source) {
-  TempDir dir;
+  TempDir dir("grove-ccompiler", kWho);
   const std::string c_path = dir.path() + "/kernel.c", so_path = dir.path() + "/kernel.so";
-  {
-    std::ofstream out(c_path);
-    out << source.text;
-    if (!out.flush())
-      user_error("the ccompiler code generator could not write {}: {}", c_path, std::strerror(errno));
-  }
+  write_text_file(c_path, source.text, kWho);
   const char *cc_env = std::getenv("CC");
   const std::string cc = cc_env && *cc_env ? cc_env : "cc";
   const std::string command = fmt::format("{} -O2 -shared -fPIC -ffp-contract=off -o {} {} -lm 2>&1", cc,
                                           shell_quote(so_path), shell_quote(c_path));
-  FILE *pipe = popen(command.c_str(), "r");
-  if (!pipe) user_error("the ccompiler code generator could not run `{}`: {}", command, std::strerror(errno));
-  std::string output;
-  char chunk[4096];
-  for (size_t n; (n = std::fread(chunk, 1, sizeof(chunk), pipe)) > 0;) output.append(chunk, n);
-  const int status = pclose(pipe);
-  if (status != 0) {
-    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  const CommandResult built = run_command(command, kWho);
+  if (built.exit_code != 0) {
+    const int code = built.exit_code;
     user_error("the ccompiler code generator could not build {}: `{}` failed ({}):\n{}", source.symbol,
                command,
                code == 127 ? "no such C compiler: install one, or name it in $CC"
                            : fmt::format("exit status {}", code),
-               output);
+               built.output);
   }
   Library library(dlopen(so_path.c_str(), RTLD_NOW | RTLD_LOCAL));
   if (!library) user_error("the ccompiler code generator could not load {}: {}", so_path, dlerror());
