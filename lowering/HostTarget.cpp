@@ -42,6 +42,9 @@ CpuFeatures cpu_features() {
 Halide::Target host_target() {
   using T = Halide::Target;
   T target = Halide::get_host_target();
+#ifdef GROVE_TSAN
+  target = target.with_feature(T::TSAN);
+#endif
   if (target.arch != T::X86) return target;
   CpuFeatures f = cpu_features();
   bool skylake = f.avx512f && f.avx512cd && f.avx512bw && f.avx512dq && f.avx512vl;

@@ -22,7 +22,8 @@ struct CpuFeatures {
 CpuFeatures cpu_features();
 
 // Halide's host target with the AVX-512 generations the CPU cannot run removed (on x86; elsewhere
-// get_host_target() unchanged).
+// get_host_target() unchanged). In a ThreadSanitizer build (GROVE_TSAN) it also has the tsan
+// feature: the generated code is instrumented (and an ahead-of-time library links TSan's runtime).
 Halide::Target host_target();
 
 }  // namespace grove::lowering

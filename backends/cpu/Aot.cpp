@@ -18,6 +18,7 @@
 
 #include "backends/cpu/Abi.h"
 #include "backends/cpu/Messages.h"
+#include "backends/cpu/TsanParallel.h"
 #include "backends/runtime/BindWeights.h"
 #include "backends/runtime/Safetensors.h"
 #include "ilir/Error.h"
@@ -256,6 +257,68 @@ std::string descriptor_source(const std::string &name, const ModelAbi &abi, uint
       fmt::arg("size", weights_size));
 }
 
+// For ThreadSanitizer (TsanParallel.h): the library's Halide runtime runs its parallel loops on
+// pthreads TSan sees, set before the library's code can run (a constructor), as a GROVE_TSAN build
+// runs the JIT's: a loop of n tasks on min(n, max(16, cores)) threads at once, the caller one of
+// them, tasks that many apart, all joined before it returns.
+std::string tsan_parallel_source() {
+  return R"(
+/* ThreadSanitizer: the runtime's parallel loops on pthreads (a target with the tsan feature). */
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+typedef int (*grove_tsan_task)(void *, int, unsigned char *);
+typedef int (*grove_tsan_par_for)(void *, grove_tsan_task, int, int, unsigned char *);
+extern grove_tsan_par_for halide_set_custom_do_par_for(grove_tsan_par_for);
+
+struct grove_tsan_part {
+    grove_tsan_task task;
+    void *user_context;
+    unsigned char *closure;
+    int first, end, stride, status, started;
+    pthread_t thread;
+};
+
+static void *grove_tsan_run(void *arg) {
+    struct grove_tsan_part *p = (struct grove_tsan_part *)arg;
+    for (int i = p->first; i < p->end; i += p->stride) {
+        int s = p->task(p->user_context, i, p->closure);
+        if (s && !p->status) p->status = s;
+    }
+    return NULL;
+}
+
+static int grove_tsan_do_par_for(void *user_context, grove_tsan_task task, int min, int extent,
+                                 unsigned char *closure) {
+    if (extent <= 0) return 0;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int limit = cores > 16 ? (int)cores : 16, n = extent < limit ? extent : limit, status = 0;
+    struct grove_tsan_part *parts = (struct grove_tsan_part *)calloc((size_t)n, sizeof *parts);
+    if (!parts) return -1;
+    for (int k = 0; k < n; k++) {
+        struct grove_tsan_part part = {task, user_context, closure, min + k, min + extent, n, 0, 0, 0};
+        parts[k] = part;
+    }
+    for (int k = 1; k < n; k++)
+        parts[k].started = pthread_create(&parts[k].thread, NULL, grove_tsan_run, &parts[k]) == 0;
+    grove_tsan_run(&parts[0]);
+    for (int k = 1; k < n; k++) {
+        if (parts[k].started) pthread_join(parts[k].thread, NULL);
+        else grove_tsan_run(&parts[k]);
+        if (parts[k].status && !parts[0].status) parts[0].status = parts[k].status;
+    }
+    status = parts[0].status;
+    free(parts);
+    return status;
+}
+
+__attribute__((constructor)) static void grove_tsan_route(void) {
+    halide_set_custom_do_par_for(grove_tsan_do_par_for);
+}
+)";
+}
+
 // The shared library's one entry point, kept out of the static library so that two models linked
 // into one program do not both define it.
 std::string entry_source(const std::string &name) {
@@ -366,11 +429,17 @@ AotResult compile_library(const ilir::Program &program, const std::map<std::stri
   // 3.
   const std::string cc = tool("CC", "cc");
   std::vector<std::string> objects{model_o.string()};
-  write_file(tmp / "descriptor.c", descriptor_source(name, lowered.abi, weights_size));
-  run_tool(cc, "CC",
-           {"-O2", "-fPIC", "-I" + toolchain.include_dir, "-c", (tmp / "descriptor.c").string(), "-o",
-            (tmp / "descriptor.o").string()},
-           "the model's descriptor");
+  // Instrumented code (Halide's tsan feature) needs ThreadSanitizer's runtime. Its parallel loops, and
+  // in a GROVE_TSAN build those of any library (one for an explicit target is not instrumented, but
+  // Halide's pool would still read as races), run on threads TSan sees.
+  const bool tsan = lowered.lowered.module.target().has_feature(Halide::Target::TSAN);
+  write_file(tmp / "descriptor.c", descriptor_source(name, lowered.abi, weights_size) +
+                                       (tsan || kTsanBuild ? tsan_parallel_source() : ""));
+  std::vector<std::string> descriptor_flags{"-O2", "-fPIC", "-I" + toolchain.include_dir};
+  if (tsan) descriptor_flags.push_back("-fsanitize=thread");
+  descriptor_flags.insert(descriptor_flags.end(),
+                          {"-c", (tmp / "descriptor.c").string(), "-o", (tmp / "descriptor.o").string()});
+  run_tool(cc, "CC", descriptor_flags, "the model's descriptor");
   objects.push_back((tmp / "descriptor.o").string());
   if (weights_size > 0) {
     write_file(tmp / "weights.s", weights_assembly(name));
@@ -405,6 +474,7 @@ AotResult compile_library(const ilir::Program &program, const std::map<std::stri
                                       "-ldl",
                                       "-lm"};
   link.insert(link.end(), rest.begin(), rest.end());
+  if (tsan) link.push_back("-fsanitize=thread");
   run_tool(cc, "CC", link, so_name);
 
   // 5.

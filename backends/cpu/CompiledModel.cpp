@@ -6,6 +6,7 @@
 
 #include "backends/cpu/Abi.h"
 #include "backends/cpu/Barrier.h"
+#include "backends/cpu/TsanParallel.h"
 #include "backends/runtime/BindWeights.h"
 #include "backends/runtime/Clock.h"
 #include "ilir/Error.h"
@@ -43,6 +44,9 @@ CompiledModel CompiledModel::compile(const ilir::Program &program, const Weights
   // With Halide's JIT feature the module links against the one shared JIT runtime instead of
   // carrying a runtime of its own: halide_set_num_threads found below then sizes the thread pool
   // the code runs on (no HL_NUM_THREADS), and compiling skips linking a runtime per model.
+
+  // Under ThreadSanitizer the code's parallel loops run on std::threads TSan sees (TsanParallel.h).
+  GROVE_CHECK(!kTsanBuild || jit_parallel_loops_on_threads(), "the JIT's parallel loops are not routed");
 
   const HI::LoweredFunc &entry = lowered.lowered.module.functions().back();
   impl->jit = std::make_unique<HI::JITModule>(lowered.lowered.module, entry,
