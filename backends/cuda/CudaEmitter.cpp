@@ -120,6 +120,7 @@ class Emitter {
   void unit_code(ilir::CaseKind kind, const Unit &unit, bool guard);
   void gemm_code(ilir::CaseKind kind, const Unit &unit, const plan::Gemm &gemm, int64_t first_unit,
                  bool guard);
+  void open_owned_loop(int64_t rows, int64_t q, bool sliced, int64_t first_unit, const std::string &count);
   void elementwise_code(ilir::CaseKind kind, const Unit &unit, bool guard);
   void store_lines(const ilir::Compute &op, const std::string &value, const std::vector<std::string> &prelude,
                    bool guard, ilir::CaseKind kind);
@@ -333,41 +334,32 @@ void Emitter::store_lines(const ilir::Compute &op, const std::string &value,
 void Emitter::gemm_code(ilir::CaseKind kind, const Unit &unit, const plan::Gemm &gemm, int64_t first_unit,
                         bool guard) {
   const ilir::Compute &op = plan_.compute(kind, gemm.compute);
-  const int64_t q = gemm_slice(gemm), units = gemm.rows / q;
+  const int64_t q = gemm_slice(gemm);
   const bool shared = in_persistent_ && weights_shared_ && kind == ilir::CaseKind::Internal;
   line(fmt::format("// gemm {}: {} rows, panels of {}, units of {} rows", op.tensor, gemm.rows, gemm.panel,
                    q));
   open("{");
-  if (shared) line("int slot = 0;  // this block's units so far: their place in shared memory");
-  open(fmt::format("for (int u = 0; u < {}; ++u) {{", units));
-  std::string owner =
-      unit.sliced ? map_.sliced_owner("u") : fmt::format("({} + u) % {}", first_unit, map_.blocks);
-  line(fmt::format("if ({} != (int)blockIdx.x) continue;", owner));
-  std::map<const ilir::ExprNode *, std::string> replace;
-  std::vector<int64_t> strides;
-  for (size_t m = 0; m < gemm.terms.size(); m++) {
-    const plan::WeightTerm &term = gemm.terms[m];
-    const PackedWeight &pw = plan_.abi.packed[term.packed];
-    if (shared) {
-      line(fmt::format("const float *w{} = grove_smem + {} + slot * {};", m, shared_base_.at({&gemm, int(m)}),
-                       q * term.cols));
-      strides.push_back(q);
-    } else {
-      // Row u·q of the packed weight: panel u·q / panel, row u·q % panel (PackedWeight::offset).
-      line(fmt::format("const float *w{} = {} + (u * {} / {}) * {} + (u * {}) % {};", m, pw.buffer, q,
-                       pw.panel, pw.cols * pw.panel, q, pw.panel));
-      strides.push_back(pw.panel);
-    }
-    replace[term.sum] = fmt::format("acc{}", m);
-  }
-  open(fmt::format("for (int e = threadIdx.x; e < level_size * {0}; e += blockDim.x) {{", q));
-  line(fmt::format("const int n = level_base + e / {}, r = e % {};", q, q));
+  open_owned_loop(gemm.rows, q, unit.sliced, first_unit, "level_size");
   line(fmt::format("const int {} = u * {} + r;", op.indices[0], q));
   if (guard)
     line(fmt::format("if (({0}[n + 1] == {0}[n]) != {1}) continue;  // the other case's node",
                      plan::names::kChildBegin, kind == ilir::CaseKind::Leaf ? "true" : "false"));
+  std::map<const ilir::ExprNode *, std::string> replace;
   for (size_t m = 0; m < gemm.terms.size(); m++) {
     const plan::WeightTerm &term = gemm.terms[m];
+    const PackedWeight &pw = plan_.abi.packed[term.packed];
+    int64_t stride = pw.panel;
+    if (shared) {
+      // The unit's weights, copied at the start (shared_weights), `slice` rows per column.
+      line(fmt::format("const float *w{} = grove_smem + {} + unit * {};", m, shared_base_.at({&gemm, int(m)}),
+                       q * term.cols));
+      stride = q;
+    } else {
+      // Row u·q of the packed weight: panel u·q / panel, row u·q % panel (PackedWeight::offset).
+      line(fmt::format("const float *w{} = {} + (u * {} / {}) * {} + (u * {}) % {};", m, pw.buffer, q,
+                       pw.panel, pw.cols * pw.panel, q, pw.panel));
+    }
+    replace[term.sum] = fmt::format("acc{}", m);
     std::vector<std::string> xprelude;
     std::string x = printer_.print(term.x, &xprelude);
     line(fmt::format("float acc{} = 0.0f;  // {} rows [{}, {}) times its operand", m, term.param,
@@ -375,7 +367,7 @@ void Emitter::gemm_code(ilir::CaseKind kind, const Unit &unit, const plan::Gemm 
     const std::string &k = term.sum->var;
     open(fmt::format("for (int {0} = 0; {0} < {1}; ++{0}) {{", k, term.cols));
     for (const std::string &l : xprelude) line(l);
-    line(fmt::format("acc{} += w{}[{} * {} + r] * {};", m, m, k, strides[m], x));
+    line(fmt::format("acc{} += w{}[{} * {} + r] * {};", m, m, k, stride, x));
     close();
   }
   std::vector<std::string> prelude;
@@ -384,9 +376,37 @@ void Emitter::gemm_code(ilir::CaseKind kind, const Unit &unit, const plan::Gemm 
   std::vector<std::string> indices(op.indices.begin(), op.indices.end());
   line(fmt::format("{} = {};", printer_.address(plan_.program.get(op.tensor), "n", indices), value));
   close();
-  if (shared) line("++slot;");
   close();
-  close();
+}
+
+// Opens the flat loop of the block's threads over its own units of a `rows`-row tensor (units of
+// `q` rows) x `count` nodes x the unit's rows, consecutive threads on consecutive rows of one
+// unit, and defines `unit` (the unit's place among the block's: its shared-memory slot), `u` (its
+// number), `n` (from level_base on) and `r`. Sliced, the block owns hidden slices b, b + grid, ...
+// of every group of `width` rows (a gate); else units first, first + grid, ... where unit u
+// belongs to block (first_unit + u) mod grid.
+void Emitter::open_owned_loop(int64_t rows, int64_t q, bool sliced, int64_t first_unit,
+                              const std::string &count) {
+  const int g = map_.blocks;
+  const int64_t per = map_.width / std::max<int64_t>(q, 1);
+  if (sliced) {
+    line(fmt::format("const int slices = (int)blockIdx.x < {0} ? ({0} - 1 - (int)blockIdx.x) / {1} + 1 : 0;",
+                     per, g));
+    line(fmt::format("const int owned = slices * {};  // this block's units: its slices of {} gates",
+                     rows / map_.width, rows / map_.width));
+  } else {
+    line(fmt::format("const int first = ((int)blockIdx.x + {}) % {};", (g - first_unit % g) % g, g));
+    line(
+        fmt::format("const int owned = first < {0} ? ({0} - 1 - first) / {1} + 1 : 0;  // this block's units",
+                    rows / q, g));
+  }
+  open(fmt::format("for (int e = threadIdx.x; e < owned * {} * {}; e += blockDim.x) {{", count, q));
+  line(fmt::format("const int unit = e / ({0} * {1}), rest = e % ({0} * {1});", count, q));
+  if (sliced)
+    line(fmt::format("const int u = unit / slices * {} + (int)blockIdx.x + unit % slices * {};", per, g));
+  else
+    line(fmt::format("const int u = first + unit * {};", g));
+  line(fmt::format("const int n = level_base + rest / {0}, r = rest % {0};", q));
 }
 
 void Emitter::elementwise_code(ilir::CaseKind kind, const Unit &unit, bool guard) {
@@ -395,12 +415,9 @@ void Emitter::elementwise_code(ilir::CaseKind kind, const Unit &unit, bool guard
   std::vector<std::string> prelude;
   std::string value = printer_.print(op.value, &prelude);
   if (unit.sliced) {
-    const int64_t units = printer_.size(t.shape[0]) / map_.slice;
-    open(fmt::format("for (int u = 0; u < {}; ++u) {{", units));
-    line(fmt::format("if ({} != (int)blockIdx.x) continue;", map_.sliced_owner("u")));
-    open(fmt::format("for (int e = threadIdx.x; e < level_size * {0}; e += blockDim.x) {{", map_.slice));
-    line(fmt::format("const int n = level_base + e / {};", map_.slice));
-    line(fmt::format("const int {} = u * {} + e % {};", op.indices[0], map_.slice, map_.slice));
+    open("{");
+    open_owned_loop(printer_.size(t.shape[0]), map_.slice, true, 0, "level_size");
+    line(fmt::format("const int {} = u * {} + r;", op.indices[0], map_.slice));
     store_lines(op, value, prelude, guard, kind);
     close();
     close();
@@ -490,8 +507,14 @@ void Emitter::per_level_kernels(CudaSource &src) {
 // block (the most any block owns), copied once before the levels.
 void Emitter::shared_weights() {
   if (!plan_.schedule.persist) return;
+  struct Copy {
+    const plan::Gemm *gemm;
+    int term;
+    bool sliced;
+    int64_t first;
+  };
   int64_t floats = 0;
-  std::vector<std::tuple<const plan::Gemm *, int, int64_t>> copies;
+  std::vector<Copy> copies;
   for (const plan::Stage &stage : plan_.internal.stages) {
     if (stage.kind != plan::StageKind::GemmGroup) continue;
     bool sliced = true;
@@ -505,7 +528,7 @@ void Emitter::shared_weights() {
       const int64_t most = *std::max_element(owned.begin(), owned.end());
       for (size_t m = 0; m < g.terms.size(); m++) {
         shared_base_[{&g, int(m)}] = floats;
-        copies.emplace_back(&g, int(m), first);
+        copies.push_back({&g, int(m), sliced, first});
         floats += most * q * g.terms[m].cols;
       }
       first += units;
@@ -518,30 +541,21 @@ void Emitter::shared_weights() {
   weights_shared_ = true;
   line(fmt::format("// This block's units of the internal GEMMs' weights, kept in shared memory ({} bytes).",
                    floats * 4));
-  for (const auto &[g, m, first] : copies) {
-    const plan::WeightTerm &term = g->terms[m];
+  open("{");
+  line("const int level_base = 0;  // the loops' \"nodes\" are the weights' columns");
+  for (const Copy &c : copies) {
+    const plan::WeightTerm &term = c.gemm->terms[c.term];
     const PackedWeight &pw = plan_.abi.packed[term.packed];
-    const int64_t q = gemm_slice(*g), units = g->rows / q;
-    bool sliced = true;
-    for (const plan::Stage &stage : plan_.internal.stages)
-      for (const plan::Gemm &other : stage.gemms)
-        if (&other == g)
-          for (const plan::Gemm &x : stage.gemms) sliced &= gemm_sliced(x);
-    open("{");
-    line("int slot = 0;");
-    open(fmt::format("for (int u = 0; u < {}; ++u) {{", units));
-    line(fmt::format("if ({} != (int)blockIdx.x) continue;",
-                     sliced ? map_.sliced_owner("u") : fmt::format("({} + u) % {}", first, map_.blocks)));
-    open(fmt::format("for (int e = threadIdx.x; e < {}; e += blockDim.x) {{", q * term.cols));
-    line(fmt::format(
-        "grove_smem[{} + slot * {} + e] = {}[((u * {} / {}) * {} + e / {}) * {} + (u * {}) % {} + e % {}];",
-        shared_base_.at({g, m}), q * term.cols, pw.buffer, q, pw.panel, pw.cols, q, pw.panel, q, pw.panel,
-        q));
-    close();
-    line("++slot;");
+    const int64_t q = gemm_slice(*c.gemm);
+    open(fmt::format("{{  // {}'s rows, in the order the GEMM reads them", pw.buffer));
+    open_owned_loop(c.gemm->rows, q, c.sliced, c.first, std::to_string(term.cols));
+    line(fmt::format("grove_smem[{} + e] = {}[((u * {} / {}) * {} + n) * {} + (u * {}) % {} + r];",
+                     shared_base_.at({c.gemm, c.term}), pw.buffer, q, pw.panel, pw.cols, pw.panel, q,
+                     pw.panel));
     close();
     close();
   }
+  close();
   line("__syncthreads();");
   shared_floats_ = floats;
 }

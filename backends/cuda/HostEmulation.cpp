@@ -26,12 +26,29 @@ using HostLaunch = void (*)(void **args, unsigned blocks, unsigned threads, unsi
 // The flags of a host build: C++20 (std::barrier), libcu++ from the toolkit, no fast-math (the
 // kernels round as the CPU back end does), ThreadSanitizer when grove itself runs under it.
 std::string host_flags() {
-  std::string flags = "-std=c++20 -O1 -fPIC -shared -pthread -ffp-contract=off -I" GROVE_CUDA_ROOT
-                      "/include/cccl -I" GROVE_CUDA_ROOT "/include";
+  std::string flags =
+      "-std=c++20 -O1 -fPIC -shared -pthread -ffp-contract=off -I" GROVE_CUDA_ROOT "/include/cccl";
 #if defined(__SANITIZE_THREAD__)
   flags += " -fsanitize=thread";
 #endif
   return flags;
+}
+
+// Simt.h and its precompiled form (the libcu++ and standard headers it includes are most of a
+// build's time), written once per process to a private directory that lives as long as the process;
+// `-include DIR/Simt.h` picks up DIR/Simt.h.gch when it was built with the same flags. If the
+// precompiled header cannot be built, builds parse the header instead.
+const std::string &simt_header(const std::string &cxx) {
+  static const TempDir dir("grove-cuda-simt", kWho);
+  static const std::string header = [&] {
+    const std::string path = dir.path() + "/Simt.h";
+    write_text_file(path, kSimtHeaderText, kWho);
+    run_command(fmt::format("{} {} -x c++-header {} -o {} 2>&1", cxx, host_flags(), shell_quote(path),
+                            shell_quote(path + ".gch")),
+                kWho);
+    return path;
+  }();
+  return header;
 }
 
 }  // namespace
@@ -44,7 +61,7 @@ struct HostKernels::Impl {
 HostKernels::HostKernels(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 HostKernels::~HostKernels() = default;
 
-// Steps: write Simt.h and the source to a private directory; `$CXX <flags> -include Simt.h`; dlopen
+// Steps: write the source to a private directory; `$CXX <flags> -include Simt.h`; dlopen
 // the result (RTLD_LOCAL: every build keeps its own symbols); look up each kernel's host launcher.
 std::shared_ptr<const HostKernels> HostKernels::build(const CudaSource &source) {
   static std::mutex lock;
@@ -53,13 +70,12 @@ std::shared_ptr<const HostKernels> HostKernels::build(const CudaSource &source) 
   if (auto it = cache.find(source.text); it != cache.end())
     if (std::shared_ptr<const HostKernels> built = it->second.lock()) return built;
 
-  TempDir dir("grove-cuda-host", kWho);
-  const std::string header = dir.path() + "/Simt.h", cu = dir.path() + "/kernels.cpp",
-                    so = dir.path() + "/kernels.so";
-  write_text_file(header, kSimtHeaderText, kWho);
-  write_text_file(cu, source.text, kWho);
   const char *cxx_env = std::getenv("CXX");
   const std::string cxx = cxx_env && *cxx_env ? cxx_env : "c++";
+  const std::string &header = simt_header(cxx);
+  TempDir dir("grove-cuda-host", kWho);
+  const std::string cu = dir.path() + "/kernels.cpp", so = dir.path() + "/kernels.so";
+  write_text_file(cu, source.text, kWho);
   const std::string command = fmt::format("{} {} -include {} -o {} {} 2>&1", cxx, host_flags(),
                                           shell_quote(header), shell_quote(so), shell_quote(cu));
   CommandResult built = run_command(command, kWho);

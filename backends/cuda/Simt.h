@@ -57,6 +57,13 @@ inline thread_local unsigned grid_epoch = 0;  // cooperative groups' grid.sync()
 
 inline thread_local grove_simt::dim3 blockIdx, threadIdx, blockDim, gridDim;
 
+// libcu++ may have pulled in the toolkit's host_defines.h (where it finds cuda_runtime_api.h), whose
+// definitions of these are attributes g++ does not know: the host build defines them away.
+#undef __global__
+#undef __device__
+#undef __host__
+#undef __forceinline__
+#undef __launch_bounds__
 #define __global__
 #define __device__
 #define __host__
