@@ -31,6 +31,8 @@ std::string host_flags() {
 #if defined(__SANITIZE_THREAD__)
   flags += " -fsanitize=thread";
 #endif
+  if (const char *extra = std::getenv("GROVE_CUDA_HOST_FLAGS"); extra && *extra)
+    flags += std::string(" ") + extra;
   return flags;
 }
 

@@ -6,7 +6,8 @@
 // launch or the per-level launches. This is how the test suite checks the GPU code without a GPU.
 //
 // Builds are cached per source text within the process (one compiler run per distinct source).
-// $CXX names the compiler (default c++). Under ThreadSanitizer the kernels are built with it too.
+// $CXX names the compiler (default c++). Under ThreadSanitizer the kernels are built with it too;
+// $GROVE_CUDA_HOST_FLAGS adds flags (e.g. -fsanitize=thread from a process linked with TSan).
 
 #include <cstdint>
 #include <map>

@@ -1,6 +1,6 @@
 // The command line's CUDA side as a user runs it: `grove dump --stage cuda|ptx` and its options, and
-// `run`, `bench` and `compile` with `--target cuda` — each error's message and exit status, and no
-// output written.
+// `run`, `bench`, `tune` and `compile` with `--target cuda` — each error's message and exit status,
+// and no output written.
 
 #include <gtest/gtest.h>
 
@@ -120,6 +120,16 @@ TEST_F(TargetCuda, BenchSaysThereIsNoDriver) {
                                    (dir_ / "t.txt").string() + " --batch 1 --quiet");
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.output, kNoDriver);
+}
+
+TEST_F(TargetCuda, TuneSaysThereIsNoDriver) {
+  testing::CliResult r =
+      run_grove("tune " + model_path("treefc") + " --target cuda --weights " +
+                (dir_ / "w.safetensors").string() + " --trees " + (dir_ / "t.txt").string() +
+                " --batch 1 --quiet --cache " + (dir_ / "cache.json").string());
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.output, kNoDriver);
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "cache.json"));
 }
 
 TEST_F(TargetCuda, CompileSaysItDoesNotWriteCudaLibrariesYet) {
