@@ -2,6 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <functional>
+#include <utility>
+#include <vector>
+
 #include "ilir/Error.h"
 #include "lowering/ExprLowering.h"
 #include "lowering/LoopSplitting.h"
@@ -10,19 +15,58 @@ namespace grove::lowering::internal {
 
 namespace {
 
-// The epilogue once per range of panels between the plan's cuts of row j (concatenated biases,
-// slices of gates), each copy simplified knowing its panels, so that no select with a branch
-// outside its tensor survives. The cuts are multiples of the panel (plan::Gemm).
-Stmt specialize_panels(const Stmt &epilogue, const plan::Gemm &gemm) {
+// Where the epilogue runs one way: panels [first, last) and, within each, lanes [lane, lane + lanes).
+struct EpiloguePiece {
+  int64_t first = 0, last = 0;                     // panels
+  std::vector<std::pair<int64_t, int64_t>> lanes;  // (first lane, lanes): one pair per range of rows
+};
+
+// The epilogue's pieces, in panel order: between consecutive cuts, the panels wholly inside run
+// all their lanes with one branch (a range of panels); a panel that a cut crosses, or the partial
+// last one, is a piece of its own whose lanes are split at the cuts and end at the GEMM's rows.
+std::vector<EpiloguePiece> epilogue_pieces(const plan::Gemm &gemm) {
   const std::vector<int64_t> &cuts = gemm.epilogue_cuts;
-  const int64_t panel = gemm.panel;
+  const int64_t pr = gemm.panel;
   GROVE_CHECK(cuts.size() >= 2, "a GEMM without its epilogue's cuts");
+  std::vector<EpiloguePiece> pieces;
+  for (int64_t p = 0; p < gemm.panels();) {
+    const int64_t begin = p * pr, end = std::min((p + 1) * pr, gemm.rows);
+    // The segment [cuts[i], cuts[i + 1]) holding row `begin`.
+    size_t i = std::upper_bound(cuts.begin(), cuts.end(), begin) - cuts.begin() - 1;
+    if (end - begin == pr && end <= cuts[i + 1]) {
+      const int64_t last = std::max(p + 1, cuts[i + 1] / pr);  // the panels wholly inside the segment
+      pieces.push_back({p, last, {{0, pr}}});
+      p = last;
+      continue;
+    }
+    EpiloguePiece piece{p, p + 1, {}};
+    for (int64_t row = begin; row < end; i++) {
+      const int64_t stop = std::min(end, cuts[i + 1]);
+      if (stop > row) piece.lanes.push_back({row - begin, stop - row});
+      row = stop;
+    }
+    pieces.push_back(std::move(piece));
+    p++;
+  }
+  return pieces;
+}
+
+// The epilogue once per piece (`epilogue(lane, lanes)` over the lanes given), each copy simplified
+// knowing its panels, so that no select with a branch outside its tensor survives and no row past
+// the GEMM's is stored.
+Stmt specialize_panels(const std::function<Stmt(int64_t, int64_t)> &epilogue, const plan::Gemm &gemm) {
+  std::vector<EpiloguePiece> pieces = epilogue_pieces(gemm);
   Stmt s;
-  for (size_t i = cuts.size() - 1; i-- > 0;) {
+  for (size_t i = pieces.size(); i-- > 0;) {
+    const EpiloguePiece &piece = pieces[i];
+    std::vector<Stmt> ranges;
+    for (auto [lane, lanes] : piece.lanes) ranges.push_back(epilogue(lane, lanes));
+    Stmt body = HI::Block::make(ranges);
+    if (piece.last == piece.first + 1) body = HI::substitute("panel", int(piece.first), body);
     HI::Scope<HI::Interval> bounds;
-    bounds.push("panel", HI::Interval(int(cuts[i] / panel), int(cuts[i + 1] / panel - 1)));
-    Stmt piece = HI::simplify(epilogue, true, bounds);
-    s = s.defined() ? HI::IfThenElse::make(var("panel") < int(cuts[i + 1] / panel), piece, s) : piece;
+    bounds.push("panel", HI::Interval(int(piece.first), int(piece.last - 1)));
+    Stmt simplified = HI::simplify(body, true, bounds);
+    s = s.defined() ? HI::IfThenElse::make(var("panel") < int(piece.last), simplified, s) : simplified;
   }
   return s;
 }
@@ -64,16 +108,23 @@ Stmt block_kernel(const TensorAccess &access, const ilir::Compute &op, const pla
     body.push_back(partitioned_for(k, 0, int(term.cols), lanes, HI::ForType::Serial));
     results[term.sum] = load(Halide::Float(32), accs[m], var("row") * pr + lane, false);
   }
-  std::vector<Stmt> epilogue;
+  std::vector<Stmt> stores;
   for (int i = 0; i < nb; i++) {
     std::map<const ilir::ExprNode *, HExpr> replace;
     for (auto &[sum, value] : results) replace[sum] = HI::substitute("row", i, value);
     HExpr value =
         HI::substitute("n", node(i), ExprLowering(access, nullptr, nullptr, replace).lower(op.value));
-    Stmt s = HI::LetStmt::make(j, p * pr + lane, access.store(t, node(i), {var(j)}, value));
-    epilogue.push_back(HI::For::make("lane", 0, pr, HI::ForType::Vectorized, Halide::DeviceAPI::None, s));
+    stores.push_back(HI::LetStmt::make(j, p * pr + lane, access.store(t, node(i), {var(j)}, value)));
   }
-  body.push_back(specialize_panels(HI::Block::make(epilogue), gemm));
+  auto epilogue = [&](int64_t first_lane, int64_t lanes) {
+    std::vector<Stmt> per_node;
+    for (const Stmt &s : stores)
+      per_node.push_back(HI::For::make("lane", int(first_lane), int(lanes),
+                                       lanes > 1 ? HI::ForType::Vectorized : HI::ForType::Serial,
+                                       Halide::DeviceAPI::None, s));
+    return HI::Block::make(per_node);
+  };
+  body.push_back(specialize_panels(epilogue, gemm));
   Stmt s = HI::Block::make(body);
   for (const std::string &acc : accs)
     s = HI::Allocate::make(acc, Halide::Float(32), Halide::MemoryType::Stack, {nb * pr}, HI::const_true(), s);
@@ -95,7 +146,7 @@ Stmt lower_gemms(const TensorAccess &access, const ilir::Case &c, const std::vec
   std::vector<int> panels;
   for (const plan::Gemm &gemm : gemms) {
     const ilir::Compute &op = c.body[gemm.compute];
-    panels.push_back(int(gemm.rows / gemm.panel));
+    panels.push_back(int(gemm.panels()));
     full_blocks.push_back(block_kernel(access, op, gemm, packed, nb, base + var("block") * nb));
     Stmt tail = HI::Evaluate::make(0);
     for (int r = nb - 1; r >= 1; r--)

@@ -83,19 +83,25 @@ Stmt vectorized_for(const std::string &name, HExpr extent, Stmt body, int lanes)
   std::vector<Stmt> loops;
   for (size_t i = 0; i + 1 < cuts.size(); i++) {
     std::string piece = cuts.size() > 2 ? fmt::format("{}_{}", name, i) : name;
-    int64_t lo = cuts[i], n = cuts[i + 1] - cuts[i];
-    if (lo % lanes != 0 || n % lanes != 0) {
-      Stmt b = within(piece, lo, lo + n, HI::substitute(name, var(piece), body));
-      loops.push_back(HI::For::make(piece, int(lo), int(n), HI::ForType::Serial, Halide::DeviceAPI::None, b));
-      continue;
+    const int64_t lo = cuts[i], n = cuts[i + 1] - cuts[i], whole = n / lanes * lanes;
+    const Stmt piece_body = within(piece, lo, lo + n, HI::substitute(name, var(piece), body));
+    // piece = lo + outer * lanes + lane over the whole vectors, the lane loop vectorized...
+    if (whole > 0) {
+      std::string outer = piece + "_vo", lane = piece + "_vi";
+      Stmt b = HI::LetStmt::make(piece, int(lo) + var(outer) * lanes + var(lane), piece_body);
+      b = HI::For::make(lane, 0, lanes, HI::ForType::Vectorized, Halide::DeviceAPI::None, b);
+      loops.push_back(
+          HI::For::make(outer, 0, int(whole / lanes), HI::ForType::Serial, Halide::DeviceAPI::None, b));
     }
-    // piece = lo + outer * lanes + lane, the lane loop vectorized.
-    std::string outer = piece + "_vo", lane = piece + "_vi";
-    HExpr index = int(lo) + var(outer) * lanes + var(lane);
-    Stmt b =
-        HI::LetStmt::make(piece, index, within(piece, lo, lo + n, HI::substitute(name, var(piece), body)));
-    b = HI::For::make(lane, 0, lanes, HI::ForType::Vectorized, Halide::DeviceAPI::None, b);
-    loops.push_back(HI::For::make(outer, 0, int(n / lanes), HI::ForType::Serial, Halide::DeviceAPI::None, b));
+    // ...then the rest as one narrower vector (a piece between split points need not be a
+    // multiple of the vector width: H = 150 has a rest of 6).
+    if (const int64_t rest = n - whole; rest > 0) {
+      std::string lane = piece + "_vr";
+      Stmt b = HI::LetStmt::make(piece, int(lo + whole) + var(lane), piece_body);
+      loops.push_back(HI::For::make(lane, 0, int(rest),
+                                    rest > 1 ? HI::ForType::Vectorized : HI::ForType::Serial,
+                                    Halide::DeviceAPI::None, b));
+    }
   }
   return HI::Block::make(loops);
 }

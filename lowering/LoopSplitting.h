@@ -19,8 +19,9 @@ std::vector<int64_t> split_points(const std::string &var, const HExpr &min, cons
 // body's conditions on `var` imply, each piece's body simplified knowing its bounds.
 Stmt partitioned_for(const std::string &var, HExpr min, HExpr extent, Stmt body, HI::ForType type);
 
-// As partitioned_for over [0, extent), with each piece whose bounds are multiples of `lanes` split
-// into an outer serial loop and an inner vectorized loop of `lanes` iterations.
+// As partitioned_for over [0, extent), with each piece split into an outer serial loop over whole
+// vectors (an inner vectorized loop of `lanes` iterations) and the piece's rest, if any, as one
+// vectorized loop of fewer lanes.
 Stmt vectorized_for(const std::string &var, HExpr extent, Stmt body, int lanes);
 
 }  // namespace grove::lowering::internal

@@ -1,5 +1,7 @@
 #include "plan/LevelPlan.h"
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <climits>
 #include <set>
@@ -219,9 +221,11 @@ class Planner {
           for (const std::string &t : group)
             GROVE_CHECK(!reads(op, t), "GEMM {} reads {} of its own group", op.tensor, t);
           group.insert(op.tensor);
-          for (int64_t cut : g.epilogue_cuts)
-            GROVE_CHECK(cut % g.panel == 0, "GEMM {}: epilogue cut {} inside a panel of {}", op.tensor, cut,
-                        g.panel);
+          GROVE_CHECK(g.epilogue_cuts.size() >= 2 && g.epilogue_cuts.front() == 0 &&
+                          g.epilogue_cuts.back() == g.rows &&
+                          std::is_sorted(g.epilogue_cuts.begin(), g.epilogue_cuts.end()),
+                      "GEMM {}: epilogue cuts {} do not ascend from 0 to its {} rows", op.tensor,
+                      fmt::join(g.epilogue_cuts, " "), g.rows);
           for (const WeightTerm &t : g.terms) {
             const PackedWeight &w = plan.abi.packed.at(size_t(t.packed));
             GROVE_CHECK(w.param == t.param && w.row_offset == t.row_offset && w.rows == g.rows,
@@ -264,32 +268,33 @@ std::optional<Gemm> match_gemm(const ilir::Program &program, const ilir::Compute
   const ilir::TensorDecl &t = program.get(op.tensor);
   std::optional<int64_t> rows = ilir::constant_value(t.shape[0], sizes);
   if (!rows) return std::nullopt;
+  if (*rows < 1) return std::nullopt;
   Gemm gemm;
   gemm.rows = *rows;
-  gemm.panel = *rows % schedule.panel == 0    ? schedule.panel
-               : *rows % schedule.vector == 0 ? schedule.vector
-                                              : 0;
-  if (gemm.panel == 0) return std::nullopt;
   // Every outermost Sum must be a GEMM term (whose operand has no Sum inside).
   std::optional<std::vector<WeightTerm>> terms =
       match_weight_terms(program, op.value, op.indices[0], sizes, true);
   if (!terms) return std::nullopt;
   gemm.terms = std::move(*terms);
-  // The epilogue's conditions on j (concatenated biases, slices of gates) must change on panel
-  // boundaries, so that each panel runs one branch: the emitter specializes the epilogue per range.
+  // The epilogue's conditions on j (concatenated biases, slices of gates) change at the cuts.
   std::vector<int64_t> cuts =
       ilir::condition_cuts(op.value, op.indices[0], 0, gemm.rows, sizes, sums_of(gemm.terms));
   cuts.insert(cuts.begin(), 0);
   cuts.push_back(gemm.rows);
-  for (int64_t panel : {gemm.panel, int64_t(schedule.vector)}) {
-    if (gemm.rows % panel != 0) continue;
-    if (std::all_of(cuts.begin(), cuts.end(), [&](int64_t c) { return c % panel == 0; })) {
-      gemm.panel = panel;
-      gemm.epilogue_cuts = std::move(cuts);
-      return gemm;
-    }
+  gemm.epilogue_cuts = std::move(cuts);
+  // The panel: the schedule's, else one vector, where the rows and every cut fall on panel
+  // boundaries (each panel whole, one branch of the epilogue); otherwise the schedule's panel with
+  // a partial last panel and split epilogues (one vector's for rows that fit in one).
+  for (int64_t panel : {int64_t(schedule.panel), int64_t(schedule.vector)}) {
+    gemm.panel = panel;
+    if (gemm.aligned()) return gemm;
   }
-  return std::nullopt;
+  gemm.panel = gemm.rows <= schedule.vector ? schedule.vector : schedule.panel;
+  return gemm;
+}
+
+bool Gemm::aligned() const {
+  return std::all_of(epilogue_cuts.begin(), epilogue_cuts.end(), [&](int64_t c) { return c % panel == 0; });
 }
 
 std::optional<Matmul> match_matmul(const ilir::Program &program, const ilir::Compute &op,
@@ -308,12 +313,10 @@ std::optional<Matmul> match_matmul(const ilir::Program &program, const ilir::Com
       mm.row_block = rows;
       break;
     }
-  for (int width : {2 * schedule.vector, schedule.vector})
-    if (*n % width == 0) {
-      mm.col_block = width;
-      break;
-    }
-  if (mm.col_block == 0) return std::nullopt;
+  // Two vectors of columns or one where the columns are a multiple of it; else one vector, the
+  // last block narrower.
+  mm.col_block = *n % (2 * schedule.vector) == 0 ? 2 * schedule.vector : schedule.vector;
+  if (*m < 1 || *n < 1) return std::nullopt;
   // Sums that are all terms, and no selects outside them (the block is not split at
   // concatenation boundaries of i or j).
   std::optional<std::vector<WeightTerm>> terms =

@@ -10,8 +10,8 @@
 // What the plan guarantees (checked by plan_levels):
 //   * every Compute of every case appears in exactly one stage of its case, in program order
 //     relative to every Compute it reads or is read by;
-//   * a GemmGroup's GEMMs do not read each other's results, and each GEMM's epilogue cuts are
-//     multiples of its panel;
+//   * a GemmGroup's GEMMs do not read each other's results, and each GEMM's epilogue cuts ascend
+//     from 0 to its rows;
 //   * each WeightTerm of a GEMM names a packed weight whose rows are exactly the term's rows;
 //   * `abi` lists every argument the entry function takes, in call order, and every packed weight's
 //     layout (PackedWeight), the one definition the emitter indexes and the runtime fills.
@@ -42,17 +42,24 @@ struct WeightTerm {
 // A Compute t[n, j] over a level's nodes as one matrix–matrix product: rows j in panels of
 // `panel`, every outermost Sum of its value a WeightTerm, the rest of the value (biases,
 // activations, other loads) the epilogue, applied per output element. The epilogue's conditions
-// on j change only at `epilogue_cuts` (0 and rows included, multiples of panel).
+// on j change only at `epilogue_cuts` (0 and rows included, ascending). Any number of rows runs
+// here: when rows is not a multiple of the panel, the last panel is partial (its packed weights
+// are zero rows past `rows`, PackedWeight; the emitter computes it whole and stores only its valid
+// rows), and a cut inside a panel splits that panel's epilogue (the emitter's concern).
 struct Gemm {
   int compute = -1;  // index into the case's body
   int64_t rows = 0, panel = 0;
   std::vector<WeightTerm> terms;
   std::vector<int64_t> epilogue_cuts;
+  int64_t panels() const { return (rows + panel - 1) / panel; }  // the last one may be partial
+  // Whether every panel is whole and runs one branch of the epilogue (each cut a panel boundary).
+  bool aligned() const;
 };
 
 // A Compute t[n, i, j] = E(Σ_k A[i + c, k] · X(n, k, j)) of one node as a blocked matrix product:
 // `row_block` values of i × `col_block` values of j at a time, each X element feeding row_block
-// products. No conditions outside its Sums.
+// products; when cols is not a multiple of col_block the last block is narrower. No conditions
+// outside its Sums.
 struct Matmul {
   int compute = -1;
   int64_t rows = 0, cols = 0;  // the extents of i and j

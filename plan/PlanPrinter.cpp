@@ -80,13 +80,14 @@ void print_stage(std::string &s, const LevelPlan &plan, ilir::CaseKind kind, con
   switch (stage.kind) {
     case StageKind::GemmGroup: {
       int64_t panels = 0;
-      for (const Gemm &g : stage.gemms) panels += g.rows / g.panel;
+      for (const Gemm &g : stage.gemms) panels += g.panels();
       s += fmt::format("  stage {}: GEMM group: {} GEMM{}, one loop over the nodes x {} panels\n", number,
                        stage.gemms.size(), stage.gemms.size() == 1 ? "" : "s", panels);
       for (const Gemm &g : stage.gemms) {
         const ilir::Compute &op = plan.compute(kind, g.compute);
-        s += fmt::format("    gemm {}: {} rows in panels of {}, epilogue cuts {}\n", op.tensor, g.rows,
-                         g.panel, fmt::join(g.epilogue_cuts, " "));
+        s += fmt::format("    gemm {}: {} rows in panels of {}{}, epilogue cuts {}\n", op.tensor, g.rows,
+                         g.panel, g.aligned() ? "" : " (split at the cuts and rows inside a panel)",
+                         fmt::join(g.epilogue_cuts, " "));
         s += fmt::format("      {}\n", compute_line(op, g.terms));
         print_terms(s, op, g.terms, "        ");
       }

@@ -188,6 +188,43 @@ INSTANTIATE_TEST_SUITE_P(SchedulesAndBatches, SequenceModel,
                                               s.empty() ? "default" : s, std::get<2>(info.param));
                          });
 
+// Hidden and input sizes that are no multiple of a vector or a panel (the level GEMMs' partial last
+// panel and split epilogues, plan::Gemm): each DAG and sequence model against its reference.
+TEST(AnyHiddenSize, DagAndSequenceModelsMatchTheirReferences) {
+  for (int64_t H : {1, 7, 100, 150}) {
+    const int64_t D = H == 1 ? 3 : H - 3;
+    for (ModelKind kind : {ModelKind::DAGRNN, ModelKind::LSTM, ModelKind::GRU}) {
+      SCOPED_TRACE(fmt::format("{} H={} D={}", reference::model_name(kind), H, D));
+      ilir::Program program = dsl::parse_model_file(
+          fmt::format("{}/models/{}.grove", GROVE_SOURCE_DIR, reference::model_file_stem(kind)));
+      Weights w = reference::random_model_weights(kind, H, D, kVocab, 11);
+      cpu::CompiledModel model = cpu::CompiledModel::compile(program, w, {});
+      Tensor want({0, H});
+      Tensor got;
+      if (kind == ModelKind::DAGRNN) {
+        std::vector<Dag> dags = random_dags();
+        dags.resize(5);
+        got = model.run_dags(dags, {.batch = 3});
+        for (const Dag &dag : dags) {
+          Tensor sinks = reference::reference_dagrnn(w, testing::to_reference(dag));
+          want.data.insert(want.data.end(), sinks.data.begin(), sinks.data.end());
+          want.shape[0] += sinks.shape[0];
+        }
+      } else {
+        auto sequences = random_sequences();
+        got = model.run_sequences(sequences, {.batch = 3});
+        for (const auto &tokens : sequences) {
+          Tensor h = kind == ModelKind::LSTM ? reference::reference_lstm(w, tokens)
+                                             : reference::reference_gru(w, tokens);
+          want.data.insert(want.data.end(), h.data.begin(), h.data.end());
+          want.shape[0] += 1;
+        }
+      }
+      expect_close(got, want, reference::model_name(kind));
+    }
+  }
+}
+
 TEST(SequenceModel, LongSequenceRunsWithoutRecursion) {
   // 200,000 tokens: one level per token, nothing on the C stack per token.
   std::vector<std::vector<int32_t>> sequences = {testing::random_sequence(9, 200'000, kVocab), {3}};

@@ -230,6 +230,45 @@ INSTANTIATE_TEST_SUITE_P(ChildSumTreeLSTM, MatchesReference,
 INSTANTIATE_TEST_SUITE_P(MVRNN, MatchesReference,
                          ::testing::ValuesIn(cases(ModelKind::MVRNN, kBinaryInputs, 8, 16)), case_param_name);
 
+// --- Any hidden size ---------------------------------------------------------------------------
+
+// Sizes that are not multiples of the vector width or of a panel run their level GEMMs with a
+// partial last panel and epilogues split inside panels (plan::Gemm): H = 1 and 7 (one partial
+// panel), 100, 150 (the TreeLSTM paper's), 200 and 300, every concatenation boundary (H, 2H) inside
+// a panel. Random trees in calls of 7 (every node-block remainder) against the reference.
+struct SizeCase {
+  ModelKind model;
+  int64_t H;
+};
+
+void PrintTo(const SizeCase &c, std::ostream *os) { *os << reference::model_name(c.model) << " H=" << c.H; }
+
+class AnyHiddenSizeMatchesReference : public ::testing::TestWithParam<SizeCase> {};
+
+TEST_P(AnyHiddenSizeMatchesReference, RandomTrees) {
+  const SizeCase &c = GetParam();
+  const Input input = c.model == ModelKind::ChildSumTreeLSTM ? Input::RandomTrees : Input::RandomBinaryTrees;
+  const std::vector<Tree> &all = trees_for(input);
+  const std::vector<Tree> trees(all.begin(), all.begin() + std::min<size_t>(all.size(), 20));
+  const Fixture &f = fixture_for(c.model, c.H, vocab_size(input));
+  expect_close(f.compiled.run(trees, {.batch = 7}), reference::reference_roots(c.model, f.weights, trees));
+}
+
+std::vector<SizeCase> size_cases() {
+  std::vector<SizeCase> out;
+  for (ModelKind model :
+       {ModelKind::TreeFC, ModelKind::TreeGRU, ModelKind::TreeLSTM, ModelKind::ChildSumTreeLSTM})
+    for (int64_t H : {1, 7, 100, 150, 200, 300}) out.push_back({model, H});
+  for (int64_t H : {1, 7, 20, 30}) out.push_back({ModelKind::MVRNN, H});  // H x H per node
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryTreeModel, AnyHiddenSizeMatchesReference, ::testing::ValuesIn(size_cases()),
+                         [](const ::testing::TestParamInfo<SizeCase> &info) {
+                           return fmt::format("{}_H{}", reference::model_name(info.param.model),
+                                              info.param.H);
+                         });
+
 // --- Deep inputs ---------------------------------------------------------------------------------
 
 // A chain as deep as the trees grove must take without recursing per node: each model at its small

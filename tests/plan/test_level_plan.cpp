@@ -175,10 +175,38 @@ TEST(LevelPlan, ConcatenatedBiasCutsTheEpilogueAtItsBoundary) {
   EXPECT_EQ(t->panel, 16);
   EXPECT_EQ(t->epilogue_cuts, (std::vector<int64_t>{0, 16, 64}));
   EXPECT_EQ(plan.abi.packed[size_t(t->terms[0].packed)].panel, 16);
-  // At D = 8 no panel holds one branch: t runs in the node loop.
+  EXPECT_TRUE(t->aligned());
+  // At D = 8 no panel holds one branch: panels of 32, the first split at the cut by the emitter.
   plan = concatenated_bias(8, 56);
-  EXPECT_EQ(stages(plan, ilir::CaseKind::Internal), "nodes(t, h)") << to_string(plan);
-  EXPECT_TRUE(plan.abi.packed.empty());
+  ASSERT_EQ(stages(plan, ilir::CaseKind::Internal), "gemms(t) | nodes(h)") << to_string(plan);
+  t = gemm_of(plan, ilir::CaseKind::Internal, "t");
+  EXPECT_EQ(t->panel, 32);
+  EXPECT_EQ(t->epilogue_cuts, (std::vector<int64_t>{0, 8, 64}));
+  EXPECT_FALSE(t->aligned());
+  EXPECT_NE(to_string(plan).find("64 rows in panels of 32 (split at the cuts and rows inside a panel)"),
+            std::string::npos)
+      << to_string(plan);
+}
+
+// Rows that are no multiple of a vector (H = 150, the TreeLSTM paper's size) still make a level
+// GEMM: the schedule's panels, the last one partial, its packed weights zero-padded to a whole panel.
+TEST(LevelPlan, AnyRowCountIsAGemmWithAPartialLastPanel) {
+  LevelPlan plan = concatenated_bias(75, 75);  // t: 150 rows, cuts 0 75 150
+  ASSERT_EQ(stages(plan, ilir::CaseKind::Internal), "gemms(t) | nodes(h)") << to_string(plan);
+  const Gemm *t = gemm_of(plan, ilir::CaseKind::Internal, "t");
+  EXPECT_EQ(t->rows, 150);
+  EXPECT_EQ(t->panel, 32);
+  EXPECT_EQ(t->panels(), 5);
+  EXPECT_FALSE(t->aligned());
+  const PackedWeight &w = plan.abi.packed[size_t(t->terms[0].packed)];
+  EXPECT_EQ(w.rows, 150);
+  EXPECT_EQ(w.size(), 5 * 32 * 150);  // 5 whole panels of 2D = 150 columns
+  // Rows that fit in one vector take one panel of a vector: D = E = 3 gives 6 rows.
+  plan = concatenated_bias(3, 3);
+  t = gemm_of(plan, ilir::CaseKind::Internal, "t");
+  ASSERT_NE(t, nullptr) << to_string(plan);
+  EXPECT_EQ(t->panel, 16);
+  EXPECT_EQ(t->panels(), 1);
 }
 
 TEST(LevelPlan, UnboundSizesGiveNoGemmsAndAreListed) {
