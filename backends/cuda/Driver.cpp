@@ -236,6 +236,7 @@ DeviceModel::DeviceModel(const plan::LevelPlan &plan, const CudaOptions &options
 
 DeviceModel::~DeviceModel() {
   if (!impl_ || !impl_->context) return;
+  api().ctx_set_current(impl_->context);
   impl_->params.clear();
   impl_->packed.clear();
   if (impl_->module) api().module_unload(impl_->module);
@@ -248,6 +249,7 @@ const CudaSource &DeviceModel::source() const { return impl_->source; }
 void DeviceModel::bind(const Weights &weights) {
   Impl &m = *impl_;
   std::lock_guard guard(m.lock);
+  check(loaded_api().ctx_set_current(m.context), "cuCtxSetCurrent");  // the caller's thread may be new
   std::vector<DeviceBuffer> params, packed;
   std::vector<const float *> host;
   for (const ModelAbi::Param &p : m.abi.params) {
