@@ -16,6 +16,7 @@
 #include "backends/relay/byoc/Codegen.h"
 #include "backends/relay/byoc/SavedProgram.h"
 #include "backends/runtime/Clock.h"
+#include "frontend/onnx/OnnxImporter.h"
 #include "frontend/relay/Interpreter.h"
 #include "frontend/relay/Parser.h"
 #include "frontend/relay/RandomValues.h"
@@ -87,7 +88,7 @@ int relay_bench(const RelayBenchCommand &c, std::ostream &out) {
     if (!c.targets.empty()) user_error(tool_messages::kRelayTargetOnSaved, c.file);
     program = load_program(c.file);
   } else {
-    program.module = parse_relay_file(c.file);
+    program.module = onnx_frontend::read_program_file(c.file);
     infer_types(program.module);
   }
   Module &m = program.module;

@@ -16,6 +16,7 @@
 #include "backends/runtime/FileIO.h"
 #include "datasets/PTBReader.h"
 #include "frontend/dsl/Frontend.h"
+#include "frontend/onnx/OnnxImporter.h"
 #include "frontend/relay/Interpreter.h"
 #include "frontend/relay/NDArrayIO.h"
 #include "frontend/relay/Parser.h"
@@ -47,7 +48,7 @@ void check_out_is_not_input(const std::string &out,
 }
 
 Module load_typed(const std::string &file) {
-  Module m = parse_relay_file(file);
+  Module m = onnx_frontend::read_program_file(file);
   infer_types(m);
   return m;
 }
@@ -174,7 +175,7 @@ int relay_opt(const RelayOptCommand &c) {
   pass_options.fuse_max_depth = c.fuse_max_depth;
   for (const Codegen &codegen : all_codegens())
     if (codegen.target) pass_options.targets.push_back(codegen.target());
-  Module m = run_passes(parse_relay_file(c.file), passes, pass_options);
+  Module m = run_passes(onnx_frontend::read_program_file(c.file), passes, pass_options);
   if (c.explain) {
     infer_types(m);
     std::cerr << explain_recursive_functions(m);
@@ -195,7 +196,7 @@ int relay_opt(const RelayOptCommand &c) {
 
 int relay_partition(const RelayPartitionCommand &c) {
   if (!c.out.empty()) check_out_is_not_input(c.out, {{c.file, "Relay"}, {meta_path(c.file), "constants"}});
-  Module m = partition_for_targets(parse_relay_file(c.file), c.targets);
+  Module m = partition_for_targets(onnx_frontend::read_program_file(c.file), c.targets);
   if (c.out.empty()) {
     PrintedModule printed = print_module(m);
     if (!printed.meta.empty()) user_error(msg::kRelayMetaNeedsOut, printed.meta.size());
@@ -213,13 +214,21 @@ int relay_build(const RelayBuildCommand &c) {
   return 0;
 }
 
+int relay_import(const RelayImportCommand &c) {
+  check_out_is_not_input(c.out, {{c.file, "ONNX"}});
+  if (same_file(meta_path(c.out), c.file)) user_error(msg::kOutIsInput, meta_path(c.out), "ONNX");
+  Module m = onnx_frontend::import_onnx_file(c.file);
+  write_relay_file(c.out, m, PrintOptions{});
+  return 0;
+}
+
 int relay_targets() {
   for (const Codegen &c : all_codegens()) std::cout << fmt::format("{:<10} {}\n", c.name, c.description);
   return 0;
 }
 
 int relay_equal(const RelayEqualCommand &c) {
-  Module a = parse_relay_file(c.a), b = parse_relay_file(c.b);
+  Module a = onnx_frontend::read_program_file(c.a), b = onnx_frontend::read_program_file(c.b);
   EqualResult r = structural_equal(a, b, /*map_free_vars=*/true);
   if (r.equal) {
     std::cout << "equal\n";

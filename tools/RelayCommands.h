@@ -52,7 +52,14 @@ struct RelayBuildCommand {
   std::vector<std::string> targets;
 };
 
+// `grove relay import MODEL.onnx --out M.relay`: the ONNX model as Relay text and its constants
+// sidecar (frontend/onnx/OnnxImporter.h).
+struct RelayImportCommand {
+  std::string file, out;
+};
+
 int relay_build(const RelayBuildCommand &c);
+int relay_import(const RelayImportCommand &c);
 int relay_check(const RelayCheckCommand &c);
 int relay_partition(const RelayPartitionCommand &c);
 int relay_targets();

@@ -209,7 +209,8 @@ int main(int argc, char **argv) {
   re->add_option("b", relay_equal.b, "Relay text file")->required()->check(CLI::ExistingFile);
   grove::tool::RelayRunCommand relay_run;
   CLI::App *rr = relay->add_subcommand("run", "Run FILE's @main and write or print its result");
-  rr->add_option("file", relay_run.file, "Relay text file, or a directory grove relay build wrote")
+  rr->add_option("file", relay_run.file,
+                 "Relay text file, ONNX model (.onnx), or a directory grove relay build wrote")
       ->required()
       ->check(CLI::ExistingPath);
   rr->add_option(
@@ -262,7 +263,9 @@ int main(int argc, char **argv) {
       "build",
       "Partition FILE for external code generators, compile them and save the program to a directory "
       "(module.relay, each saved kernel, manifest.json) that grove relay run/bench DIR load");
-  rbuild->add_option("file", relay_build.file, "Relay text file")->required()->check(CLI::ExistingFile);
+  rbuild->add_option("file", relay_build.file, "Relay text file or ONNX model (.onnx)")
+      ->required()
+      ->check(CLI::ExistingFile);
   rbuild
       ->add_option("--target", relay_build.targets,
                    "Code generators, comma-separated, in priority order (none: not partitioned)")
@@ -272,13 +275,23 @@ int main(int argc, char **argv) {
                    "The directory to write (replaced atomically when it is a previous build's; any other "
                    "existing, non-empty directory is refused)")
       ->required();
+  grove::tool::RelayImportCommand relay_import;
+  CLI::App *rimport = relay->add_subcommand(
+      "import",
+      "Translate an ONNX model (opsets 11-17) to Relay text; its weights go to the constants sidecar "
+      "(M.meta.safetensors)");
+  rimport->add_option("file", relay_import.file, "ONNX model, e.g. exported by torch.onnx.export")
+      ->required()
+      ->check(CLI::ExistingFile);
+  rimport->add_option("--out", relay_import.out, "The Relay file to write (never an input)")->required();
   CLI::App *rops = relay->add_subcommand("ops", "List the operators grove's Relay layer supports");
   CLI::App *rtargets = relay->add_subcommand("targets", "List the external code generators (BYOC targets)");
   grove::tool::RelayBenchCommand relay_bench;
   CLI::App *rb = relay->add_subcommand(
       "bench",
       "Time FILE's @main on the interpreter or the VM (grove bench's protocol: median of --repeat passes)");
-  rb->add_option("file", relay_bench.file, "Relay text file, or a directory grove relay build wrote")
+  rb->add_option("file", relay_bench.file,
+                 "Relay text file, ONNX model (.onnx), or a directory grove relay build wrote")
       ->required()
       ->check(CLI::ExistingPath);
   rb->add_option("--executor", relay_bench.executor, "vm (the compiled virtual machine, default) or interp");
@@ -322,6 +335,7 @@ int main(int argc, char **argv) {
     if (rr->parsed()) return grove::tool::relay_run(relay_run);
     if (rd->parsed()) return grove::tool::relay_dump(relay_dump);
     if (rops->parsed()) return grove::tool::relay_ops();
+    if (rimport->parsed()) return grove::tool::relay_import(relay_import);
     if (rp->parsed()) return grove::tool::relay_partition(relay_partition);
     if (rbuild->parsed()) return grove::tool::relay_build(relay_build);
     if (rtargets->parsed()) return grove::tool::relay_targets();
