@@ -5,7 +5,8 @@
 // ptxas's report; each kernel's registers, shared memory and co-resident blocks on an H200
 // (cuda_occupancy.h, the driver's occupancy calculator as a header, with the H200's limits) are
 // pinned in h200_kernel_figures.txt, and the persistent kernel's grid fits the co-resident blocks.
-// PTX for an older architecture (compute_75). Skipped, saying why, where NVRTC cannot be loaded.
+// Every persistent kernel also compiles for sm_75 (Turing, the oldest CUDA 13 targets), and to PTX for
+// compute_75. Skipped, saying why, where NVRTC cannot be loaded.
 //
 // To regenerate the figures after a deliberate change: GROVE_UPDATE_GOLDEN=1 test_cuda_nvrtc.
 
@@ -166,6 +167,28 @@ TEST(KernelFigures, OnAnH200MatchTheGolden) {
                  << table.str();
   EXPECT_EQ(table.str(), want.str()) << "regenerate with GROVE_UPDATE_GOLDEN=1 if the change is deliberate";
 }
+
+// The oldest architecture CUDA 13 compiles for (Turing, sm_75): every model's persistent kernel with
+// the cooperative-groups barrier, as a cubin, without spills.
+class NvrtcCompilesForSm75 : public ::testing::TestWithParam<ModelKind> {};
+
+TEST_P(NvrtcCompilesForSm75, WithoutSpills) {
+  SKIP_WITHOUT_NVRTC();
+  const Case c{
+      GetParam(), "", {.form = cuda::Form::Persistent, .barrier = cuda::GridBarrier::CooperativeGroups}};
+  const cuda::NvrtcOutput &out =
+      cuda::compile_with_nvrtc(source_of(c), "sm_75", reference::model_name(c.model));
+  ASSERT_EQ(out.kernels.size(), 1u) << out.log;
+  EXPECT_EQ(out.kernels[0].spill_stores + out.kernels[0].spill_loads, 0) << out.log;
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryModel, NvrtcCompilesForSm75,
+                         ::testing::Values(ModelKind::TreeFC, ModelKind::TreeGRU, ModelKind::TreeLSTM,
+                                           ModelKind::ChildSumTreeLSTM, ModelKind::MVRNN, ModelKind::DAGRNN,
+                                           ModelKind::LSTM, ModelKind::GRU),
+                         [](const ::testing::TestParamInfo<ModelKind> &info) {
+                           return reference::model_name(info.param);
+                         });
 
 TEST(Nvrtc, PtxForAnOlderArchitecture) {
   SKIP_WITHOUT_NVRTC();
