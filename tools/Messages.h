@@ -53,6 +53,9 @@ inline constexpr char kRelayVocabWithoutTrees[] = "--vocab {}: a vocabulary is o
 inline constexpr char kRelayExecutor[] =
     "--executor {}: grove relay run knows --executor interp (the reference interpreter) and --executor vm "
     "(the compiled virtual machine)";
+inline constexpr char kRelayMetaMode[] =
+    "--meta {}: grove relay opt writes constants to the sidecar (--meta sidecar) or to a #[metadata] "
+    "section in the text (--meta inline)";
 inline constexpr char kRelayInterpThreads[] =
     "--threads applies to the VM; the interpreter (--executor interp) runs on the calling thread";
 inline constexpr char kRelayDumpStage[] =

@@ -182,8 +182,11 @@ int relay_opt(const RelayOptCommand &c) {
   }
   PrintOptions options;
   options.show_types = c.types;
+  if (c.meta != "sidecar" && c.meta != "inline") user_error(msg::kRelayMetaMode, c.meta);
+  options.inline_meta = c.meta == "inline";
   if (c.out.empty()) {
     PrintedModule printed = print_module(m, options);
+    if (options.inline_meta) printed.meta.clear();  // in the text
     if (!printed.meta.empty()) user_error(msg::kRelayMetaNeedsOut, printed.meta.size());
     std::cout << printed.text;
   } else {

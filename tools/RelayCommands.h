@@ -25,6 +25,7 @@ struct RelayOptCommand {
   int fuse_max_depth = 256;
   bool types = false;    // print `/* ty=... */` comments
   bool explain = false;  // say on stderr which globals grove compiles recursively, and why not the others
+  std::string meta = "sidecar";  // where non-literal constants go: "sidecar" or "inline" (#[metadata])
 };
 
 struct RelayEqualCommand {

@@ -31,8 +31,8 @@ inline constexpr char kHashWithoutBracket[] = "expected '[' after '#', as in #[v
 inline constexpr char kUnterminatedAttribute[] = "unterminated '#[': expected ']' before the end of the line";
 inline constexpr char kUnknownAttribute[] = "unknown header '#[{}]': expected #[version = \"0.0.5\"]";
 inline constexpr char kMetadata[] =
-    "grove does not support the #[metadata] section; keep constants in the sidecar {} and refer to them as "
-    "meta[relay.Constant][i]";
+    "#[metadata] must be a line of its own after the module (as TVM prints it), or the constants kept in "
+    "the sidecar {}";
 inline constexpr char kBadVersion[] = "unsupported text format version {}: grove reads version \"0.0.5\"";
 inline constexpr char kVersionNotFirst[] = "the #[version = ...] header must come before everything else";
 inline constexpr char kTVMScript[] =
@@ -114,5 +114,28 @@ inline constexpr char kMetaSidecarMissing[] =
     "meta[relay.Constant][{}] needs the constants sidecar '{}', which does not exist";
 inline constexpr char kMetaSidecarShort[] =
     "meta[relay.Constant][{}] is out of range: the sidecar '{}' holds {} constant(s)";
+
+
+// TVM's #[metadata] section (Metadata.h); the first argument says where: "m.relay:12" or
+// "m.relay:12: meta[relay.Constant][3]".
+inline constexpr char kMetaJson[] =
+    "{}: the #[metadata] section is not TVM's JSON object graph (an object with root, nodes and b64ndarrays)";
+inline constexpr char kMetaRoot[] =
+    "{}: the #[metadata] section's root is not a Map whose \"relay.Constant\" entry is an Array of nodes";
+inline constexpr char kMetaNodeIndex[] = "{}: the #[metadata] section's {} is node {}, but it has {} node(s)";
+inline constexpr char kMetaNotConstant[] = "{} is {} in the #[metadata] section, not a relay.Constant node";
+inline constexpr char kMetaNodeField[] = "{}: its node has no index attribute '{}' (a decimal string)";
+inline constexpr char kMetaArrayIndex[] = "{}: its data is b64ndarrays[{}], but the section has {} array(s)";
+inline constexpr char kMetaBase64[] = "{}: its tensor is not valid base64";
+inline constexpr char kMetaNDArrayShort[] = "{}: its tensor ends before its {} (a truncated NDArray)";
+inline constexpr char kMetaNDArrayMagic[] =
+    "{}: its tensor does not start with TVM's NDArray magic number 0xDD5E40F096B4A13F";
+inline constexpr char kMetaNDArrayDevice[] = "{}: its tensor is on device type {}; grove reads CPU tensors (1) only";
+inline constexpr char kMetaNDArrayLanes[] = "{}: its tensor has a vector dtype of {} lanes; grove reads scalars only";
+inline constexpr char kMetaNDArrayDType[] = "{}: its tensor's DLPack dtype (code {}, {} bits) has no grove name";
+inline constexpr char kMetaNDArrayRank[] = "{}: its tensor's rank {} is negative or larger than its bytes hold";
+inline constexpr char kMetaNDArrayShape[] = "{}: its tensor has a dimension of {}";
+inline constexpr char kMetaNDArrayBytes[] =
+    "{}: its tensor holds {} bytes, but a {} tensor of shape {} needs another count ({} bytes follow)";
 
 }  // namespace grove::relay::msg

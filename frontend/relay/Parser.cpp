@@ -3,11 +3,16 @@
 
 #include "frontend/relay/Parser.h"
 
+#include <fmt/format.h>
+
+#include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "frontend/relay/Messages.h"
+#include "frontend/relay/Metadata.h"
 #include "frontend/relay/NDArrayIO.h"
 #include "frontend/relay/Parser_Internal.h"
 
@@ -15,11 +20,46 @@ namespace grove::relay {
 
 namespace parser {
 
+namespace {
+
+// A module's text and, after a line `#[metadata]` (TVM's printer puts it last), its metadata.
+struct Sections {
+  std::string_view program;
+  std::optional<std::string_view> metadata;
+  int metadata_line = 0;
+};
+
+Sections split_sections(std::string_view text) {
+  int line = 1;
+  for (size_t pos = 0; pos < text.size(); ++line) {
+    const size_t eol = text.find('\n', pos);
+    std::string_view l = text.substr(pos, eol == std::string_view::npos ? std::string_view::npos : eol - pos);
+    while (!l.empty() && std::isspace(static_cast<unsigned char>(l.front()))) l.remove_prefix(1);
+    while (!l.empty() && std::isspace(static_cast<unsigned char>(l.back()))) l.remove_suffix(1);
+    if (l == "#[metadata]")
+      return {text.substr(0, pos), eol == std::string_view::npos ? std::string_view() : text.substr(eol + 1),
+              line};
+    if (eol == std::string_view::npos) break;
+    pos = eol + 1;
+  }
+  return {text, std::nullopt, 0};
+}
+
+}  // namespace
+
 Parser::Parser(std::string_view text, const std::string &file_name, MetaSource meta)
-    : source_(file_name, std::string(text)),
+    : source_(file_name, std::string(split_sections(text).program)),
       file_(std::make_shared<const std::string>(file_name)),
       tokens_(lex(source_)),
-      meta_(std::move(meta)) {}
+      meta_(std::move(meta)) {
+  // The module's own #[metadata] section holds its constants, whatever else was given.
+  if (Sections s = split_sections(text); s.metadata) {
+    meta_.loaded = read_tvm_metadata(*s.metadata, fmt::format("{}:{}", file_name, s.metadata_line));
+    meta_.given = &meta_.loaded;
+    meta_.sidecar.clear();
+    meta_.tried = true;
+  }
+}
 
 // A program is a module (definitions) or a single expression, told apart by its first token.
 //   1. collect_definitions: the names of every `def` and `type`, so that globals, ADTs and

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "backends/runtime/FileIO.h"
+#include "frontend/relay/Metadata.h"
 #include "frontend/relay/NDArrayIO.h"
 #include "frontend/relay/Parser.h"
 #include "frontend/relay/Visitor.h"
@@ -494,6 +495,8 @@ std::string print_attr_value(const AttrValue &value) {
 PrintedModule print_module(const Module &m, const PrintOptions &options) {
   PrintedModule result;
   result.text = Printer(options, &result.meta).module(m);
+  if (options.inline_meta && !result.meta.empty())
+    result.text += "\n#[metadata]\n" + write_tvm_metadata(result.meta);
   return result;
 }
 
@@ -503,7 +506,7 @@ std::string print_expr(const Expr &e, std::vector<NDArray> *meta, const PrintOpt
 
 void write_relay_file(const std::string &path, const Module &m, const PrintOptions &options) {
   PrintedModule printed = print_module(m, options);
-  if (!printed.meta.empty()) write_meta_constants(meta_path(path), printed.meta);
+  if (!printed.meta.empty() && !options.inline_meta) write_meta_constants(meta_path(path), printed.meta);
   const std::string_view pieces[] = {printed.text};
   write_file_atomically(path, pieces);
 }

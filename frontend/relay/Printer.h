@@ -23,6 +23,9 @@ namespace grove::relay {
 struct PrintOptions {
   // `/* ty=... */` (the checked_type) after every graph binding and let value that has one.
   bool show_types = false;
+  // print_module: the meta constants as TVM's `#[metadata]` section at the end of the text
+  // (relay/Metadata.h) instead of a sidecar; `meta` is then still filled.
+  bool inline_meta = false;
 };
 
 struct PrintedModule {
@@ -43,7 +46,8 @@ std::string print_attr_value(const AttrValue &value);
 
 // Writes the module's text to `path` and, when it has meta constants, the sidecar meta_path(path)
 // (relay/Parser.h), each atomically; the sidecar is written first, so the new text never appears
-// without its constants.
+// without its constants. With options.inline_meta the constants are in the text and no sidecar is
+// written.
 void write_relay_file(const std::string &path, const Module &m, const PrintOptions &options = {});
 
 }  // namespace grove::relay

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "frontend/relay/Metadata.h"
 #include "frontend/relay/NDArrayIO.h"
 #include "tests/cli/CliRunner.h"
 
@@ -251,6 +252,42 @@ TEST(CliRelay, RunBindsTreesAndWritesAListOfTensorsAsADirectory) {
   CliResult r = run_grove("relay run " + kModels + "treelstm.relay" + trees + args);
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("Cons(Tensor[(1, 8), float32] ["));
+}
+
+// A module as TVM prints it, constants in a #[metadata] section: run as it is, and `opt --meta inline`
+// writes the section back (without --out too); the sidecar form still needs --out.
+TEST(CliRelay, ReadsAndWritesTvmsMetadataSection) {
+  TempDir dir;
+  relay::NDArray bias(relay::DType::Float32, {3});
+  for (int i = 0; i < 3; ++i) bias.data<float>()[i] = 0.5f * float(i + 1);
+  write_text(dir.file("printed.relay"),
+             "#[version = \"0.0.5\"]\n"
+             "def @main(%x: Tensor[(3), float32]) -> Tensor[(3), float32] {\n"
+             "  add(%x, meta[relay.Constant][0])\n}\n\n#[metadata]\n" +
+                 relay::write_tvm_metadata({bias}));
+  relay::NDArray x(relay::DType::Float32, {3});
+  for (int i = 0; i < 3; ++i) x.data<float>()[i] = float(i);
+  relay::write_npy_array(dir.file("x.npy"), x);
+  CliResult r = run_grove("relay run " + dir.file("printed.relay") + " --arg x=" + dir.file("x.npy") +
+                          " --out " + dir.file("y.npy"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  relay::NDArray y = relay::read_npy_array(dir.file("y.npy"));
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(y.data<float>()[i], float(i) + 0.5f * float(i + 1));
+
+  r = run_grove("relay opt " + dir.file("printed.relay") + " --passes fold --meta inline");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("\n#[metadata]\n{"));
+  EXPECT_THAT(r.output, HasSubstr(relay::encode_tvm_ndarray(bias)));
+  r = run_grove("relay opt " + dir.file("printed.relay") + " --passes fold --meta inline --out " +
+                dir.file("inline.relay"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("inline.meta.safetensors")));
+  r = run_grove("relay opt " + dir.file("printed.relay") + " --passes fold");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("write it with --out FILE.relay"));
+  r = run_grove("relay opt " + dir.file("printed.relay") + " --passes fold --meta elsewhere");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("--meta elsewhere: grove relay opt writes constants to the sidecar"));
 }
 
 // --threads sets the VM's threads (its kernels' and the recursive function's): on one thread and on

@@ -153,12 +153,12 @@ TEST(RelayParserLexical, VersionHeader) {
   EXPECT_THAT(module_error("#[foo]"), HasSubstr("unknown header '#[foo]'"));
 }
 
-TEST(RelayParserLexical, MetadataSectionIsUnsupported) {
-  const std::string err =
-      module_error("#[version = \"0.0.5\"]\ndef @main() { () }\n#[metadata]\n{\"root\": 1}");
-  EXPECT_THAT(
-      err, HasSubstr("test.relay:3:1: error: grove does not support the #[metadata] section; keep constants "
-                     "in the sidecar test.meta.safetensors"));
+// TVM's #[metadata] section is read (tests/relay/test_metadata.cpp); on a line of its own only.
+TEST(RelayParserLexical, MetadataSectionStartsALineOfItsOwn) {
+  EXPECT_THAT(module_error("#[version = \"0.0.5\"]\ndef @main() { () }\n#[metadata]\n{\"root\": 1}"),
+              HasSubstr("test.relay:3: the #[metadata] section is not TVM's JSON object graph"));
+  EXPECT_THAT(module_error("#[version = \"0.0.5\"]\ndef @main() { () } #[metadata]\n{}"),
+              HasSubstr("test.relay:2:20: error: #[metadata] must be a line of its own after the module"));
 }
 
 TEST(RelayParserLexical, TVMScriptIsUnsupported) {
