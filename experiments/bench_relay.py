@@ -31,6 +31,9 @@ grove's own TreeLSTM (`grove bench`) and against the same computations as torch.
 
 (c) GEMM: nn.dense and nn.batch_matmul alone on the VM's Halide kernels against torch at the same shapes,
     in GFLOP/s, beside grove's own TreeLSTM rate from (a).
+(d) ONNX: the MLP, CNN and LSTM of (b) as torch.nn modules exported with torch.onnx.export (opset 14, one
+    file per batch), run by `grove relay bench MODEL.onnx` as they are against the exported module, with
+    grove's output checked against torch's (1e-5 relative). `--onnx-only` runs just this part.
 
 Writes the markdown table (with the machine's load average before and after) to --out.
 """
@@ -280,6 +283,66 @@ def lstm_rows(grove, tmp, repeat, T=16, D=128, H=128):
     return rows, agreement
 
 
+class OnnxLSTM(torch.nn.Module):
+    """nn.LSTM whose last hidden state is the output: exported, its ONNX LSTM becomes grove's fold."""
+
+    def __init__(self, D, H):
+        super().__init__()
+        self.lstm = torch.nn.LSTM(D, H)
+
+    def forward(self, x):
+        return self.lstm(x)[1][0]
+
+
+def onnx_rows(grove, tmp, repeat, T=16, D=128, H=128):
+    """(d) The same MLP, CNN and LSTM exported with torch.onnx.export (opset 14, one model per batch)
+    and handed to `grove relay bench MODEL.onnx` as they are, against the torch.nn module that was
+    exported. Returns the rows and, per model and batch, the largest |grove - torch| of the output
+    (grove relay run on the VM) relative to the output's scale, which must be at most 1e-5."""
+    rows, agreement = [], {}
+    torch.manual_seed(0)
+    models = {
+        "MLP 16-32-10": (torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 10),
+                                             torch.nn.Softmax(dim=-1)).eval(), lambda B: (B, 16)),
+        "CNN 3x8x8": (torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3, padding=1), torch.nn.ReLU(),
+                                          torch.nn.BatchNorm2d(4), torch.nn.MaxPool2d(2, 2), torch.nn.Flatten(),
+                                          torch.nn.Linear(64, 10), torch.nn.Softmax(dim=-1)).eval(),
+                      lambda B: (B, 3, 8, 8)),
+        f"LSTM T={T}, D=H={D}": (OnnxLSTM(D, H).eval(), lambda B: (T, B, D)),
+    }
+    for name, (model, shape) in models.items():
+        for B in [1, 16]:
+            x = torch.rand(*shape(B))
+            file = tmp / f"onnx_{name.split()[0]}_{B}.onnx"
+            with torch.no_grad():
+                torch.onnx.export(model, (x,), file, input_names=["input"], output_names=["output"],
+                                  opset_version=14)
+                expected = model(x).numpy()
+            np.save(tmp / "onnx_x.npy", x.numpy())
+            run([grove, "relay", "run", file, "--arg", f"input={tmp / 'onnx_x.npy'}", "--out", tmp / "onnx_y.npy"])
+            got = np.load(tmp / "onnx_y.npy").reshape(expected.shape)
+            agreement[(name, B)] = float(np.abs(got - expected).max() / max(1.0, np.abs(expected).max()))
+            assert agreement[(name, B)] <= 1e-5, f"{name} B={B}: grove differs from torch by {agreement[(name, B)]}"
+            what = "x [" + ", ".join(map(str, shape(B))) + "]"
+            args = {"input": tmp / f"onnx_x_{name.split()[0]}_{B}.npy"}
+            np.save(args["input"], x.numpy())
+            rows.append((name, "grove relay bench MODEL.onnx --executor vm", what, B,
+                         relay_bench(grove, file, "vm", args, repeat)))
+            rows.append((name, "torch.nn (the exported module)", what, B, time_torch(lambda: model(x), repeat)))
+    return rows, agreement
+
+
+def onnx_table(rows, agreement):
+    lines = ["| model | implementation | inputs | batch | warm-up ms | median ms per call | min | max |",
+             "|---|---|---|---|---|---|---|---|"]
+    for model, impl, inputs, batch, r in rows:
+        lines.append(f"| {model} | {impl} | {inputs} | {batch} | {fmt(r.get('warmup_ms'), 1)} | "
+                     f"{fmt(r['median_ms_per_call'], 4)} | {fmt(r.get('min_ms'), 4)} | {fmt(r.get('max_ms'), 4)} |")
+    lines += ["", "grove's output against torch's (largest |difference| ÷ max(1, max |torch|)): " +
+              ", ".join(f"{m} B={b} {d:.1e}" for (m, b), d in agreement.items()) + "; required ≤ 1e-5."]
+    return lines
+
+
 def blas_info():
     """Which BLAS torch multiplies with (Debian's build: BLAS_INFO=generic, i.e. whatever libblas.so.3 is)."""
     config = torch.__config__.show()
@@ -302,17 +365,29 @@ def main():
     p.add_argument("--interp-trees", type=int, default=50)
     p.add_argument("--rounds", type=int, default=3, help="alternating grove bench / relay vm runs on all trees")
     p.add_argument("--out", default=str(ROOT / "experiments/results/relay.md"))
+    p.add_argument("--onnx-only", action="store_true", help="only (d), the ONNX models")
     a = p.parse_args()
     torch.set_num_threads(2)
     os.nice(5)
     started = datetime.datetime.now(datetime.timezone.utc)
     load_before = uptime()
+    if a.onnx_only:
+        with tempfile.TemporaryDirectory() as d:
+            lines = onnx_table(*onnx_rows(a.grove, Path(d), a.small_repeat))
+        load_after = uptime()
+        text = "\n".join([f"Measured {started:%Y-%m-%d %H:%M} UTC by experiments/bench_relay.py --onnx-only "
+                          f"({a.small_repeat} calls; 2 threads; torch {torch.__version__}); load average "
+                          f"{' / '.join(load_before)} before, {' / '.join(load_after)} after.", ""] + lines) + "\n"
+        Path(a.out).write_text(text)
+        print(text)
+        return
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         tree_rows, agreement, ratios, tree_gflops = treelstm_rows(a.grove, tmp, a.repeat, a.interp_trees, a.rounds)
         lstm, lstm_agreement = lstm_rows(a.grove, tmp, a.small_repeat)
         rows = tree_rows + mlp_rows(a.grove, tmp, a.small_repeat) + cnn_rows(a.grove, tmp, a.small_repeat) + lstm
         gemms = gemm_rows(a.grove, tmp, a.small_repeat)
+        onnx_lines = onnx_table(*onnx_rows(a.grove, tmp, a.small_repeat))
     load_after = uptime()
     lines = [
         f"Measured {started:%Y-%m-%d %H:%M} UTC by experiments/bench_relay.py (repeat {a.repeat} over the trees, "
@@ -348,6 +423,8 @@ def main():
               "| op | shape | grove relay (Halide) GFLOP/s | torch GFLOP/s | grove ÷ torch |", "|---|---|---|---|---|"]
     for op, shape, ours, theirs in gemms:
         lines.append(f"| {op} | {shape} | {ours:.1f} | {theirs:.1f} | {ours / theirs:.2f} |")
+    lines += ["", "ONNX models exported by torch.onnx.export, run by `grove relay bench MODEL.onnx` as they are, "
+              "against the exported torch.nn module:", ""] + onnx_lines
     text = "\n".join(lines) + "\n"
     Path(a.out).write_text(text)
     print(text)
