@@ -150,7 +150,14 @@ OnnxValue constant_value(const NDArray &array) {
   return v;
 }
 
-OnnxValue shape_value(std::vector<int64_t> elements, bool scalar) {
+std::vector<std::pair<Expr, int64_t>> origins_of(const OnnxValue &v) {
+  const size_t n = v.elements ? v.elements->size() : size_t(v.known() ? v.constant->size() : 0);
+  if (v.origins.size() == n) return v.origins;
+  return std::vector<std::pair<Expr, int64_t>>(n, {Expr(), 0});
+}
+
+OnnxValue shape_value(std::vector<int64_t> elements, bool scalar,
+                      std::vector<std::pair<Expr, int64_t>> origins) {
   const bool all_known =
       std::none_of(elements.begin(), elements.end(), [](int64_t e) { return e == kUnknown; });
   Shape shape = scalar ? Shape{} : Shape{int64_t(elements.size())};
@@ -164,6 +171,7 @@ OnnxValue shape_value(std::vector<int64_t> elements, bool scalar) {
   OnnxValue v;
   v.dtype = DType::Int64;
   v.shape = shape;
+  if (origins.size() == elements.size()) v.origins = std::move(origins);
   v.elements = std::move(elements);
   return v;
 }

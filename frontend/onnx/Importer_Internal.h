@@ -39,6 +39,9 @@ struct OnnxValue {
   Shape shape;
   std::optional<NDArray> constant;
   std::optional<std::vector<int64_t>> elements;
+  // For a shape value: where each unknown element comes from, (a tensor, its axis) — Shape's — or a
+  // null Expr where it was computed. Empty when nothing is known of them.
+  std::vector<std::pair<Expr, int64_t>> origins;
 
   bool known() const { return constant.has_value(); }
   int64_t rank() const { return static_cast<int64_t>(shape.size()); }
@@ -47,7 +50,10 @@ struct OnnxValue {
 // The value of a constant array.
 OnnxValue constant_value(const NDArray &array);
 // A shape value: a constant when every element is known.
-OnnxValue shape_value(std::vector<int64_t> elements, bool scalar);
+OnnxValue shape_value(std::vector<int64_t> elements, bool scalar,
+                      std::vector<std::pair<Expr, int64_t>> origins = {});
+// The origins of v's elements, one per element (null where unknown or none).
+std::vector<std::pair<Expr, int64_t>> origins_of(const OnnxValue &v);
 
 // The DType of an ONNX TensorProto data type; UserError (naming `what` at `where`) when grove has none.
 DType dtype_of(int onnx_type, const std::string &where, const std::string &what);

@@ -132,7 +132,7 @@ std::vector<OnnxValue> cast(NodeContext &n) {
   const DType to = dtype_of(int(n.attr_int("to", 0)), n.where(), "the attribute to");
   if (to == x.dtype) return {x};
   if (x.elements && is_int(to)) {
-    OnnxValue v = shape_value(*x.elements, x.rank() == 0);
+    OnnxValue v = shape_value(*x.elements, x.rank() == 0, x.origins);
     if (v.known()) {  // the same integers in the new type
       NDArray a(to, v.shape);
       for (int64_t i = 0; i < a.size(); ++i) {
@@ -279,9 +279,17 @@ std::vector<OnnxValue> gemm(NodeContext &n) {
   return {y};
 }
 
-// Relay newshape entries for `target` (shape elements, kUnknown unknown): a single unknown becomes -1.
-std::vector<int64_t> newshape_of(const NodeContext &n, int input, const std::vector<int64_t> &target) {
+// Relay newshape entries for `target` (shape elements, kUnknown unknown): an unknown that is the
+// reshaped tensor's own dimension at the same position becomes 0 (copy it), a single other unknown
+// becomes -1.
+std::vector<int64_t> newshape_of(const NodeContext &n, int input, const std::vector<int64_t> &target,
+                                 const std::vector<std::pair<Expr, int64_t>> &origins = {},
+                                 const Expr &data = {}) {
   std::vector<int64_t> out = target;
+  for (size_t i = 0; i < out.size() && i < origins.size(); ++i)
+    if (out[i] == kUnknown && data.defined() && origins[i].first.same_as(data) &&
+        origins[i].second == int64_t(i))
+      out[i] = 0;
   int unknown = 0;
   for (int64_t &d : out)
     if (d == kUnknown || d == -1) {
@@ -435,8 +443,12 @@ std::vector<OnnxValue> shape(NodeContext &n) {
   auto clamp = [&](int64_t v) { return std::clamp(v < 0 ? v + r : v, int64_t(0), r); };
   const int64_t start = clamp(n.attr_int("start", 0)), end = clamp(n.attr_int("end", r));
   std::vector<int64_t> dims;
-  for (int64_t d = start; d < end; ++d) dims.push_back(x.shape[d] == kAnyDim ? kUnknown : x.shape[d]);
-  return {shape_value(dims, false)};
+  std::vector<std::pair<Expr, int64_t>> origins;
+  for (int64_t d = start; d < end; ++d) {
+    dims.push_back(x.shape[d] == kAnyDim ? kUnknown : x.shape[d]);
+    origins.emplace_back(x.shape[d] == kAnyDim ? x.expr : Expr(), d);
+  }
+  return {shape_value(dims, false, origins)};
 }
 
 std::vector<OnnxValue> reshape(NodeContext &n) {
@@ -445,8 +457,8 @@ std::vector<OnnxValue> reshape(NodeContext &n) {
   std::vector<int64_t> target = n.shape_elements(1, "shape");
   if (n.attr_int("allowzero", 0) != 0 && std::find(target.begin(), target.end(), 0) != target.end())
     n.bad_attr("allowzero", "1", "grove reads a 0 in the shape as 'copy the input dimension' (allowzero=0)");
-  if (x.elements) return {shape_value(*x.elements, target.empty())};
-  return {reshape_to(n, x, newshape_of(n, 1, target))};
+  if (x.elements) return {shape_value(*x.elements, target.empty(), x.origins)};
+  return {reshape_to(n, x, newshape_of(n, 1, target, origins_of(n.input(1, "shape")), x.expr))};
 }
 
 std::vector<OnnxValue> flatten(NodeContext &n) {
@@ -489,14 +501,18 @@ std::vector<OnnxValue> concat(NodeContext &n) {
   if (parts.empty()) user_error(msg::kMissingInput, n.where(), 0, "inputs");
   if (shapes) {
     std::vector<int64_t> all;
+    std::vector<std::pair<Expr, int64_t>> origins;
     for (size_t i = 0; i < parts.size(); ++i) {
       auto e = int_elements(parts[i]);
       if (!e)
         user_error(msg::kNotKnown, n.where(), int(i), n.node().input(int(i)),
                    " (it is concatenated with a shape)");
       all.insert(all.end(), e->begin(), e->end());
+      auto o = origins_of(parts[i]);
+      o.resize(e->size());
+      origins.insert(origins.end(), o.begin(), o.end());
     }
-    return {shape_value(all, false)};
+    return {shape_value(all, false, origins)};
   }
   const int64_t axis = normalize_axis(n, "axis", n.attr_int("axis", 0), parts[0].rank());
   return {n.call_tuple("concatenate", parts, Attrs().with("axis", AttrValue::of_int(axis)))};
@@ -542,13 +558,11 @@ std::vector<OnnxValue> constant(NodeContext &n) {
   user_error(msg::kMissingAttr, n.where(), "value");
 }
 
+OnnxValue expand_at_run_time(NodeContext &n, const OnnxValue &x, const std::vector<int64_t> &dims, int input);
+
 std::vector<OnnxValue> constant_of_shape(NodeContext &n) {
   n.accept_attrs({"value"});
   const std::vector<int64_t> dims = n.shape_elements(0, "input");
-  for (int64_t d : dims)
-    if (d == kUnknown)
-      user_error(msg::kUnknownShapeValue, n.where(), 0, n.node().input(0), ints_text(dims),
-                 "grove makes constants of a known shape");
   NDArray fill = NDArray::scalar(DType::Float32, 0);
   if (const auto *a = n.attr("value")) {
     if (a->type() != ::onnx::AttributeProto::TENSOR)
@@ -556,6 +570,8 @@ std::vector<OnnxValue> constant_of_shape(NodeContext &n) {
     fill = read_tensor(a->t(), n.where());
     if (fill.size() != 1) n.bad_attr("value", shape_to_string(fill.shape()), "expected a one-element tensor");
   }
+  if (std::find(dims.begin(), dims.end(), kUnknown) != dims.end())  // the fill, broadcast at run time
+    return {expand_at_run_time(n, constant_value(fill.reshaped(Shape(dims.size(), 1))), dims, 0)};
   Shape shape(dims.begin(), dims.end());
   checked_elements(shape, n.where(), n.node().output(0));
   NDArray out(fill.dtype(), shape);
@@ -564,13 +580,52 @@ std::vector<OnnxValue> constant_of_shape(NodeContext &n) {
   return {constant_value(out)};
 }
 
+// Expand to a shape with dimensions known only at run time, each the extent of an axis of a tensor
+// (what Shape read): x is broadcast by where(e == e, x, x) against a tensor e whose only non-1
+// dimension is that extent, at its place in the result (a slice of the tensor, reshaped; == of e
+// with itself, so its values do not matter), and to the known dimensions by adding zeros.
+OnnxValue expand_at_run_time(NodeContext &n, const OnnxValue &x, const std::vector<int64_t> &dims,
+                             int input) {
+  const std::vector<std::pair<Expr, int64_t>> origins = origins_of(n.input(input, "shape"));
+  const size_t rank = std::max(dims.size(), size_t(x.rank()));
+  std::vector<int64_t> known(rank, 1);
+  OnnxValue y = x;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const size_t at = rank - dims.size() + i;
+    if (dims[i] != kUnknown) {
+      known[at] = dims[i];
+      continue;
+    }
+    const OnnxValue *source = nullptr;
+    for (const auto &[name, v] : n.importer().values)
+      if (origins[i].first.defined() && v.expr.defined() && v.expr.same_as(origins[i].first)) source = &v;
+    if (!source)
+      user_error(msg::kUnknownShapeValue, n.where(), input, n.node().input(input), ints_text(dims),
+                 "grove expands to a run-time dimension only when it is a tensor's own (read by Shape)");
+    std::vector<int64_t> begin(size_t(source->rank()), 0), end(size_t(source->rank()), 1);
+    end[size_t(origins[i].second)] = int64_t(1) << 40;
+    OnnxValue slice = n.call("strided_slice", {*source},
+                             Attrs().with("begin", ints_attr(begin)).with("end", ints_attr(end)));
+    std::vector<int64_t> placed(rank, 1);
+    placed[at] = -1;
+    OnnxValue extent = reshape_to(n, slice, placed);
+    y = n.call("where", {n.call("equal", {extent, extent}), y, y});
+  }
+  if (std::any_of(known.begin(), known.end(), [](int64_t d) { return d != 1; })) {
+    Attrs attrs =
+        Attrs().with("shape", ints_attr(known)).with("dtype", AttrValue::of_string(to_string(x.dtype)));
+    OnnxValue zeros = n.call("zeros", {}, attrs);
+    y = x.dtype == DType::Bool ? n.call("logical_not", {n.call("equal", {y, zeros})})
+                               : n.call("add", {y, zeros});
+  }
+  return y;
+}
+
 std::vector<OnnxValue> expand(NodeContext &n) {
   n.accept_attrs({});
   const OnnxValue &x = n.input(0, "input");
   const std::vector<int64_t> dims = n.shape_elements(1, "shape");
-  if (std::find(dims.begin(), dims.end(), kUnknown) != dims.end())
-    user_error(msg::kUnknownShapeValue, n.where(), 1, n.node().input(1), ints_text(dims),
-               "grove expands to shapes known when the model is imported");
+  if (std::find(dims.begin(), dims.end(), kUnknown) != dims.end()) return {expand_at_run_time(n, x, dims, 1)};
   // Broadcast x against the shape, as numpy: the result's dims are the larger of the two.
   std::vector<int64_t> out(std::max(dims.size(), size_t(x.rank())), 1);
   for (size_t i = 0; i < out.size(); ++i) {
@@ -594,13 +649,15 @@ std::vector<OnnxValue> gather(NodeContext &n) {
     auto idx = int_elements(indices);
     if (!idx) user_error(msg::kNotKnown, n.where(), 1, n.node().input(1), " (it indexes a shape)");
     std::vector<int64_t> out;
+    std::vector<std::pair<Expr, int64_t>> origins, from = origins_of(data);
     for (int64_t i : *idx) {
       const int64_t len = int64_t(data.elements->size());
       if (i < -len || i >= len)
         n.bad_attr("indices", std::to_string(i), fmt::format("expected an index in [{}, {})", -len, len));
       out.push_back((*data.elements)[i < 0 ? i + len : i]);
+      origins.push_back(from[i < 0 ? i + len : i]);
     }
-    return {shape_value(out, indices.rank() == 0)};
+    return {shape_value(out, indices.rank() == 0, origins)};
   }
   OnnxValue idx = indices;
   if (indices.known() && data.shape[axis] != kAnyDim) {  // ONNX's negative indices count from the end
@@ -642,7 +699,7 @@ std::vector<OnnxValue> unsqueeze(NodeContext &n) {
     n.bad_attr("axes", ints_text(axes), "an axis is repeated");
   if (x.elements) {
     if (out_rank > 1) n.bad_attr("axes", ints_text(axes), "grove keeps shapes as vectors (rank 1)");
-    return {shape_value(*x.elements, false)};
+    return {shape_value(*x.elements, false, x.origins)};
   }
   for (int64_t a : axes) x = n.call("expand_dims", {x}, Attrs().with("axis", AttrValue::of_int(a)));
   return {x};
@@ -654,7 +711,7 @@ std::vector<OnnxValue> squeeze(NodeContext &n) {
   for (int64_t &a : axes) a = normalize_axis(n, "axes", a, x.rank());
   if (x.elements) {
     if (x.elements->size() != 1) n.bad_attr("axes", ints_text(axes), "the shape has more than one element");
-    return {shape_value(*x.elements, true)};
+    return {shape_value(*x.elements, true, x.origins)};
   }
   Attrs attrs;
   if (!axes.empty()) attrs = attrs.with("axis", ints_attr(axes));
@@ -685,14 +742,19 @@ std::vector<OnnxValue> slice(NodeContext &n) {
     const int64_t len = int64_t(x.elements->size());
     int64_t b = starts[0] < 0 ? starts[0] + len : starts[0], e = ends[0] < 0 ? ends[0] + len : ends[0];
     std::vector<int64_t> out;
+    std::vector<std::pair<Expr, int64_t>> origins, from = origins_of(x);
+    auto pick = [&](int64_t i) {
+      out.push_back((*x.elements)[i]);
+      origins.push_back(from[i]);
+    };
     if (steps[0] > 0)
       for (int64_t i = std::clamp(b, int64_t(0), len); i < std::clamp(e, int64_t(0), len); i += steps[0])
-        out.push_back((*x.elements)[i]);
+        pick(i);
     else
       for (int64_t i = std::clamp(b, int64_t(-1), len - 1); i > std::clamp(e, int64_t(-1), len - 1);
            i += steps[0])
-        out.push_back((*x.elements)[i]);
-    return {shape_value(out, false)};
+        pick(i);
+    return {shape_value(out, false, origins)};
   }
   Attrs attrs = Attrs()
                     .with("begin", ints_attr(starts))

@@ -257,14 +257,36 @@ TEST(OnnxErrors, LstmSequenceOutputAndDynamicLength) {
 }
 
 TEST(OnnxErrors, ReshapeWithTwoRunTimeDimensions) {
+  // Reshaping x to its own run-time shape copies its dimensions (newshape [0, 0]) ...
+  ModelBuilder own;
+  own.input("x", {-1, -1});
+  own.node("Shape", {"x"}, {"s"});
+  own.node("Reshape", {"x", "s"}, {"y"}, "r");
+  own.output("y");
+  EXPECT_EQ(own.import_error(), "");
+  // ... but another tensor's two run-time dimensions cannot both be left to the run time.
   ModelBuilder b;
   b.input("x", {-1, -1});
   b.node("Shape", {"x"}, {"s"});
-  b.node("Reshape", {"x", "s"}, {"y"}, "r");
+  b.node("Neg", {"x"}, {"t"});
+  b.node("Reshape", {"t", "s"}, {"y"}, "r");
   b.output("y");
   EXPECT_EQ(b.import_error(),
-            "m.onnx: node #1 'r' (Reshape): input 1 ('s') is a shape with dimensions known only at run time "
+            "m.onnx: node #2 'r' (Reshape): input 1 ('s') is a shape with dimensions known only at run time "
             "([?, ?]): grove reshapes with at most one dimension left to the run time");
+}
+
+TEST(OnnxErrors, ExpandToAComputedRunTimeDimension) {
+  ModelBuilder b;
+  b.input("x", {-1});
+  b.node("Shape", {"x"}, {"s"});
+  b.node("Add", {"s", "s"}, {"twice"});
+  b.node("Expand", {"x", "twice"}, {"y"}, "e");
+  b.output("y");
+  EXPECT_EQ(
+      b.import_error(),
+      "m.onnx: node #2 'e' (Expand): input 1 ('twice') is a shape with dimensions known only at run time "
+      "([?]): grove expands to a run-time dimension only when it is a tensor's own (read by Shape)");
 }
 
 TEST(OnnxErrors, TypeErrorsNameTheNode) {

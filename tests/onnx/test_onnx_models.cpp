@@ -76,6 +76,23 @@ TEST(OnnxModels, LstmIsGrovesCompiledFold) {
   EXPECT_EQ(vm->stats().recursive_fallbacks, 0u);
 }
 
+// Exported with a dynamic batch axis, PyTorch's zero initial state is a ConstantOfShape of the
+// input's run-time batch: broadcast at run time, still zero, so the fold is still grove's.
+TEST(OnnxModels, LstmDynamicBatch) {
+  Module m = import("lstm_batch");
+  const auto *main = m.find_function("main")->as<Function>();
+  EXPECT_EQ(to_string(main->params[0].as<Var>()->type_annotation), "Tensor[(4, ?, 8), float32]");
+  auto vm = make_vm(m);
+  for (const char *name : {"lstm_batch", "lstm_batch.b1"}) {  // batch 2 (exported) and 5
+    std::vector<Value> args{tensor_value(read_npy_array(kFixtures + name + ".input.npy"))};
+    const NDArray want = read_npy_array(kFixtures + name + ".output.npy");
+    expect_close(tensor_of(run_main(m, args)), want, std::string(name) + " on the interpreter");
+    expect_close(tensor_of(vm->run_main(args)), want, std::string(name) + " on the VM");
+  }
+  EXPECT_EQ(vm->stats().recursive_calls, 2u);
+  EXPECT_EQ(vm->stats().recursive_fallbacks, 0u);
+}
+
 TEST(OnnxModels, GruIsGrovesCompiledFold) {
   Module m = import("gru");
   ASSERT_NE(m.find_function("gru"), nullptr);
@@ -101,7 +118,7 @@ TEST(OnnxModels, TransformerEncoderLayerDynamicBatch) {
 
 // The imported module printed as Relay text with its sidecar reads back as the same program.
 TEST(OnnxModels, ImportedTextRoundTrips) {
-  for (const char *name : {"mlp", "cnn", "lstm", "gru", "encoder"}) {
+  for (const char *name : {"mlp", "cnn", "lstm", "lstm_batch", "gru", "encoder"}) {
     Module m = import(name);
     const std::string path = ::testing::TempDir() + "/grove_onnx_" + name + ".relay";
     write_relay_file(path, m);
