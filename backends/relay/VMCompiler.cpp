@@ -528,9 +528,11 @@ int FunctionCompiler::try_recursive_call(const Call *call, const Expr &e) {
 // `@map(fn (%t) { let %r = @f(%t, ws...); rest }, xs)` (or a closure body `@f(%t, ws...).i.j`):
 // 1. @map is the standard map over a List and its closure argument is a known Function of one
 //    parameter. 2. The closure's first binding (or its body under projections) calls a recursively
-//    compiled @f with %t as the tree and variables bound outside the closure as the weights. 3. The
-//    rest does not use %t. Then: InvokeRecursive over xs, and the rest, as a closure of %r, mapped
-//    over the results by @map itself (nothing when the rest is %r). -1 when any step fails.
+//    compiled @f with %t as the tree and variables bound outside the closure as the weights; the
+//    fused kernels that fusion binds first (`let %k = fn (..., Primitive=1) {...}`), which do not
+//    use %t, move into the rest. 3. The rest does not use %t. Then: InvokeRecursive over xs, and
+//    the rest, as a closure of %r, mapped over the results by @map itself (nothing when the rest is
+//    %r): an encoder feeding a classifier keeps its one batched call. -1 when any step fails.
 int FunctionCompiler::try_recursive_map(const Call *call, const Expr &e) {
   const std::string &map_name = call->op.as<GlobalVar>()->name;
   std::string cons, nil;
@@ -540,15 +542,23 @@ int FunctionCompiler::try_recursive_map(const Call *call, const Expr &e) {
   const auto *fn = closure.as<Function>();
   if (fn == nullptr || is_primitive(fn) || fn->params.size() != 1) return -1;
   const Expr &t = fn->params[0];
-  // 2. The call, the variable naming its result, and the rest of the body.
+  // 2. The kernels bound before the call, the call, the variable naming its result, and the rest.
+  std::vector<const Let *> kernels;
+  Expr body = fn->body;
+  while (const auto *let = body.as<Let>()) {
+    const auto *kernel = let->value.as<Function>();
+    if (kernel == nullptr || !is_primitive(kernel)) break;
+    kernels.push_back(let);
+    body = let->body;
+  }
   Expr rec, result, rest;
-  if (const auto *let = fn->body.as<Let>()) {
+  if (const auto *let = body.as<Let>()) {
     rec = let->value;
     result = let->var;
     rest = let->body;
   } else {
     std::vector<int> path;
-    Expr cur = fn->body;
+    Expr cur = body;
     while (const auto *get = cur.as<TupleGetItem>()) {
       path.push_back(get->index);
       cur = get->tuple;
@@ -556,9 +566,11 @@ int FunctionCompiler::try_recursive_map(const Call *call, const Expr &e) {
     rec = cur;
     result = Var::make("rec", {}, cur->span);
     rest = result;
-    for (auto it = path.rbegin(); it != path.rend(); ++it)
-      rest = TupleGetItem::make(rest, *it, fn->body->span);
+    for (auto it = path.rbegin(); it != path.rend(); ++it) rest = TupleGetItem::make(rest, *it, body->span);
   }
+  if (!rest.same_as(result))  // the kernels go with the rest that calls them
+    for (auto it = kernels.rbegin(); it != kernels.rend(); ++it)
+      rest = Let::make((*it)->var, (*it)->value, rest, (*it)->span);
   const auto *rec_call = rec.as<Call>();
   const auto *callee = rec_call != nullptr ? rec_call->op.as<GlobalVar>() : nullptr;
   if (callee == nullptr) return -1;

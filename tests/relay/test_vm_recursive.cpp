@@ -137,6 +137,34 @@ TEST(RelayVMRecursive, TurnedOffRunsNodeByNode) {
   EXPECT_GT(machine.stats().kernel_calls, 0u);
 }
 
+// An encoder feeding a classifier, written the natural way: the closure's fused kernels are bound
+// before the call (fusion's let-bound Primitive functions), and the classifier runs on each result.
+// The trees stay one batched call; the classifier's kernels run per tree over the results.
+TEST(RelayVMRecursive, EncoderFeedingAClassifierKeepsOneBatchedCall) {
+  auto l = treelstm_with_main(std::string("def @main(%trees: List[Tree[int32]], ") + kWeights +
+                              R"(, %Wc: Tensor[(5, ?), float32]) -> List[Tensor[(1, 5), float32]] {
+  %0 = fn (%t: Tree[int32]) -> Tensor[(1, 5), float32] {
+    %1 = @treelstm(%t, %emb, %W_iou, %U_iou, %b_iou, %U_f, %b_f);
+    nn.softmax(nn.dense(%1.0, %Wc))
+  };
+  @map(%0, %trees)
+})");
+  size_t count = 0;
+  Value trees = testing::treelstm_trees(l, &count);
+  const int64_t hidden = l.fixture.at("b_f").shape()[0];
+  NDArray wc(DType::Float32, {5, hidden});
+  for (int64_t i = 0; i < wc.size(); ++i) wc.data<float>()[i] = 0.05f * float((i * 7) % 11) - 0.25f;
+  std::vector<Value> args = main_args(l, {{"trees", trees}, {"Wc", tensor_value(wc)}});
+  std::string dump = vm::to_string(vm::compile(l.module));
+  EXPECT_THAT(dump, HasSubstr("@treelstm over a List (grove recursive compiler)"));
+  VirtualMachine machine = make_vm(l.module);
+  Value got = machine.run_main(args);
+  EXPECT_EQ(list_length(got), count);
+  expect_near(got, run_main(l.module, args), 1e-5f);
+  EXPECT_EQ(machine.stats().recursive_calls, 1u) << "one batched call for the whole list";
+  EXPECT_EQ(machine.stats().kernel_calls, 2 * count) << "dense and softmax per tree";
+}
+
 // A weight computed inside the closure is not loop-invariant: no batched map. Each element's
 // direct call still runs compiled (on its one tree), compiled once since the weight's values agree.
 TEST(RelayVMRecursive, WeightComputedInsideTheClosureFallsBack) {
