@@ -1,17 +1,20 @@
-// ONNX LSTM and GRU as grove's fold over a sequence (backends/relay/SequenceFunctions.h): the node
-// becomes a global
+// ONNX LSTM and GRU as grove's fold over a sequence (backends/relay/SequenceFunctions.h): each
+// direction of the node becomes a global
 //   @lstm(%xs: List[Tensor[(B, D)]], %state, %w_ih, %w_hh, %b_ih, %b_hh) {
 //     match (%xs) { Cons(%x, %rest) => <one step>; @lstm(%rest, new_state, weights...), Nil => %state }
 //   }
-// called from @main with the input's steps X[0], ..., X[T-1] as a List (the sequence is unrolled
-// into the list when the model is imported, so T must be known; B may be `?`). The step is written
-// in the operators grove's recursive compiler translates, so the VM runs the whole sequence as one
-// batched grove call when the initial state is zero, and the function's own bytecode otherwise.
-//   1. Check what grove supports: one forward direction, the default activations, no clip, no
-//      peepholes, layout 0, every sequence of full length; only Y_h (and Y_c) used, not Y.
-//   2. The weights W[0], R[0] and the two halves of B[0] (folded now when they are initializers).
-//   3. The initial state: initial_h[0] (and initial_c[0]), or zeros [B, H].
-//   4. The global, the list, the call; Y_h = expand_dims(state.0, 0).
+// called from @main with the input's steps X[0], ..., X[T-1] (reversed for the reverse direction) as
+// a List — the sequence is unrolled into the list when the model is imported, so T must be known; B
+// may be `?`. The step is written in the operators grove's recursive compiler translates, so the VM
+// runs the whole sequence as one batched grove call when the initial state is zero, and the
+// function's own bytecode otherwise. When Y (every step's output) is used — a layer under another,
+// as torch exports nn.LSTM(num_layers=2) — the steps are instead unrolled in @main (T calls of the
+// step's kernels, which the VM fuses), since a fold returns only its last state.
+//   1. Check what grove supports: the default activations, no clip, no peepholes, layout 0, every
+//      sequence of full length.
+//   2. Per direction: the weights W[d], R[d] and the two halves of B[d] (folded now when they are
+//      initializers), the initial state initial_h[d] (and initial_c[d]) or zeros [B, H].
+//   3. The fold (or the unrolled steps); Y_h = the directions' last h stacked, Y = every step's.
 #include "frontend/onnx/Importer_Internal.h"
 
 namespace grove::onnx_frontend {
@@ -37,19 +40,27 @@ struct Recurrence {
   std::vector<std::string> activations;
 };
 
-// Step 1, the checks every recurrent node shares; returns hidden_size.
-int64_t check_recurrence(NodeContext &n, const Recurrence &r, const OnnxValue &x) {
+// Step 1, the checks every recurrent node shares; returns hidden_size and the directions.
+std::pair<int64_t, std::vector<bool>> check_recurrence(NodeContext &n, const Recurrence &r,
+                                                       const OnnxValue &x) {
   const int64_t hidden = n.attr_int("hidden_size", 0);
   if (hidden <= 0) user_error(msg::kMissingAttr, n.where(), "hidden_size (a positive integer)");
   const std::string direction = n.attr_string("direction", "forward");
-  if (direction != "forward") n.bad_attr("direction", direction, "grove imports forward recurrences only");
-  std::vector<std::string> acts = n.attr_strings("activations");
-  if (!acts.empty() && acts != r.activations) {
-    std::string text;
+  std::vector<bool> reversed;  // one per direction: whether it runs from the last step
+  if (direction == "forward" || direction == "reverse")
+    reversed = {direction == "reverse"};
+  else if (direction == "bidirectional")
+    reversed = {false, true};
+  else
+    n.bad_attr("direction", direction, "expected forward, reverse or bidirectional");
+  std::vector<std::string> acts = n.attr_strings("activations"), expected;
+  for (size_t d = 0; d < reversed.size(); ++d)
+    expected.insert(expected.end(), r.activations.begin(), r.activations.end());
+  if (!acts.empty() && acts != expected) {
+    std::string text, want;
     for (const std::string &a : acts) text += (text.empty() ? "" : ", ") + a;
-    std::string expected;
-    for (const std::string &a : r.activations) expected += (expected.empty() ? "" : ", ") + a;
-    n.bad_attr("activations", "[" + text + "]", "grove reads the default activations [" + expected + "]");
+    for (const std::string &a : expected) want += (want.empty() ? "" : ", ") + a;
+    n.bad_attr("activations", "[" + text + "]", "grove reads the default activations [" + want + "]");
   }
   if (n.attr("activation_alpha") || n.attr("activation_beta"))
     n.bad_attr(n.attr("activation_alpha") ? "activation_alpha" : "activation_beta", "given",
@@ -71,34 +82,34 @@ int64_t check_recurrence(NodeContext &n, const Recurrence &r, const OnnxValue &x
         n.bad_attr("sequence_lens", std::to_string(lens.element_as_int(i)),
                    fmt::format("grove runs every sequence for the full length {}", x.shape[0]));
   }
-  if (n.output_used(0))
-    user_error(
-        msg::kUnusedOutputOnly, n.where(), 0, n.node().output(0),
-        r.states == 2 ? "Y_h and Y_c (outputs 1 and 2: the last states)" : "Y_h (output 1: the last state)");
-  return hidden;
+  return {hidden, reversed};
 }
 
-// W[0] or R[0] ([G·H, K]); the bias halves of B[0], or zeros.
-OnnxValue first_direction(NodeContext &n, int input, const char *what) {
+// Direction d of a [dirs, ...] input: W[d] or R[d] ([G·H, K]), initial_h[d] ([B, H]).
+OnnxValue direction_of(NodeContext &n, int input, const char *what, int64_t d, int64_t dirs) {
   const OnnxValue &w = n.input(input, what);
-  if (w.rank() != 3 || w.shape[0] != 1)
+  if (w.rank() != 3 || w.shape[0] != dirs)
     user_error(msg::kRank, n.where(), input, w.rank(),
-               fmt::format("expected {} [1, gates x hidden, size]", what));
-  return n.call("squeeze", {w}, Attrs().with("axis", ints_attr({0})));
+               fmt::format("expected {} [{}, ...] (one per direction)", what, dirs));
+  Attrs attrs = Attrs()
+                    .with("begin", ints_attr({d, 0, 0}))
+                    .with("end", ints_attr({d + 1, int64_t(1) << 40, int64_t(1) << 40}));
+  return n.call("squeeze", {n.call("strided_slice", {w}, attrs)}, Attrs().with("axis", ints_attr({0})));
 }
 
-std::pair<OnnxValue, OnnxValue> biases(NodeContext &n, int64_t gh) {
+// The bias halves of B[d], or zeros.
+std::pair<OnnxValue, OnnxValue> biases(NodeContext &n, int64_t gh, int64_t d, int64_t dirs) {
   if (!n.has_input(3)) {
     OnnxValue zero = constant_value(NDArray(DType::Float32, {gh}));
     return {zero, zero};
   }
   const OnnxValue &b = n.input(3, "B");
-  if (b.rank() != 2 || b.shape[0] != 1 || b.shape[1] != 2 * gh)
-    user_error(msg::kRank, n.where(), 3, b.rank(), fmt::format("expected B [1, {}]", 2 * gh));
+  if (b.rank() != 2 || b.shape[0] != dirs || b.shape[1] != 2 * gh)
+    user_error(msg::kRank, n.where(), 3, b.rank(), fmt::format("expected B [{}, {}]", dirs, 2 * gh));
   auto half = [&](int64_t begin) {
     Attrs attrs = Attrs()
-                      .with("begin", ints_attr({0, begin}))
-                      .with("end", ints_attr({1, begin + gh}))
+                      .with("begin", ints_attr({d, begin}))
+                      .with("end", ints_attr({d + 1, begin + gh}))
                       .with("strides", ints_attr({1, 1}));
     return n.call("reshape", {n.call("strided_slice", {b}, attrs)},
                   Attrs().with("newshape", ints_attr({gh})));
@@ -106,13 +117,9 @@ std::pair<OnnxValue, OnnxValue> biases(NodeContext &n, int64_t gh) {
   return {half(0), half(gh)};
 }
 
-OnnxValue initial_state(NodeContext &n, int input, const char *what, int64_t batch, int64_t hidden) {
-  if (n.has_input(input)) {
-    const OnnxValue &s = n.input(input, what);
-    if (s.rank() != 3 || s.shape[0] != 1)
-      user_error(msg::kRank, n.where(), input, s.rank(), fmt::format("expected {} [1, batch, hidden]", what));
-    return n.call("squeeze", {s}, Attrs().with("axis", ints_attr({0})));
-  }
+OnnxValue initial_state(NodeContext &n, int input, const char *what, int64_t d, int64_t dirs, int64_t batch,
+                        int64_t hidden) {
+  if (n.has_input(input)) return direction_of(n, input, what, d, dirs);
   if (batch == kAnyDim) user_error(msg::kDynamicZeroState, n.where(), n.node().input(0));
   return constant_value(NDArray(DType::Float32, {batch, hidden}));
 }
@@ -149,30 +156,9 @@ Expr gru_step(const Expr &x, const Expr &h, const std::vector<Expr> &w) {
   return op_call("add", {nn, op_call("multiply", {z, op_call("subtract", {h, nn})})});
 }
 
-std::vector<OnnxValue> recurrence(NodeContext &n, const Recurrence &r) {
-  const OnnxValue &x = n.input(0, "X");
-  const int64_t hidden = check_recurrence(n, r, x);
-  const int64_t steps = x.shape[0], batch = x.shape[1], d = x.shape[2], gh = r.gates * hidden;
-  if (n.has_input(7)) n.bad_attr("P", "given", "grove's LSTM has no peepholes");
-  if (r.states == 2 && n.attr_int("input_forget", 0) != 0)
-    n.bad_attr("input_forget", "1", "grove's LSTM keeps the gates apart");
-  if (r.states == 1 && n.attr_int("linear_before_reset", 0) != 1)
-    n.bad_attr("linear_before_reset", std::to_string(n.attr_int("linear_before_reset", 0)),
-               "grove reads the GRU PyTorch exports (linear_before_reset=1)");
-
-  // Step 2: the weights, checked against D and H.
-  OnnxValue w_ih = first_direction(n, 1, "W"), w_hh = first_direction(n, 2, "R");
-  if (w_ih.shape != Shape{gh, d})
-    user_error(msg::kRank, n.where(), 1, 3, fmt::format("expected W [1, {}, {}]", gh, d));
-  if (w_hh.shape != Shape{gh, hidden})
-    user_error(msg::kRank, n.where(), 2, 3, fmt::format("expected R [1, {}, {}]", gh, hidden));
-  auto [b_ih, b_hh] = biases(n, gh);
-
-  // Step 3: the initial state.
-  std::vector<OnnxValue> init{initial_state(n, 5, "initial_h", batch, hidden)};
-  if (r.states == 2) init.push_back(initial_state(n, 6, "initial_c", batch, hidden));
-
-  // Step 4: the global.
+// The fold of one direction: the global (step 3) for these sizes, once per node and direction.
+Expr fold_global(NodeContext &n, const Recurrence &r, int64_t batch, int64_t d, int64_t hidden) {
+  const int64_t gh = r.gates * hidden;
   Importer &imp = n.importer();
   const TypeData &list = imp.list_type();
   const Expr &cons = list.constructors[0], &nil = list.constructors[1];
@@ -188,18 +174,15 @@ std::vector<OnnxValue> recurrence(NodeContext &n, const Recurrence &r) {
   const std::string name = imp.fresh_global(r.states == 2 ? "lstm" : "gru");
   Expr self = GlobalVar::make(name);
   Expr x_var = Var::make("x", step_type), rest = Var::make("rest", TypeCall::make(list.header, {step_type}));
-  Expr new_state;
   Expr body_of_step;
   if (r.states == 2) {
     Expr h = Var::make("h", state_tensor), c = Var::make("c", state_tensor);
-    new_state = lstm_step(x_var, h, c, weights);
-    std::vector<Expr> args{rest, new_state};
+    std::vector<Expr> args{rest, lstm_step(x_var, h, c, weights)};
     args.insert(args.end(), weights.begin(), weights.end());
     body_of_step = Let::make(h, TupleGetItem::make(state, 0),
                              Let::make(c, TupleGetItem::make(state, 1), Call::make(self, args)));
   } else {
-    new_state = gru_step(x_var, state, weights);
-    std::vector<Expr> args{rest, new_state};
+    std::vector<Expr> args{rest, gru_step(x_var, state, weights)};
     args.insert(args.end(), weights.begin(), weights.end());
     body_of_step = Call::make(self, args);
   }
@@ -210,29 +193,96 @@ std::vector<OnnxValue> recurrence(NodeContext &n, const Recurrence &r) {
   std::vector<Expr> params{xs, state};
   params.insert(params.end(), weights.begin(), weights.end());
   imp.module().add_function(name, Function::make(params, Match::make(xs, clauses), state_type));
+  return self;
+}
 
-  // The list X[0], ..., X[T-1], built from the end.
-  Expr steps_list = Call::make(nil, {});
-  for (int64_t t = steps - 1; t >= 0; --t) {
-    OnnxValue step = n.call("take", {x, constant_value(NDArray::scalar(DType::Int64, double(t)))},
-                            Attrs().with("axis", AttrValue::of_int(0)));
-    steps_list = Call::make(cons, {step.expr, steps_list});
+OnnxValue float_value(Expr e, Shape shape) {
+  OnnxValue v;
+  v.expr = std::move(e);
+  v.dtype = DType::Float32;
+  v.shape = std::move(shape);
+  return v;
+}
+
+Expr stack(const std::vector<Expr> &parts) {
+  std::vector<Expr> fields;
+  for (const Expr &p : parts)
+    fields.push_back(op_call("expand_dims", {p}, Attrs().with("axis", AttrValue::of_int(0))));
+  return fields.size() == 1
+             ? fields[0]
+             : op_call("concatenate", {Tuple::make(fields)}, Attrs().with("axis", AttrValue::of_int(0)));
+}
+
+std::vector<OnnxValue> recurrence(NodeContext &n, const Recurrence &r) {
+  const OnnxValue &x = n.input(0, "X");
+  const auto [hidden, reversed] = check_recurrence(n, r, x);
+  const int64_t steps = x.shape[0], batch = x.shape[1], d = x.shape[2], gh = r.gates * hidden;
+  const int64_t dirs = int64_t(reversed.size());
+  if (n.has_input(7)) n.bad_attr("P", "given", "grove's LSTM has no peepholes");
+  if (r.states == 2 && n.attr_int("input_forget", 0) != 0)
+    n.bad_attr("input_forget", "1", "grove's LSTM keeps the gates apart");
+  if (r.states == 1 && n.attr_int("linear_before_reset", 0) != 1)
+    n.bad_attr("linear_before_reset", std::to_string(n.attr_int("linear_before_reset", 0)),
+               "grove reads the GRU PyTorch exports (linear_before_reset=1)");
+  const bool unrolled = n.output_used(0);  // Y: every step's h
+
+  std::vector<Expr> step_exprs;
+  for (int64_t t = 0; t < steps; ++t)
+    step_exprs.push_back(n.call("take", {x, constant_value(NDArray::scalar(DType::Int64, double(t)))},
+                                Attrs().with("axis", AttrValue::of_int(0)))
+                             .expr);
+  std::vector<std::vector<Expr>> last(static_cast<size_t>(r.states));  // [state][direction]
+  std::vector<std::vector<Expr>> every(static_cast<size_t>(steps),
+                                       std::vector<Expr>(static_cast<size_t>(dirs)));  // Y[t][direction]
+  for (int64_t dir = 0; dir < dirs; ++dir) {
+    // Step 2: this direction's weights, checked against D and H, and initial state.
+    OnnxValue w_ih = direction_of(n, 1, "W", dir, dirs), w_hh = direction_of(n, 2, "R", dir, dirs);
+    if (w_ih.shape != Shape{gh, d})
+      user_error(msg::kRank, n.where(), 1, 3, fmt::format("expected W [{}, {}, {}]", dirs, gh, d));
+    if (w_hh.shape != Shape{gh, hidden})
+      user_error(msg::kRank, n.where(), 2, 3, fmt::format("expected R [{}, {}, {}]", dirs, gh, hidden));
+    auto [b_ih, b_hh] = biases(n, gh, dir, dirs);
+    std::vector<OnnxValue> init{initial_state(n, 5, "initial_h", dir, dirs, batch, hidden)};
+    if (r.states == 2) init.push_back(initial_state(n, 6, "initial_c", dir, dirs, batch, hidden));
+    for (const OnnxValue &s : init)
+      if (s.shape != Shape{batch, hidden} && !(s.rank() == 2 && s.shape[1] == hidden))
+        user_error(msg::kRank, n.where(), 5, s.rank(),
+                   fmt::format("expected an initial state [{}, B, {}]", dirs, hidden));
+    std::vector<Expr> weights{w_ih.expr, w_hh.expr, b_ih.expr, b_hh.expr};
+    std::vector<int64_t> order(static_cast<size_t>(steps));
+    for (int64_t t = 0; t < steps; ++t) order[t] = reversed[dir] ? steps - 1 - t : t;
+
+    // Step 3: the fold, or the steps unrolled when Y is used.
+    Expr state = r.states == 2 ? Tuple::make({init[0].expr, init[1].expr}) : init[0].expr;
+    if (unrolled) {
+      for (int64_t t : order) {
+        state = r.states == 2 ? lstm_step(step_exprs[t], TupleGetItem::make(state, 0),
+                                          TupleGetItem::make(state, 1), weights)
+                              : gru_step(step_exprs[t], state, weights);
+        every[t][dir] = r.states == 2 ? TupleGetItem::make(state, 0) : state;
+      }
+    } else {
+      const TypeData &list = n.importer().list_type();
+      Expr xs = Call::make(list.constructors[1], {});
+      for (auto it = order.rbegin(); it != order.rend(); ++it)
+        xs = Call::make(list.constructors[0], {step_exprs[*it], xs});
+      Expr self = fold_global(n, r, batch, d, hidden);
+      std::vector<Expr> args{xs, state};
+      args.insert(args.end(), weights.begin(), weights.end());
+      state = Call::make(self, args);
+    }
+    for (int k = 0; k < r.states; ++k)
+      last[k].push_back(r.states == 2 ? TupleGetItem::make(state, k) : state);
   }
-  std::vector<Expr> args{steps_list, r.states == 2 ? Tuple::make({init[0].expr, init[1].expr}) : init[0].expr,
-                         w_ih.expr,  w_hh.expr,
-                         b_ih.expr,  b_hh.expr};
-  Expr result = Call::make(self, args);
 
-  // Y (unused, checked above), Y_h, Y_c: [1, B, H].
+  // Y [T, dirs, B, H], Y_h and Y_c [dirs, B, H].
   std::vector<OnnxValue> outputs(1);
-  for (int k = 0; k < r.states; ++k) {
-    OnnxValue y;
-    Expr last = r.states == 2 ? TupleGetItem::make(result, k) : result;
-    y.expr = op_call("expand_dims", {last}, Attrs().with("axis", AttrValue::of_int(0)));
-    y.dtype = DType::Float32;
-    y.shape = {1, batch, hidden};
-    outputs.push_back(y);
+  if (unrolled) {
+    std::vector<Expr> per_step;
+    for (const std::vector<Expr> &at : every) per_step.push_back(stack(at));
+    outputs[0] = float_value(stack(per_step), {steps, dirs, batch, hidden});
   }
+  for (int k = 0; k < r.states; ++k) outputs.push_back(float_value(stack(last[k]), {dirs, batch, hidden}));
   return outputs;
 }
 

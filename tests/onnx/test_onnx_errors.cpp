@@ -225,25 +225,40 @@ TEST(OnnxErrors, UnsupportedAttributes) {
   lstm.initializer("R", {1, 8, 2}, std::vector<float>(16, 0.1f));
   auto &node = lstm.node("LSTM", {"x", "W", "R"}, {"", "h"}, "rnn");
   set_int(node, "hidden_size", 2);
-  set_string(node, "direction", "bidirectional");
+  auto *acts = node.add_attribute();
+  acts->set_name("activations");
+  acts->set_type(::onnx::AttributeProto::STRINGS);
+  for (const char *a : {"Relu", "Tanh", "Tanh"}) acts->add_strings(a);
   lstm.output("h");
   EXPECT_EQ(
       lstm.import_error(),
-      "m.onnx: node #0 'rnn' (LSTM): grove does not support direction=bidirectional: grove imports forward "
-      "recurrences only");
+      "m.onnx: node #0 'rnn' (LSTM): grove does not support activations=[Relu, Tanh, Tanh]: grove reads the "
+      "default activations [Sigmoid, Tanh, Tanh]");
+
+  ModelBuilder direction;
+  direction.input("x", {3, 1, 2});
+  direction.initializer("W", {1, 8, 2}, std::vector<float>(16, 0.1f));
+  direction.initializer("R", {1, 8, 2}, std::vector<float>(16, 0.1f));
+  auto &sideways = direction.node("LSTM", {"x", "W", "R"}, {"", "h"}, "rnn");
+  set_int(sideways, "hidden_size", 2);
+  set_string(sideways, "direction", "sideways");
+  direction.output("h");
+  EXPECT_EQ(
+      direction.import_error(),
+      "m.onnx: node #0 'rnn' (LSTM): grove does not support direction=sideways: expected forward, reverse or "
+      "bidirectional");
 }
 
-TEST(OnnxErrors, LstmSequenceOutputAndDynamicLength) {
-  ModelBuilder y;
-  y.input("x", {3, 1, 2});
-  y.initializer("W", {1, 8, 2}, std::vector<float>(16, 0.1f));
-  y.initializer("R", {1, 8, 2}, std::vector<float>(16, 0.1f));
-  set_int(y.node("LSTM", {"x", "W", "R"}, {"all", "h"}, "rnn"), "hidden_size", 2);
-  y.output("all");
-  EXPECT_EQ(
-      y.import_error(),
-      "m.onnx: node #0 'rnn' (LSTM): grove does not support the output 0 ('all') of this operator: only "
-      "Y_h and Y_c (outputs 1 and 2: the last states) can be used");
+TEST(OnnxErrors, LstmDynamicLengthAndPeepholes) {
+  ModelBuilder peep;
+  peep.input("x", {3, 1, 2});
+  peep.initializer("W", {1, 8, 2}, std::vector<float>(16, 0.1f));
+  peep.initializer("R", {1, 8, 2}, std::vector<float>(16, 0.1f));
+  peep.initializer("P", {1, 6}, std::vector<float>(6, 0.1f));
+  set_int(peep.node("LSTM", {"x", "W", "R", "", "", "", "", "P"}, {"", "h"}, "rnn"), "hidden_size", 2);
+  peep.output("h");
+  EXPECT_EQ(peep.import_error(),
+            "m.onnx: node #0 'rnn' (LSTM): grove does not support P=given: grove's LSTM has no peepholes");
 
   ModelBuilder dynamic;
   dynamic.input("x", {-1, 1, 2});

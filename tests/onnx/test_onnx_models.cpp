@@ -105,6 +105,25 @@ TEST(OnnxModels, GruIsGrovesCompiledFold) {
   EXPECT_EQ(vm->stats().recursive_fallbacks, 0u);
 }
 
+// nn.LSTM(num_layers=2, bidirectional=True): the first layer's Y feeds the second, so it is unrolled
+// in @main; the second's two directions are grove's compiled folds, the reverse one over the
+// reversed list.
+TEST(OnnxModels, LstmStackedBidirectional) {
+  Module m = import("lstm_stack");
+  std::vector<Value> args{tensor_value(read_npy_array(kFixtures + "lstm_stack.input.npy"))};
+  const NDArray want = read_npy_array(kFixtures + "lstm_stack.output.npy");
+  expect_close(tensor_of(run_main(m, args)), want, "lstm_stack on the interpreter");
+  auto vm = make_vm(m);
+  expect_close(tensor_of(vm->run_main(args)), want, "lstm_stack on the VM");
+  EXPECT_EQ(vm->stats().recursive_calls, 2u);
+  EXPECT_EQ(vm->stats().recursive_fallbacks, 0u);
+}
+
+// A bidirectional GRU whose Y (every step's output, both directions) is the result.
+TEST(OnnxModels, GruBidirectionalSequenceOutput) {
+  check_model("gru_bidirectional", "gru_bidirectional.input.npy", "gru_bidirectional.output.npy");
+}
+
 TEST(OnnxModels, TransformerEncoderLayer) {
   check_model("encoder", "encoder.input.npy", "encoder.output.npy");
 }
@@ -118,7 +137,8 @@ TEST(OnnxModels, TransformerEncoderLayerDynamicBatch) {
 
 // The imported module printed as Relay text with its sidecar reads back as the same program.
 TEST(OnnxModels, ImportedTextRoundTrips) {
-  for (const char *name : {"mlp", "cnn", "lstm", "lstm_batch", "gru", "encoder"}) {
+  for (const char *name :
+       {"mlp", "cnn", "lstm", "lstm_batch", "lstm_stack", "gru", "gru_bidirectional", "encoder"}) {
     Module m = import(name);
     const std::string path = ::testing::TempDir() + "/grove_onnx_" + name + ".relay";
     write_relay_file(path, m);
