@@ -142,6 +142,15 @@ TEST(OnnxErrors, OpsetOutOfRange) {
             "'m.onnx' imports no opset of the default ONNX domain: expected opset 11 to 17");
 }
 
+TEST(OnnxErrors, EveryOpsetFrom11To17Imports) {
+  ::onnx::ModelProto model;
+  ASSERT_TRUE(model.ParseFromString(file_bytes(kFixtures + "mlp.onnx")));
+  for (int64_t opset = 11; opset <= 17; ++opset) {
+    model.mutable_opset_import(0)->set_version(opset);
+    EXPECT_EQ(user_error_of([&] { import_onnx(model.SerializeAsString(), "m.onnx"); }), "") << opset;
+  }
+}
+
 TEST(OnnxErrors, OperatorNewerThanTheOpset) {
   ModelBuilder b(13);
   b.input("x", {2, 4});

@@ -135,10 +135,16 @@ TEST(OnnxModels, TransformerEncoderLayerDynamicBatch) {
   check_model("encoder", "encoder.b1.input.npy", "encoder.b1.output.npy");  // batch 3, exported at 2
 }
 
+// Opset 14: the exporter writes LayerNormalization as ReduceMean, Sub, Pow, Sqrt and Div.
+TEST(OnnxModels, TransformerEncoderLayerLayerNormDecomposed) {
+  check_model("encoder_opset14", "encoder_opset14.input.npy", "encoder_opset14.output.npy");
+  check_model("encoder_opset14", "encoder_opset14.b1.input.npy", "encoder_opset14.b1.output.npy");  // batch 1
+}
+
 // The imported module printed as Relay text with its sidecar reads back as the same program.
 TEST(OnnxModels, ImportedTextRoundTrips) {
-  for (const char *name :
-       {"mlp", "cnn", "lstm", "lstm_batch", "lstm_stack", "gru", "gru_bidirectional", "encoder"}) {
+  for (const char *name : {"mlp", "cnn", "lstm", "lstm_batch", "lstm_stack", "gru", "gru_bidirectional",
+                           "encoder", "encoder_opset14"}) {
     Module m = import(name);
     const std::string path = ::testing::TempDir() + "/grove_onnx_" + name + ".relay";
     write_relay_file(path, m);
