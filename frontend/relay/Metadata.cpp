@@ -132,6 +132,12 @@ int64_t index_attr(const nlohmann::json &node, const char *name, const std::stri
   return -1;
 }
 
+// A node's type_key, or "" when it has none or it is not a string.
+std::string type_key(const nlohmann::json &node) {
+  const auto it = node.find("type_key");
+  return it != node.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 }  // namespace
 
 NDArray decode_tvm_ndarray(std::string_view base64, const std::string &where) {
@@ -199,22 +205,22 @@ std::vector<NDArray> read_tvm_metadata(std::string_view json, const std::string 
     return nodes[i];
   };
   const nlohmann::json &root = node(j["root"].get<int64_t>(), "root");
-  if (root.value("type_key", "") != "Map" || !root.contains("keys") || !root.contains("data") ||
+  if (type_key(root) != "Map" || !root.contains("keys") || !root.contains("data") ||
       !root["keys"].is_array() || !root["data"].is_array() || root["keys"].size() != root["data"].size())
     user_error(msg::kMetaRoot, where);
   std::vector<NDArray> out;
   for (size_t k = 0; k < root["keys"].size(); ++k) {
-    if (root["keys"][k] != kConstantKey) continue;  // other kinds are not referred to by meta[relay.Constant]
+    if (!root["keys"][k].is_string() || root["keys"][k] != kConstantKey)
+      continue;  // other kinds are not referred to by meta[relay.Constant]
     if (!root["data"][k].is_number_integer()) user_error(msg::kMetaRoot, where);
     const nlohmann::json &list = node(root["data"][k].get<int64_t>(), "relay.Constant list");
-    if (list.value("type_key", "") != "Array" || !list.contains("data") || !list["data"].is_array())
+    if (type_key(list) != "Array" || !list.contains("data") || !list["data"].is_array())
       user_error(msg::kMetaRoot, where);
     for (size_t i = 0; i < list["data"].size(); ++i) {
       const std::string item = fmt::format("{}: meta[relay.Constant][{}]", where, i);
       if (!list["data"][i].is_number_integer()) user_error(msg::kMetaNotConstant, item, "a non-index");
       const nlohmann::json &c = node(list["data"][i].get<int64_t>(), "relay.Constant");
-      if (c.value("type_key", "") != kConstantKey)
-        user_error(msg::kMetaNotConstant, item, c.value("type_key", ""));
+      if (type_key(c) != kConstantKey) user_error(msg::kMetaNotConstant, item, "a " + type_key(c) + " node");
       const int64_t data = index_attr(c, "data", item);
       if (data < 0 || static_cast<size_t>(data) >= arrays.size() || !arrays[data].is_string())
         user_error(msg::kMetaArrayIndex, item, data, arrays.size());
