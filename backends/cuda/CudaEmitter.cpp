@@ -341,6 +341,8 @@ void Emitter::gemm_code(ilir::CaseKind kind, const Unit &unit, const plan::Gemm 
   open("{");
   open_owned_loop(gemm.rows, q, unit.sliced, first_unit, "level_size");
   line(fmt::format("const int {} = u * {} + r;", op.indices[0], q));
+  if (gemm.rows % q != 0)
+    line(fmt::format("if ({} >= {}) continue;  // past the last row", op.indices[0], gemm.rows));
   if (guard)
     line(fmt::format("if (({0}[n + 1] == {0}[n]) != {1}) continue;  // the other case's node",
                      plan::names::kChildBegin, kind == ilir::CaseKind::Leaf ? "true" : "false"));
@@ -396,9 +398,10 @@ void Emitter::open_owned_loop(int64_t rows, int64_t q, bool sliced, int64_t firs
                      rows / map_.width, rows / map_.width));
   } else {
     line(fmt::format("const int first = ((int)blockIdx.x + {}) % {};", (g - first_unit % g) % g, g));
+    // A last, partial unit when the rows are no multiple of q (a GEMM of any row count).
     line(
         fmt::format("const int owned = first < {0} ? ({0} - 1 - first) / {1} + 1 : 0;  // this block's units",
-                    rows / q, g));
+                    (rows + q - 1) / q, g));
   }
   open(fmt::format("for (int e = threadIdx.x; e < owned * {} * {}; e += blockDim.x) {{", count, q));
   line(fmt::format("const int unit = e / ({0} * {1}), rest = e % ({0} * {1});", count, q));
@@ -457,7 +460,7 @@ void Emitter::unit_code(ilir::CaseKind kind, const Unit &unit, bool guard) {
     int64_t first = 0;
     for (const plan::Gemm *g : unit.gemms) {
       gemm_code(kind, unit, *g, first, guard);
-      first += g->rows / gemm_slice(*g);
+      first += (g->rows + gemm_slice(*g) - 1) / gemm_slice(*g);
     }
     return;
   }
@@ -521,7 +524,7 @@ void Emitter::shared_weights() {
     for (const plan::Gemm &g : stage.gemms) sliced &= gemm_sliced(g);
     int64_t first = 0;
     for (const plan::Gemm &g : stage.gemms) {
-      const int64_t q = gemm_slice(g), units = g.rows / q;
+      const int64_t q = gemm_slice(g), units = (g.rows + q - 1) / q;
       std::vector<int64_t> owned(options_.blocks, 0);
       for (int64_t u = 0; u < units; u++)
         owned[sliced ? map_.sliced_owner(u) : (first + u) % options_.blocks]++;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "backends/cpu/CompiledModel.h"
+#include "backends/runtime/RandomWeights.h"
 #include "tests/cuda/CudaTestUtil.h"
 
 namespace grove {
@@ -61,6 +62,41 @@ INSTANTIATE_TEST_SUITE_P(EveryModel, AgreesWithTheCpuBackEnd, ::testing::ValuesI
                            return reference::model_name(info.param.model) +
                                   (info.param.form == cuda::Form::Persistent ? "_Persistent" : "_PerLevel");
                          });
+
+// A model of none of models/'s shapes: a 7-row gate GEMM (one partial panel, no multiple of the
+// slice, owned unit by unit, not by hidden slice) whose output a second GEMM reads whole.
+TEST(AgreesWithTheCpuBackEnd, GemmOfAnyRowCount) {
+  const char *text = R"(model OddRows
+structure binary_tree
+param emb [V, H]
+param W [H, 2H]
+param P [7, 2H]
+param Q [H, 7]
+state h [H]
+leaf { h = emb[token] }
+internal {
+  s = [h[left]; h[right]]
+  g = tanh(P @ s)
+  h = tanh(W @ s + Q @ g)
+}
+output h
+)";
+  const ilir::Program program = dsl::parse_model(text, "odd_rows.grove");
+  const std::map<std::string, int64_t> sizes = {{"H", 16}, {"V", kCudaVocab}};
+  const Weights weights = random_weights(program, sizes, 9);
+  const std::vector<Tree> trees = cuda_test_trees(ModelKind::TreeLSTM);
+  const Tensor host = cpu::CompiledModel::compile(program, weights, {}).run(trees, {});
+  for (cuda::Form form : {cuda::Form::PerLevel, cuda::Form::Persistent}) {
+    cuda::EmulatedModel model(cuda::plan_for_cuda(program, sizes, ""), {.form = form});
+    ASSERT_NE(model.source().text.find("if (i0 >= 7) continue;"), std::string::npos) << model.source().text;
+    model.bind(weights);
+    const Tensor gpu = model.run(trees);
+    ASSERT_EQ(gpu.shape, host.shape);
+    for (int64_t k = 0; k < host.size(); ++k)
+      ASSERT_LE(std::abs(gpu.data[k] - host.data[k]), 1e-5 * std::abs(host.data[k]) + 1e-6)
+          << "element " << k;
+  }
+}
 
 }  // namespace
 }  // namespace grove
