@@ -58,6 +58,9 @@ std::vector<Case> cases() {
   out.push_back({ModelKind::LSTM, 20, "", kPersistent});
   out.push_back({ModelKind::MVRNN, 12, "", kPersistent});
   out.push_back({ModelKind::TreeFC, 24, "", kGridSync});
+  // Sizes whose GEMMs end in a partial panel (36 rows of panels of 32: 108 gate rows).
+  out.push_back({ModelKind::TreeLSTM, 36, "", kPersistent});
+  out.push_back({ModelKind::LSTM, 36, "", kPerLevel});
   // Other grids, and weights left in global memory.
   cuda::CudaOptions one = kPersistent, three = kPersistent, eight = kGridSync, global = kPersistent;
   one.blocks = 1;
