@@ -20,8 +20,6 @@ inline constexpr char kNoteCpuOnly[] =
     "{} does not apply to the CUDA kernels (a CPU loop shape; the grid is set by the CUDA options)";
 
 // Running on the CPU (HostEmulation.h).
-inline constexpr char kHostTempDir[] = "the CUDA emulation could not create a temporary directory {}: {}";
-inline constexpr char kHostWrite[] = "the CUDA emulation could not write {}: {}";
 inline constexpr char kHostBuild[] = "the CUDA emulation could not build the kernels: `{}` failed ({}):\n{}";
 inline constexpr char kHostNoCompiler[] = "no such C++ compiler: install one, or name it in $CXX";
 inline constexpr char kHostLoad[] = "the CUDA emulation could not load {}: {}";
