@@ -637,6 +637,10 @@ Type Parser::parse_named_type() {
   const Token &t = next();
   auto dtype_of = [&](const Token &name, bool in_tensor) -> DType {
     if (auto d = parse_dtype(std::string(name.text))) return *d;
+    // TVM's short names: `int` is int32, `uint` uint32, `float` float32.
+    if (name.text == "int") return DType::Int32;
+    if (name.text == "uint") return DType::UInt32;
+    if (name.text == "float") return DType::Float32;
     if (looks_like_dtype(name.text)) error(name, msg::kUnsupportedDType, name.text);
     if (in_tensor) error(name, msg::kUnknownDType, name.text);
     error(name, msg::kUndefinedType, name.text);

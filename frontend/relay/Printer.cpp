@@ -84,9 +84,34 @@ std::optional<std::string> literal(const NDArray &a) {
       return float_literal(*a.data<float>(), "f");
     case DType::Float64:
       return float_literal(*a.data<double>(), "f64");
-    default:
-      return std::nullopt;
+    case DType::Int8:
+      return std::to_string(*a.data<int8_t>()) + "i8";
+    case DType::Int16:
+      return std::to_string(*a.data<int16_t>()) + "i16";
+    case DType::UInt8:
+      return std::to_string(*a.data<uint8_t>()) + "u8";
+    case DType::UInt16:
+      return std::to_string(*a.data<uint16_t>()) + "u16";
+    case DType::UInt32:
+      return std::to_string(*a.data<uint32_t>()) + "u32";
+    case DType::UInt64:
+      return std::to_string(*a.data<uint64_t>()) + "u64";
+    case DType::Float16: {
+      // The lexer rounds the numeral to float32, then to half: the shortest float form of the
+      // half's value reads back exactly (it is exactly representable); NaN only in its canonical form.
+      const double v = a.element_as_double(0);
+      if (std::isnan(v)) {
+        if (!a.bitwise_equal(NDArray::scalar(DType::Float16, v))) return std::nullopt;
+        return std::string("nanf16");
+      }
+      if (std::isinf(v)) return std::string(v < 0 ? "-" : "") + "inff16";
+      const std::string numeral = fmt::format("{}", static_cast<float>(v));
+      if (!a.bitwise_equal(NDArray::scalar(DType::Float16, std::strtod(numeral.c_str(), nullptr))))
+        return std::nullopt;
+      return numeral + "f16";
+    }
   }
+  return std::nullopt;
 }
 
 std::string quote(const std::string &s) {

@@ -7,7 +7,7 @@
 //     scope's result and a let's value are printed in place. Lets print as `let %x = v;` lines.
 //   * Variables print their name hint made a valid, module-unique name (`%x`, `%x1`, `%v0` for a
 //     hint `0`), so that distinct variables never share a name and never read as graph bindings.
-//   * Scalar bool, int32, int64, float32 and float64 constants print as literals that read back
+//   * Scalar constants of every dtype print as literals that read back
 //     bit for bit (`True`, `1`, `2i64`, `0.1f`, `-inff64`); other constants print as
 //     `meta[relay.Constant][i]` and are appended to the meta list, the sidecar's contents.
 // Iterative over let chains and operand nests; recursion only per nested scope (a function,

@@ -260,10 +260,37 @@ TEST(Printer, ScalarLiteralsReadBackBitForBit) {
         NDArray::scalar(DType::Float64, -INFINITY), NDArray::scalar(DType::Int32, 2147483647.0)}) {
     fields.push_back(Constant::make(a));
   }
+  // Every other scalar dtype has a literal too (TVM prints -42i16 and 3f16).
+  EXPECT_EQ(text(NDArray::scalar(DType::Int8, -128)), "-128i8");
+  EXPECT_EQ(text(NDArray::scalar(DType::Int16, -42)), "-42i16");
+  EXPECT_EQ(text(NDArray::scalar(DType::UInt8, 255)), "255u8");
+  EXPECT_EQ(text(NDArray::scalar(DType::UInt16, 7)), "7u16");
+  EXPECT_EQ(text(NDArray::scalar(DType::UInt32, 4294967295.0)), "4294967295u32");
+  EXPECT_EQ(text(NDArray::scalar(DType::UInt64, 3)), "3u64");
+  EXPECT_EQ(text(NDArray::scalar(DType::Float16, 3)), "3f16");
+  EXPECT_EQ(text(NDArray::scalar(DType::Float16, 0.1)), "0.099975586f16");  // the half nearest 0.1
+  EXPECT_EQ(text(NDArray::scalar(DType::Float16, 65504)), "65504f16");
+  EXPECT_EQ(text(NDArray::scalar(DType::Float16, -INFINITY)), "-inff16");
+  EXPECT_EQ(text(NDArray::scalar(DType::Float16, NAN)), "nanf16");
+  for (double v : {0.0, -0.0, 6e-8, 0.333, 1024.5, -65504.0})
+    fields.push_back(Constant::make(NDArray::scalar(DType::Float16, v)));
+  NDArray half_nan(DType::Float16, {});
+  *half_nan.data<uint16_t>() = 0x7E01;  // a NaN with a payload has no literal
+  fields.push_back(Constant::make(half_nan));
   Module m = module_of(fn({}, Tuple::make(fields)));
   PrintedModule printed = print_module(m);
-  EXPECT_EQ(printed.meta.size(), 2u);  // the negative NaN and the int8 scalar
+  EXPECT_EQ(printed.meta.size(), 2u);  // the negative NaN and the half NaN with a payload
   expect_round_trip(m);
+}
+
+// TVM's short dtype names read as it reads them.
+TEST(Printer, ShortDtypeNamesReadAsTvmReadsThem) {
+  Module m = parse_module(
+      "def @main(%a: Tensor[(2), int], %b: Tensor[(2), uint], %c: float) { (%a, %b, %c) }", "short.relay");
+  const auto *f = m.find_function("main")->as<Function>();
+  EXPECT_EQ(to_string(f->params[0].as<Var>()->type_annotation), "Tensor[(2), int32]");
+  EXPECT_EQ(to_string(f->params[1].as<Var>()->type_annotation), "Tensor[(2), uint32]");
+  EXPECT_EQ(to_string(f->params[2].as<Var>()->type_annotation), "float32");
 }
 
 TEST(Printer, OtherConstantsGoToMeta) {
