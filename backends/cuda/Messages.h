@@ -29,8 +29,8 @@ inline constexpr char kWrongInputs[] = "the CUDA kernels of {} ({}) take {}, not
 
 // NVRTC (Nvrtc.h).
 inline constexpr char kNoNvrtc[] =
-    "NVRTC could not be loaded ({}): install the CUDA toolkit (libnvrtc.so.13), or put its lib64 folder "
-    "in LD_LIBRARY_PATH";
+    "NVRTC could not be loaded ({}): install the CUDA toolkit (libnvrtc.so.13), put its lib64 folder in "
+    "LD_LIBRARY_PATH, or name the library in $GROVE_NVRTC";
 inline constexpr char kNvrtcMissingSymbol[] =
     "NVRTC ({}) has no function {}: it is not a CUDA 12 or 13 NVRTC";
 inline constexpr char kNvrtcFailed[] = "NVRTC could not compile the kernels of {} for {}: {}\n{}";

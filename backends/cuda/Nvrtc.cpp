@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -43,9 +44,11 @@ const Api &api() {
   static const Api loaded = [] {
     Api a;
     std::string errors;
-    for (const std::string &name : {std::string("libnvrtc.so.13"), std::string("libnvrtc.so"),
-                                    std::string(GROVE_CUDA_ROOT "/lib64/libnvrtc.so.13"),
-                                    std::string(GROVE_CUDA_ROOT "/lib64/libnvrtc.so")}) {
+    std::vector<std::string> candidates = {"libnvrtc.so.13", "libnvrtc.so",
+                                           GROVE_CUDA_ROOT "/lib64/libnvrtc.so.13",
+                                           GROVE_CUDA_ROOT "/lib64/libnvrtc.so"};
+    if (const char *chosen = std::getenv("GROVE_NVRTC"); chosen && *chosen) candidates = {chosen};
+    for (const std::string &name : candidates) {
       a.handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
       if (a.handle) {
         a.path = name;

@@ -1,8 +1,8 @@
 #pragma once
 // NVRTC, loaded at run time: the emitted CUDA source (CudaEmitter.h) compiled to a cubin for an
-// `sm_XX` architecture or to PTX for `compute_XX`. libnvrtc is opened with dlopen (libnvrtc.so.13,
-// libnvrtc.so, then under the toolkit's lib64), never linked, so grove starts on a machine without
-// CUDA; a UserError says so when it is needed and absent. ptxas's resource report
+// `sm_XX` architecture or to PTX for `compute_XX`. libnvrtc is opened with dlopen ($GROVE_NVRTC if
+// set, else libnvrtc.so.13, libnvrtc.so, then under the toolkit's lib64), never linked, so grove starts on a
+// machine without CUDA; a UserError says so when it is needed and absent. ptxas's resource report
 // (--ptxas-options=-v) is kept and read per kernel: registers, spills, shared memory.
 
 #include <cstdint>

@@ -50,6 +50,18 @@ TEST(DumpCuda, PtxThroughNvrtc) {
   EXPECT_NE(r.output.find(".entry grove_persistent"), std::string::npos);
 }
 
+TEST(DumpCuda, PtxWithoutNvrtcSaysSo) {
+  testing::CliResult r =
+      testing::run_shell("GROVE_NVRTC=/nonexistent/libnvrtc.so " + std::string(GROVE_BINARY) + " " +
+                         dump("treefc", "--stage ptx --sizes H=32,V=20"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(
+      r.output,
+      "grove: error: NVRTC could not be loaded (/nonexistent/libnvrtc.so: cannot open shared object file: No "
+      "such file or directory): install the CUDA toolkit (libnvrtc.so.13), put its lib64 folder in "
+      "LD_LIBRARY_PATH, or name the library in $GROVE_NVRTC\n");
+}
+
 struct ErrorCase {
   const char *name, *args, *message;
 };
