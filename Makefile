@@ -1,5 +1,6 @@
 # grove's entry points: `make build`, `make run` (the SST TreeLSTM demo), `make test`, `make format`;
-# `make test-sanitize` (the suite under ASan + UBSan) and `make fuzz FUZZ_SECONDS=N` (every fuzz target).
+# `make test-sanitize` (the suite under ASan + UBSan), `make test-tsan` (the concurrency suites under
+# ThreadSanitizer) and `make fuzz FUZZ_SECONDS=N` (every fuzz target).
 BUILD_DIR := build
 JOBS := 2
 CLANG_FORMAT := $(shell command -v clang-format-14 || command -v clang-format)
@@ -36,15 +37,35 @@ ASAN_BUILD_DIR := build-asan
 # Extra ctest arguments for the sanitized run; e.g. SANITIZE_CTEST_ARGS='-E grove_scheduling_properties'
 # leaves out the schedule sweep (it checks Halide-generated code, which the sanitizers do not see).
 SANITIZE_CTEST_ARGS :=
+# Suites the sanitized build leaves out altogether (a ;-list of grove_add_gtest names, tests/CMakeLists.txt).
+SANITIZE_SKIP_SUITES :=
 SANITIZER_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1 \
   LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizers/lsan.supp:print_suppressions=0 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 test-sanitize:
 	scripts/install-deps
 	cmake -S . -B $(ASAN_BUILD_DIR) -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" \
-	  -DGROVE_SANITIZE=ON
+	  -DGROVE_SANITIZE=ON -DGROVE_SKIP_SUITES="$(SANITIZE_SKIP_SUITES)"
 	cmake --build $(ASAN_BUILD_DIR) -j$(JOBS)
 	$(SANITIZER_ENV) ctest --test-dir $(ASAN_BUILD_DIR) --output-on-failure -j$(JOBS) $(SANITIZE_CTEST_ARGS)
+
+# The concurrency suites under ThreadSanitizer (tests/CMakeLists.txt: only the targets of
+# grove_tsan_tests are built). Halide's generated code is instrumented and its parallel loops run on
+# std::threads (backends/cpu/TsanParallel.h); tests/sanitizers/tsan.supp may name only libraries
+# grove does not own, and the MPI runs use tsan-mpi.supp, for Open MPI alone. The sequence and DAG
+# streams are left out (compile-bound; the tree streams run the same reader thread).
+TSAN_BUILD_DIR := build-tsan
+TSAN_OPTIONS_BASE := halt_on_error=1:second_deadlock_stack=1
+TSAN_CTEST := ctest --test-dir $(TSAN_BUILD_DIR) --output-on-failure -j$(JOBS)
+test-tsan:
+	scripts/install-deps
+	cmake -S . -B $(TSAN_BUILD_DIR) -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g1 -DNDEBUG" \
+	  -DCMAKE_C_FLAGS_RELEASE="-O1 -g1 -DNDEBUG" -DGROVE_TSAN=ON
+	cmake --build $(TSAN_BUILD_DIR) -j$(JOBS) --target grove_tsan_tests
+	TSAN_OPTIONS=$(TSAN_OPTIONS_BASE):suppressions=$(CURDIR)/tests/sanitizers/tsan.supp \
+	  $(TSAN_CTEST) -E '^(MpiRun|StreamRun)\.'
+	TSAN_OPTIONS=$(TSAN_OPTIONS_BASE):suppressions=$(CURDIR)/tests/sanitizers/tsan-mpi.supp \
+	  $(TSAN_CTEST) -R '^MpiRun\.' -E '^MpiRun\.SequencesAndDags'
 
 # libFuzzer targets (fuzz/), built with clang++-14, each run FUZZ_SECONDS on its seed corpus
 # fuzz/corpus/<reader>/; new inputs go to $(FUZZ_BUILD_DIR)/corpus/, crashes to $(FUZZ_BUILD_DIR)/findings/.
