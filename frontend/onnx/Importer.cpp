@@ -207,16 +207,37 @@ DType dtype_of(int t, const std::string &where, const std::string &what) {
   }
 }
 
-int64_t checked_elements(const Shape &shape, const std::string &where, const std::string &what) {
+int64_t checked_elements(const Shape &shape, const std::string &where, const std::string &what,
+                         int64_t limit) {
+  const std::string most = limit == kMaxElements ? "2^28" : "2^24";
   int64_t n = 1;
   for (int64_t d : shape) {
     if (d < 0) user_error(msg::kTensorDims, where, what, d);
-    if (d != 0 && n > kMaxElements / d) user_error(msg::kTensorTooBig, where, what, "more than 2^28");
+    if (d != 0 && n > limit / d) user_error(msg::kTensorTooBig, where, what, "more than " + most, most);
     n *= d;
   }
-  if (n > kMaxElements) user_error(msg::kTensorTooBig, where, what, n);
+  if (n > limit) user_error(msg::kTensorTooBig, where, what, n, most);
   return n;
 }
+
+namespace {
+// How many values the typed field of `dtype` holds (TensorProto keeps small integers in int32_data).
+int64_t typed_values(const ::onnx::TensorProto &t, DType dtype) {
+  switch (dtype) {
+    case DType::Float32:
+      return t.float_data_size();
+    case DType::Float64:
+      return t.double_data_size();
+    case DType::Int64:
+      return t.int64_data_size();
+    case DType::UInt32:
+    case DType::UInt64:
+      return t.uint64_data_size();
+    default:
+      return t.int32_data_size();
+  }
+}
+}  // namespace
 
 NDArray read_tensor(const ::onnx::TensorProto &t, const std::string &where) {
   const std::string &name = t.name();
@@ -224,18 +245,22 @@ NDArray read_tensor(const ::onnx::TensorProto &t, const std::string &where) {
   const DType dtype = dtype_of(t.data_type(), where, name);
   Shape shape(t.dims().begin(), t.dims().end());
   const int64_t n = checked_elements(shape, where, name);
-  NDArray a(dtype, shape);
   const size_t bytes = size_t(n) * dtype_bytes(dtype);
   auto mismatch = [&](int64_t found, size_t raw) {
     user_error(msg::kTensorSize, where, name, shape_to_string(shape), onnx_type_name(t.data_type()), found,
                raw, fmt::format("{} value(s)", n));
   };
+  // The data is checked against the shape before anything is allocated: a small file cannot ask
+  // for a large array.
   if (t.has_raw_data()) {
     if (t.raw_data().size() != bytes)
       mismatch(int64_t(t.raw_data().size() / dtype_bytes(dtype)), t.raw_data().size());
+    NDArray a(dtype, shape);
     if (bytes > 0) std::memcpy(a.raw(), t.raw_data().data(), bytes);
     return a;
   }
+  if (typed_values(t, dtype) != n) mismatch(typed_values(t, dtype), 0);
+  NDArray a(dtype, shape);
   auto fill = [&](const auto &field, auto convert) {
     if (field.size() != n) mismatch(field.size(), 0);
     for (int64_t i = 0; i < n; ++i) convert(i, field.Get(int(i)));

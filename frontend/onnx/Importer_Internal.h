@@ -27,8 +27,10 @@ using relay::Type;
 
 // An element of a shape value not known until run time (a `?` dimension read by Shape).
 inline constexpr int64_t kUnknown = INT64_MIN;
-// The most elements a tensor made at import time may have.
+// The most elements a tensor read from the model may have, and one the importer makes from a shape
+// (ConstantOfShape, Expand of a constant), which the file's size does not bound.
 inline constexpr int64_t kMaxElements = int64_t(1) << 28;
+inline constexpr int64_t kMaxMadeElements = int64_t(1) << 24;
 
 // One ONNX value during the import: a Relay expression with its tensor type, plus what is known of
 // it now. A constant carries its array; a shape value (an int64 tensor computed from shapes) carries
@@ -59,8 +61,9 @@ std::vector<std::pair<Expr, int64_t>> origins_of(const OnnxValue &v);
 DType dtype_of(int onnx_type, const std::string &where, const std::string &what);
 // The array of an initializer or a Constant node's tensor; UserError for bad or external data.
 NDArray read_tensor(const ::onnx::TensorProto &t, const std::string &where);
-// Product of `shape` with overflow and size checks (kMaxElements).
-int64_t checked_elements(const Shape &shape, const std::string &where, const std::string &what);
+// Product of `shape` with overflow and size checks (at most `limit`: kMaxElements or kMaxMadeElements).
+int64_t checked_elements(const Shape &shape, const std::string &where, const std::string &what,
+                         int64_t limit = kMaxElements);
 
 class Importer;
 

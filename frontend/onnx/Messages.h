@@ -34,7 +34,7 @@ inline constexpr char kTensorSize[] =
     "{}: tensor '{}' of shape {} and type {} holds {} value(s) ({} bytes of raw data): expected {}";
 inline constexpr char kTensorDims[] = "{}: tensor '{}' has dimension {}: expected non-negative sizes";
 inline constexpr char kTensorTooBig[] =
-    "{}: tensor '{}' would hold {} elements: grove imports tensors of at most 2^28 elements";
+    "{}: tensor '{}' would hold {} elements: grove imports tensors of at most {} elements";
 inline constexpr char kSparse[] = "{}: sparse tensors (initializer or attribute '{}') are not supported";
 
 // Nodes

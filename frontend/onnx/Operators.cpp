@@ -540,9 +540,9 @@ std::vector<OnnxValue> constant(NodeContext &n) {
       user_error(msg::kAttrKind, n.where(), "value", "a tensor");
     return {constant_value(read_tensor(a->t(), n.where()))};
   }
-  if (const auto *a = n.attr("value_float"))
+  if (n.attr("value_float"))
     return {constant_value(NDArray::scalar(DType::Float32, n.attr_float("value_float", 0)))};
-  if (const auto *a = n.attr("value_int"))
+  if (n.attr("value_int"))
     return {constant_value(NDArray::scalar(DType::Int64, double(n.attr_int("value_int", 0))))};
   if (n.attr("value_ints")) return {shape_value(n.attr_ints("value_ints", {}), false)};
   if (const auto *a = n.attr("value_floats")) {
@@ -573,7 +573,7 @@ std::vector<OnnxValue> constant_of_shape(NodeContext &n) {
   if (std::find(dims.begin(), dims.end(), kUnknown) != dims.end())  // the fill, broadcast at run time
     return {expand_at_run_time(n, constant_value(fill.reshaped(Shape(dims.size(), 1))), dims, 0)};
   Shape shape(dims.begin(), dims.end());
-  checked_elements(shape, n.where(), n.node().output(0));
+  checked_elements(shape, n.where(), n.node().output(0), kMaxMadeElements);
   NDArray out(fill.dtype(), shape);
   const size_t b = dtype_bytes(fill.dtype());
   for (int64_t i = 0; i < out.size(); ++i) std::memcpy(out.raw() + i * b, fill.raw(), b);
@@ -634,7 +634,7 @@ std::vector<OnnxValue> expand(NodeContext &n) {
     out[i] = from_shape == 1 ? from_x : from_shape;
   }
   Shape shape(out.begin(), out.end());
-  checked_elements(shape, n.where(), n.node().output(0));
+  checked_elements(shape, n.where(), n.node().output(0), kMaxMadeElements);
   Attrs attrs = Attrs().with("shape", ints_attr(out)).with("dtype", AttrValue::of_string(to_string(x.dtype)));
   OnnxValue zeros = n.call("zeros", {}, attrs);
   if (x.dtype == DType::Bool) return {n.call("logical_not", {n.call("equal", {x, zeros})})};
@@ -780,7 +780,7 @@ const std::vector<OperatorEntry> &operator_table() {
         {"ConstantOfShape", 9, constant_of_shape},
         {"Conv", 1, conv},
         {"Div", 7, binary<kDiv, '/'>},
-        {"Dropout", 12, dropout},
+        {"Dropout", 7, dropout},
         {"Equal", 11, equal},
         {"Erf", 9, unary<kErf>},
         {"Exp", 6, unary<kExp>},
