@@ -16,22 +16,26 @@ namespace {
 
 namespace HI = Halide::Internal;
 
-// out(0) += r for r in [0, 8) in parallel when `racy`, else out(r) = r: a parallel loop of 8 tasks.
+// A parallel loop of 8 tasks over r: when `racy` each adds r into all of out(0..15), in vectors
+// of the target's width (the race must be seen in vector code too: the host target's vectors must
+// stay within what TSan checks); else task r writes out(r) alone.
 int run(bool racy) {
+  // With the JIT feature the code calls the shared JIT runtime, as a compiled model does.
+  Halide::Target target = grove::lowering::host_target().with_feature(Halide::Target::JIT);
   Halide::Var x;
   Halide::RDom r(0, 8);
   Halide::Func f(racy ? "racy" : "clean");
   f(x) = 0;
-  if (racy)
-    f(0) = f(0) + r;
-  else
+  if (racy) {
+    f(x) = f(x) + r;
+    f.update().allow_race_conditions().parallel(r).vectorize(x, target.natural_vector_size<int>());
+  } else {
     f(r) = r;
-  f.update().allow_race_conditions().parallel(r);
-  // With the JIT feature the code calls the shared JIT runtime, as a compiled model does.
-  Halide::Target target = grove::lowering::host_target().with_feature(Halide::Target::JIT);
+    f.update().allow_race_conditions().parallel(r);
+  }
   Halide::Module module = f.compile_to_module({}, f.name(), target);
   HI::JITModule jit(module, module.functions().back());
-  Halide::Runtime::Buffer<int> out(8);
+  Halide::Runtime::Buffer<int> out(16);
   out.fill(0);
   std::vector<const void *> argv{out.raw_buffer()};
   if (int rc = jit.argv_function()(argv.data()); rc != 0) {
