@@ -141,6 +141,18 @@ TEST(OnnxModels, TransformerEncoderLayerLayerNormDecomposed) {
   check_model("encoder_opset14", "encoder_opset14.b1.input.npy", "encoder_opset14.b1.output.npy");  // batch 1
 }
 
+// ops.onnx (onnx.helper, NumPy's output): a rank-4 MatMul, Clip, Abs, Pow 0.5, Neg, Exp, Equal,
+// Where, ReduceSum (axes as an input), Squeeze, Slice with a negative step, Unsqueeze, Expand, Log,
+// GlobalMaxPool, Flatten at axis 2 and 0, ConstantOfShape, ReduceMax, Transpose.
+TEST(OnnxModels, OperatorsBeyondTorchsExports) {
+  Module m = import("ops");
+  std::vector<Value> args{tensor_value(read_npy_array(kFixtures + "ops.input.0.npy")),
+                          tensor_value(read_npy_array(kFixtures + "ops.input.1.npy"))};
+  const NDArray want = read_npy_array(kFixtures + "ops.output.npy");
+  expect_close(tensor_of(run_main(m, args)), want, "ops on the interpreter");
+  expect_close(tensor_of(make_vm(m)->run_main(args)), want, "ops on the VM");
+}
+
 // The imported module printed as Relay text with its sidecar reads back as the same program.
 TEST(OnnxModels, ImportedTextRoundTrips) {
   for (const char *name : {"mlp", "cnn", "lstm", "lstm_batch", "lstm_stack", "gru", "gru_bidirectional",
