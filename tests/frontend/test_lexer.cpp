@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "frontend/dsl/Lexer.h"
+#include "tests/UserError.h"
 
 namespace grove::dsl {
 namespace {
@@ -12,12 +13,7 @@ using ::testing::HasSubstr;
 std::vector<Token> lex_text(const std::string &text) { return lex(SourceFile("t.grove", text)); }
 
 std::string lex_error(const std::string &text) {
-  try {
-    lex_text(text);
-  } catch (const UserError &e) {
-    return e.what();
-  }
-  return "no error";
+  return grove::testing::user_error_of([&] { lex_text(text); });
 }
 
 TEST(Lexer, KeywordsNamesNumbersAndPunctuation) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "frontend/dsl/Parser.h"
+#include "tests/UserError.h"
 
 namespace grove::dsl {
 namespace {
@@ -15,12 +16,7 @@ ModelAst parse_text(const std::string &text) {
 }
 
 std::string parse_error(const std::string &text) {
-  try {
-    parse_text(text);
-  } catch (const UserError &e) {
-    return e.what();
-  }
-  return "no error";
+  return grove::testing::user_error_of([&] { parse_text(text); });
 }
 
 // The tree as an s-expression, so that tests state the expected structure in one line.

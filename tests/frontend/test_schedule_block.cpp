@@ -9,12 +9,13 @@
 #include <tuple>
 
 #include "frontend/dsl/Frontend.h"
-#include "ilir/Error.h"
 #include "scheduling/Schedule.h"
+#include "tests/UserError.h"
 
 namespace grove::dsl {
 namespace {
 
+using grove::testing::user_error_of;
 using ::testing::HasSubstr;
 using Settings = std::vector<std::pair<std::string, std::string>>;
 
@@ -26,22 +27,13 @@ std::string model_with(const std::string &extra) {
 }
 
 std::string error_of(const std::string &text) {
-  try {
-    parse_model(text, "s.grove");
-  } catch (const UserError &e) {
-    return e.what();
-  }
-  return "no error";
+  return user_error_of([&] { parse_model(text, "s.grove"); });
 }
 
+// The model parses; the message is the scheduling layer's.
 std::string schedule_error_of(const std::string &text) {
   ilir::Program program = parse_model(text, "s.grove");
-  try {
-    scheduling::default_schedule(program);
-  } catch (const UserError &e) {
-    return e.what();
-  }
-  return "no error";
+  return user_error_of([&] { scheduling::default_schedule(program); });
 }
 
 TEST(ScheduleBlock, SettingsLandInTheProgramInFileOrder) {

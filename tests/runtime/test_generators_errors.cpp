@@ -5,21 +5,12 @@
 #include <string>
 
 #include "datasets/Generators.h"
-#include "ilir/Error.h"
+#include "tests/UserError.h"
 
 namespace grove {
 namespace {
 
-template <typename F>
-std::string user_error_of(F &&f) {
-  try {
-    f();
-  } catch (const UserError &e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a UserError";
-  return "";
-}
+using grove::testing::user_error_of;
 
 TEST(GeneratorErrors, TooSmall) {
   EXPECT_EQ(user_error_of([] { random_binary_tree(1, 0, 10); }),

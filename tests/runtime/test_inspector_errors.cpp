@@ -8,7 +8,7 @@
 
 #include "backends/runtime/Inspector.h"
 #include "datasets/Generators.h"
-#include "ilir/Error.h"
+#include "tests/UserError.h"
 
 namespace grove {
 namespace {
@@ -39,13 +39,7 @@ InspectorOptions options(int32_t min_children = 2, int32_t max_children = 2, int
 }
 
 std::string error_of(const std::vector<Tree> &trees, const InspectorOptions &opts) {
-  try {
-    linearize(trees, opts);
-  } catch (const UserError &e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a UserError";
-  return "";
+  return grove::testing::user_error_of([&] { linearize(trees, opts); });
 }
 
 const Tree kGood = make_tree({{}, {}, {0, 1}}, 2);

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "backends/runtime/Npy.h"
-#include "ilir/Error.h"
+#include "tests/UserError.h"
 #include "tests/runtime/TestFiles.h"
 
 namespace grove {
@@ -15,6 +15,7 @@ using ::testing::ElementsAre;
 using testing::float_bytes;
 using ::testing::HasSubstr;
 using testing::TempDir;
+using testing::user_error_of;
 using testing::write_bytes;
 
 // A version-1.0 file with header dict `dict` (padded as numpy pads it) followed by `data`.
@@ -26,23 +27,13 @@ std::string npy_bytes(std::string dict, const std::string &data, char major = 1)
 
 std::string read_error(const TempDir &dir, const std::string &bytes) {
   write_bytes(dir.file("bad.npy"), bytes);
-  try {
-    read_npy(dir.file("bad.npy"));
-  } catch (const UserError &e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "read_npy accepted the file";
-  return "";
+  return user_error_of([&] { read_npy(dir.file("bad.npy")); });
 }
 
 TEST(NpyErrors, MissingFile) {
   TempDir dir;
-  try {
-    read_npy(dir.file("absent.npy"));
-    FAIL() << "no error";
-  } catch (const UserError &e) {
-    EXPECT_THAT(e.what(), AllOf(HasSubstr("cannot open"), HasSubstr("absent.npy")));
-  }
+  EXPECT_THAT(user_error_of([&] { read_npy(dir.file("absent.npy")); }),
+              AllOf(HasSubstr("cannot open"), HasSubstr("absent.npy")));
 }
 
 TEST(NpyErrors, NotAnNpyFile) {
@@ -119,26 +110,19 @@ TEST(NpyErrors, DataOfTheWrongSize) {
 TEST(NpyErrors, FailedWriteKeepsTheExistingFile) {
   TempDir dir;
   write_bytes(dir.file("roots.npy"), "previous output");
-  try {
-    testing::FileSizeLimit limit(1000);
-    write_npy(dir.file("roots.npy"), Tensor({100, 100}));
-    FAIL() << "the write did not fail";
-  } catch (const UserError &e) {
-    EXPECT_THAT(e.what(),
-                AllOf(HasSubstr("cannot write"), HasSubstr("roots.npy"), HasSubstr("File too large")));
-  }
+  EXPECT_THAT(user_error_of([&] {
+                testing::FileSizeLimit limit(1000);
+                write_npy(dir.file("roots.npy"), Tensor({100, 100}));
+              }),
+              AllOf(HasSubstr("cannot write"), HasSubstr("roots.npy"), HasSubstr("File too large")));
   EXPECT_EQ(testing::read_bytes(dir.file("roots.npy")), "previous output");
   EXPECT_THAT(dir.entries(), ElementsAre("roots.npy"));
 }
 
 TEST(NpyErrors, WriteIntoAMissingDirectory) {
   TempDir dir;
-  try {
-    write_npy(dir.file("missing/out.npy"), Tensor({2}));
-    FAIL() << "no error";
-  } catch (const UserError &e) {
-    EXPECT_THAT(e.what(), AllOf(HasSubstr("cannot write"), HasSubstr("missing/out.npy")));
-  }
+  EXPECT_THAT(user_error_of([&] { write_npy(dir.file("missing/out.npy"), Tensor({2})); }),
+              AllOf(HasSubstr("cannot write"), HasSubstr("missing/out.npy")));
 }
 
 }  // namespace

@@ -6,24 +6,14 @@
 
 #include "datasets/PTBReader.h"
 #include "datasets/Vocab.h"
-#include "ilir/Error.h"
+#include "tests/UserError.h"
 #include "tests/runtime/TestFiles.h"
 
 namespace grove {
 namespace {
 
+using grove::testing::user_error_of;
 using ::testing::HasSubstr;
-
-template <typename F>
-std::string user_error_of(F &&f) {
-  try {
-    f();
-  } catch (const UserError &e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a UserError";
-  return "";
-}
 
 std::string tree_error(const std::string &text, const Vocab *vocab = nullptr) {
   return user_error_of([&] { read_ptb_tree_text(text, vocab, "t.txt"); });

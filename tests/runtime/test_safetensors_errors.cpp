@@ -10,7 +10,7 @@
 #include <new>
 
 #include "backends/runtime/Safetensors.h"
-#include "ilir/Error.h"
+#include "tests/UserError.h"
 #include "tests/runtime/TestFiles.h"
 
 // The largest single allocation since the last reset, so tests can prove a hostile header length
@@ -36,6 +36,7 @@ using ::testing::ElementsAre;
 using testing::float_bytes;
 using ::testing::HasSubstr;
 using testing::TempDir;
+using testing::user_error_of;
 using testing::write_bytes;
 
 std::string length_bytes(uint64_t n) {
@@ -51,13 +52,7 @@ std::string safetensors_bytes(const std::string &header, const std::string &data
 // The message read_safetensors throws for a file holding `bytes`.
 std::string read_error(const TempDir &dir, const std::string &bytes) {
   write_bytes(dir.file("bad.safetensors"), bytes);
-  try {
-    read_safetensors(dir.file("bad.safetensors"));
-  } catch (const UserError &e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "read_safetensors accepted the file";
-  return "";
+  return user_error_of([&] { read_safetensors(dir.file("bad.safetensors")); });
 }
 
 // The message for a file whose header is `header` and whose data section is 16 bytes.
@@ -67,13 +62,9 @@ std::string header_error(const TempDir &dir, const std::string &header) {
 
 TEST(SafetensorsErrors, MissingFile) {
   TempDir dir;
-  try {
-    read_safetensors(dir.file("absent.safetensors"));
-    FAIL() << "no error";
-  } catch (const UserError &e) {
-    EXPECT_THAT(e.what(), AllOf(HasSubstr("cannot open"), HasSubstr("absent.safetensors"),
-                                HasSubstr("No such file or directory")));
-  }
+  EXPECT_THAT(user_error_of([&] { read_safetensors(dir.file("absent.safetensors")); }),
+              AllOf(HasSubstr("cannot open"), HasSubstr("absent.safetensors"),
+                    HasSubstr("No such file or directory")));
 }
 
 TEST(SafetensorsErrors, FileShorterThanTheLengthField) {
@@ -95,12 +86,8 @@ TEST(SafetensorsErrors, HugeHeaderLengthFailsWithoutAllocatingIt) {
   for (uint64_t claimed : {uint64_t{1} << 62, ~uint64_t{0}, uint64_t{1} << 33}) {
     write_bytes(dir.file("bad.safetensors"), length_bytes(claimed) + "{}      ");  // 16 bytes in all
     largest_allocation = 0;
-    try {
-      read_safetensors(dir.file("bad.safetensors"));
-      ADD_FAILURE() << "accepted a header of " << claimed << " bytes";
-    } catch (const UserError &e) {
-      EXPECT_THAT(e.what(), HasSubstr(std::to_string(claimed) + " bytes but only 8"));
-    }
+    EXPECT_THAT(user_error_of([&] { read_safetensors(dir.file("bad.safetensors")); }),
+                HasSubstr(std::to_string(claimed) + " bytes but only 8"));
     EXPECT_LT(largest_allocation.load(), size_t{1} << 16)
         << "for a claimed header of " << claimed << " bytes";
   }
@@ -113,13 +100,9 @@ TEST(SafetensorsErrors, HeaderOverTheLimit) {
   write_bytes(dir.file("big.safetensors"), length_bytes(claimed));
   ASSERT_EQ(truncate(dir.file("big.safetensors").c_str(), static_cast<off_t>(8 + claimed)), 0);
   largest_allocation = 0;
-  try {
-    read_safetensors(dir.file("big.safetensors"));
-    FAIL() << "no error";
-  } catch (const UserError &e) {
-    EXPECT_THAT(e.what(), AllOf(HasSubstr("big.safetensors"), HasSubstr("100000001 bytes long"),
-                                HasSubstr("at most 100000000 bytes")));
-  }
+  EXPECT_THAT(user_error_of([&] { read_safetensors(dir.file("big.safetensors")); }),
+              AllOf(HasSubstr("big.safetensors"), HasSubstr("100000001 bytes long"),
+                    HasSubstr("at most 100000000 bytes")));
   EXPECT_LT(largest_allocation.load(), size_t{1} << 16);
 }
 
@@ -155,14 +138,10 @@ TEST(SafetensorsErrors, BytesInMemory) {
   ASSERT_EQ(w.count("w"), 1u);
   EXPECT_EQ(w.at("w").shape, (std::vector<int64_t>{2, 2}));
   EXPECT_EQ(w.at("w").data, (std::vector<float>{1, 2, 3, 4}));
-  try {
-    read_safetensors_bytes(good.substr(0, good.size() - 1), "memory.safetensors");
-    ADD_FAILURE() << "read_safetensors_bytes accepted a truncated file";
-  } catch (const UserError &e) {
-    EXPECT_THAT(e.what(),
-                HasSubstr("memory.safetensors: tensor 'w': data_offsets [0, 16] lie outside the data "
-                          "section, which is 15 bytes long"));
-  }
+  EXPECT_THAT(
+      user_error_of([&] { read_safetensors_bytes(good.substr(0, good.size() - 1), "memory.safetensors"); }),
+      HasSubstr("memory.safetensors: tensor 'w': data_offsets [0, 16] lie outside the data section, which is "
+                "15 bytes long"));
 }
 
 TEST(SafetensorsErrors, HeaderNotAnObject) {
@@ -261,27 +240,20 @@ TEST(SafetensorsErrors, FailedWriteKeepsTheExistingFile) {
   write_bytes(dir.file("w.safetensors"), "previous weights");
   Weights weights;
   weights["big"] = Tensor({10000});
-  try {
-    testing::FileSizeLimit limit(1000);
-    write_safetensors(dir.file("w.safetensors"), weights);
-    FAIL() << "the write did not fail";
-  } catch (const UserError &e) {
-    EXPECT_THAT(e.what(),
-                AllOf(HasSubstr("cannot write"), HasSubstr("w.safetensors"), HasSubstr("File too large")));
-  }
+  EXPECT_THAT(user_error_of([&] {
+                testing::FileSizeLimit limit(1000);
+                write_safetensors(dir.file("w.safetensors"), weights);
+              }),
+              AllOf(HasSubstr("cannot write"), HasSubstr("w.safetensors"), HasSubstr("File too large")));
   EXPECT_EQ(testing::read_bytes(dir.file("w.safetensors")), "previous weights");
   EXPECT_THAT(dir.entries(), ElementsAre("w.safetensors"));
 }
 
 TEST(SafetensorsErrors, WriteIntoAMissingDirectory) {
   TempDir dir;
-  try {
-    write_safetensors(dir.file("no/such/dir/w.safetensors"), {});
-    FAIL() << "no error";
-  } catch (const UserError &e) {
-    EXPECT_THAT(e.what(), AllOf(HasSubstr("cannot write"), HasSubstr("no/such/dir/w.safetensors"),
-                                HasSubstr("No such file or directory")));
-  }
+  EXPECT_THAT(user_error_of([&] { write_safetensors(dir.file("no/such/dir/w.safetensors"), {}); }),
+              AllOf(HasSubstr("cannot write"), HasSubstr("no/such/dir/w.safetensors"),
+                    HasSubstr("No such file or directory")));
 }
 
 }  // namespace
