@@ -343,32 +343,58 @@ struct Window {
 };
 
 // The 2-D window attributes of Conv and the pools; auto_pad NOTSET or VALID only.
+// The 2-D window attributes of Conv and the pools; auto_pad NOTSET or VALID only. A 1-D window (on
+// [N, C, L]) is read as a 2-D one of height 1: kernel [1, k], pads [0, begin, 0, end].
 Window window_attrs(NodeContext &n, const OnnxValue &x, std::vector<int64_t> kernel) {
-  if (x.rank() != 4)
+  if (x.rank() != 4 && x.rank() != 3)
     user_error(msg::kRank, n.where(), 0, x.rank(),
-               "grove imports 2-D convolutions and pools, on [N, C, H, W]");
+               "grove imports 1-D and 2-D convolutions and pools, on [N, C, L] or [N, C, H, W]");
+  const bool one_d = x.rank() == 3;
+  const size_t dims = one_d ? 1 : 2;
   const std::string auto_pad = n.attr_string("auto_pad", "NOTSET");
   if (auto_pad != "NOTSET" && auto_pad != "VALID")
     n.bad_attr("auto_pad", auto_pad, "grove reads explicit pads (NOTSET) or VALID");
   Window w;
   w.kernel = n.attr_ints("kernel_shape", kernel);
-  if (w.kernel.size() != 2)
-    n.bad_attr("kernel_shape", ints_text(w.kernel), "expected two sizes (a 2-D window)");
-  w.strides = n.attr_ints("strides", {1, 1});
-  w.dilations = n.attr_ints("dilations", {1, 1});
-  w.pads = auto_pad == "VALID" ? std::vector<int64_t>{0, 0, 0, 0} : n.attr_ints("pads", {0, 0, 0, 0});
-  if (w.strides.size() != 2) n.bad_attr("strides", ints_text(w.strides), "expected two strides");
-  if (w.dilations.size() != 2) n.bad_attr("dilations", ints_text(w.dilations), "expected two dilations");
-  if (w.pads.size() != 4)
-    n.bad_attr("pads", ints_text(w.pads), "expected four pads (top, left, bottom, right)");
+  w.strides = n.attr_ints("strides", std::vector<int64_t>(dims, 1));
+  w.dilations = n.attr_ints("dilations", std::vector<int64_t>(dims, 1));
+  w.pads = n.attr_ints("pads", std::vector<int64_t>(2 * dims, 0));
+  if (auto_pad == "VALID") w.pads.assign(2 * dims, 0);
+  if (w.kernel.size() != dims)
+    n.bad_attr("kernel_shape", ints_text(w.kernel),
+               fmt::format("expected {} size(s), one per spatial axis", dims));
+  if (w.strides.size() != dims)
+    n.bad_attr("strides", ints_text(w.strides), fmt::format("expected {} stride(s)", dims));
+  if (w.dilations.size() != dims)
+    n.bad_attr("dilations", ints_text(w.dilations), fmt::format("expected {} dilation(s)", dims));
+  if (w.pads.size() != 2 * dims)
+    n.bad_attr("pads", ints_text(w.pads),
+               fmt::format("expected {} pads (the begins, then the ends)", 2 * dims));
+  if (one_d) {
+    w.kernel = {1, w.kernel[0]};
+    w.strides = {1, w.strides[0]};
+    w.dilations = {1, w.dilations[0]};
+    w.pads = {0, w.pads[0], 0, w.pads[1]};
+  }
   return w;
+}
+
+// A 1-D input [N, C, L] as [N, C, 1, L]; and the result back.
+OnnxValue lift_1d(const NodeContext &n, const OnnxValue &x) {
+  return x.rank() == 3 ? n.call("expand_dims", {x}, Attrs().with("axis", AttrValue::of_int(2))) : x;
+}
+OnnxValue lower_1d(const NodeContext &n, const OnnxValue &x, const OnnxValue &y) {
+  return x.rank() == 3 ? n.call("squeeze", {y}, Attrs().with("axis", ints_attr({2}))) : y;
 }
 
 std::vector<OnnxValue> conv(NodeContext &n) {
   n.accept_attrs({"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"});
   const OnnxValue &x = n.input(0, "X"), &w = n.input(1, "W");
-  if (w.rank() != 4) user_error(msg::kRank, n.where(), 1, w.rank(), "expected a weight [M, C/group, kH, kW]");
-  Window win = window_attrs(n, x, {w.shape[2], w.shape[3]});
+  if (w.rank() != x.rank())
+    user_error(msg::kRank, n.where(), 1, w.rank(),
+               "expected a weight [M, C/group, k...] of the input's rank");
+  std::vector<int64_t> kernel(w.shape.begin() + std::min<int64_t>(2, w.rank()), w.shape.end());
+  Window win = window_attrs(n, x, kernel);
   // ONNX's pads [x1_begin, x2_begin, x1_end, x2_end] are Relay's [top, left, bottom, right].
   Attrs attrs = Attrs()
                     .with("strides", ints_attr(win.strides))
@@ -377,10 +403,10 @@ std::vector<OnnxValue> conv(NodeContext &n) {
                     .with("groups", AttrValue::of_int(n.attr_int("group", 1)))
                     .with("channels", AttrValue::of_int(w.shape[0]))
                     .with("kernel_size", ints_attr(win.kernel));
-  OnnxValue y = n.call("nn.conv2d", {x, w}, attrs);
+  OnnxValue y = n.call("nn.conv2d", {lift_1d(n, x), lift_1d(n, w)}, attrs);
   if (n.has_input(2))
     y = n.call("nn.bias_add", {y, n.input(2, "B")}, Attrs().with("axis", AttrValue::of_int(1)));
-  return {y};
+  return {lower_1d(n, x, y)};
 }
 
 std::vector<OnnxValue> max_pool(NodeContext &n) {
@@ -395,7 +421,7 @@ std::vector<OnnxValue> max_pool(NodeContext &n) {
                     .with("dilation", ints_attr(win.dilations))
                     .with("padding", ints_attr(win.pads))
                     .with("ceil_mode", AttrValue::of_bool(n.attr_int("ceil_mode", 0) != 0));
-  return {n.call("nn.max_pool2d", {x}, attrs)};
+  return {lower_1d(n, x, n.call("nn.max_pool2d", {lift_1d(n, x)}, attrs))};
 }
 
 std::vector<OnnxValue> average_pool(NodeContext &n) {
@@ -409,7 +435,28 @@ std::vector<OnnxValue> average_pool(NodeContext &n) {
                     .with("padding", ints_attr(win.pads))
                     .with("ceil_mode", AttrValue::of_bool(n.attr_int("ceil_mode", 0) != 0))
                     .with("count_include_pad", AttrValue::of_bool(n.attr_int("count_include_pad", 0) != 0));
-  return {n.call("nn.avg_pool2d", {x}, attrs)};
+  return {lower_1d(n, x, n.call("nn.avg_pool2d", {lift_1d(n, x)}, attrs))};
+}
+
+// LeakyRelu: where(x > 0, x, alpha * x).
+std::vector<OnnxValue> leaky_relu(NodeContext &n) {
+  n.accept_attrs({"alpha"});
+  const OnnxValue &x = n.input(0, "X");
+  OnnxValue positive = n.call("greater", {x, scalar_like(x, 0)});
+  return {
+      n.call("where", {positive, x, n.call("multiply", {x, scalar_like(x, n.attr_float("alpha", 0.01f))})})};
+}
+
+// Max and Min of any number of inputs (numpy broadcasting), pairwise: where(a > b, a, b).
+template <bool IsMax>
+std::vector<OnnxValue> extremum(NodeContext &n) {
+  n.accept_attrs({});
+  OnnxValue y = n.input(0, "data_0");
+  for (int i = 1; i < n.num_inputs(); ++i) {
+    const OnnxValue &b = n.input(i, "data_i");
+    y = n.call("where", {n.call(IsMax ? "greater" : "less", {y, b}), y, b});
+  }
+  return {y};
 }
 
 template <const char *Op>
@@ -792,10 +839,13 @@ const std::vector<OperatorEntry> &operator_table() {
         {"GlobalMaxPool", 1, global_pool<kMax>},
         {"Identity", 1, identity},
         {"LayerNormalization", 17, layer_normalization},
+        {"LeakyRelu", 6, leaky_relu},
         {"Log", 6, unary<kLog>},
         {"LogSoftmax", 11, log_softmax},
         {"MatMul", 9, matmul},
+        {"Max", 8, extremum<true>},
         {"MaxPool", 11, max_pool},
+        {"Min", 8, extremum<false>},
         {"Mul", 7, binary<kMul, '*'>},
         {"Neg", 6, unary<kNeg>},
         {"Pad", 11, pad},

@@ -62,6 +62,9 @@ TEST(OnnxModels, MlpDynamicBatchIsAnyDim) {
 
 TEST(OnnxModels, CnnConvBatchNormPoolsFlattenGemm) { check_model("cnn", "cnn.input.npy", "cnn.output.npy"); }
 
+// Conv1d, MaxPool1d and AvgPool1d (read as 2-D windows of height 1), LeakyReLU, torch.maximum/minimum.
+TEST(OnnxModels, Cnn1dLeakyReluMaxMin) { check_model("cnn1d", "cnn1d.input.npy", "cnn1d.output.npy"); }
+
 TEST(OnnxModels, LstmIsGrovesCompiledFold) {
   Module m = import("lstm");
   ASSERT_NE(m.find_function("lstm"), nullptr);
@@ -155,8 +158,8 @@ TEST(OnnxModels, OperatorsBeyondTorchsExports) {
 
 // The imported module printed as Relay text with its sidecar reads back as the same program.
 TEST(OnnxModels, ImportedTextRoundTrips) {
-  for (const char *name : {"mlp", "cnn", "lstm", "lstm_batch", "lstm_stack", "gru", "gru_bidirectional",
-                           "encoder", "encoder_opset14"}) {
+  for (const char *name : {"mlp", "cnn", "cnn1d", "lstm", "lstm_batch", "lstm_stack", "gru",
+                           "gru_bidirectional", "encoder", "encoder_opset14"}) {
     Module m = import(name);
     const std::string path = ::testing::TempDir() + "/grove_onnx_" + name + ".relay";
     write_relay_file(path, m);
