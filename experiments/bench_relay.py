@@ -33,7 +33,9 @@ grove's own TreeLSTM (`grove bench`) and against the same computations as torch.
     in GFLOP/s, beside grove's own TreeLSTM rate from (a).
 (d) ONNX: the MLP, CNN and LSTM of (b) as torch.nn modules exported with torch.onnx.export (opset 14, one
     file per batch), run by `grove relay bench MODEL.onnx` as they are against the exported module, with
-    grove's output checked against torch's (1e-5 relative). `--onnx-only` runs just this part.
+    grove's output checked against torch's (1e-5 relative), and on onnxruntime when it can be imported
+    (`pip install onnxruntime` in a venv made with --system-site-packages, so that Debian's torch stays
+    visible). `--onnx-only` runs just this part.
 
 Writes the markdown table (with the machine's load average before and after) to --out.
 """
@@ -58,6 +60,11 @@ ENV = dict(os.environ)
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
+
+try:  # optional: (d) also times the ONNX files on onnxruntime where it is installed (pip)
+    import onnxruntime as ort  # noqa: E402
+except ImportError:
+    ort = None
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -329,6 +336,16 @@ def onnx_rows(grove, tmp, repeat, T=16, D=128, H=128):
             rows.append((name, "grove relay bench MODEL.onnx --executor vm", what, B,
                          relay_bench(grove, file, "vm", args, repeat)))
             rows.append((name, "torch.nn (the exported module)", what, B, time_torch(lambda: model(x), repeat)))
+            if ort is not None:  # the same file on onnxruntime's CPU provider, 2 threads
+                options = ort.SessionOptions()
+                options.intra_op_num_threads = 2
+                options.inter_op_num_threads = 1
+                session = ort.InferenceSession(str(file), options, providers=["CPUExecutionProvider"])
+                feed = {"input": x.numpy()}
+                out = session.run(None, feed)[0].reshape(expected.shape)
+                assert np.abs(out - expected).max() <= 1e-5 * max(1.0, np.abs(expected).max()), f"onnxruntime {name}"
+                rows.append((name, f"onnxruntime {ort.__version__} (CPU, 2 threads)", what, B,
+                             time_torch(lambda: session.run(None, feed), repeat)))
     return rows, agreement
 
 
