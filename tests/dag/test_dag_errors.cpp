@@ -5,30 +5,21 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <functional>
 #include <string>
 
 #include "backends/runtime/DagInspector.h"
 #include "datasets/DagReader.h"
 #include "frontend/dsl/Frontend.h"
-#include "ilir/Error.h"
+#include "tests/UserError.h"
 
 namespace grove {
 namespace {
 
+using grove::testing::user_error_of;
 using ::testing::HasSubstr;
 
-std::string error_of(const std::function<void()> &f) {
-  try {
-    f();
-  } catch (const UserError &e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
 std::string dag_error(const std::string &json) {
-  return error_of([&] { read_dag_text(json, "d.json"); });
+  return user_error_of([&] { read_dag_text(json, "d.json"); });
 }
 
 // --- JSON DAG files -------------------------------------------------------------------------------
@@ -112,7 +103,7 @@ TEST(DagReaderErrors, HostileJsonIsAnErrorNotACrash) {
   std::string message = dag_error(long_string);
   EXPECT_THAT(message, HasSubstr("'token' must be an integer"));
   EXPECT_LT(message.size(), 300u);
-  EXPECT_THAT(error_of([] { read_dags("/nonexistent/d.json"); }),
+  EXPECT_THAT(user_error_of([] { read_dags("/nonexistent/d.json"); }),
               HasSubstr("cannot read DAG file '/nonexistent/d.json'"));
 }
 
@@ -133,7 +124,7 @@ TEST(DagReader, ReadsSlotsAndEmptySlots) {
 // --- Grids and sequences ------------------------------------------------------------------------
 
 std::string grid_error(const std::string &text) {
-  return error_of([&] { read_grid_text(text, Sweep::SouthEast, "g.txt"); });
+  return user_error_of([&] { read_grid_text(text, Sweep::SouthEast, "g.txt"); });
 }
 
 TEST(GridReaderErrors, Lines) {
@@ -174,7 +165,7 @@ TEST(GridReader, SweepsNameTheNeighboursTheyComeFrom) {
 TEST(SequenceReaderErrors, Lines) {
   Vocab vocab = Vocab::parse("the\ncat\n", "v.txt");
   auto error = [&](const std::string &text, const Vocab *v) {
-    return error_of([&] { read_sequence_text(text, v, "s.txt"); });
+    return user_error_of([&] { read_sequence_text(text, v, "s.txt"); });
   };
   EXPECT_THAT(error("", nullptr), HasSubstr("s.txt: the file is empty; expected one sequence per line"));
   EXPECT_THAT(error("1 2\n   \n", nullptr), HasSubstr("s.txt:2: empty line; expected one sequence per line"));
@@ -195,7 +186,7 @@ TEST(SequenceReaderErrors, Lines) {
 std::string inspect_error(const Dag &dag, DagInspectorOptions options = {}) {
   options.vocab_size = 10;
   options.first_dag_number = 4;
-  return error_of([&] { linearize_dags(std::span(&dag, 1), options); });
+  return user_error_of([&] { linearize_dags(std::span(&dag, 1), options); });
 }
 
 Dag dag_of(std::vector<std::vector<int32_t>> preds, std::vector<int32_t> tokens = {}) {
@@ -259,7 +250,7 @@ TEST(DagInspector, LevelsZeroNodeAndSinks) {
 // --- The model language ---------------------------------------------------------------------------
 
 std::string model_error(const std::string &text) {
-  return error_of([&] { dsl::parse_model(text, "m.grove"); });
+  return user_error_of([&] { dsl::parse_model(text, "m.grove"); });
 }
 
 const char kDagHeader[] = "model M\nstructure dag\nparam E [V, H]\nparam W [H, H]\nstate h [H]\n";

@@ -19,7 +19,7 @@
 #include "backends/cpu/CompiledModel.h"
 #include "datasets/DagReader.h"
 #include "frontend/dsl/Frontend.h"
-#include "ilir/Error.h"
+#include "tests/UserError.h"
 #include "tests/dag/DagTestInputs.h"
 #include "tests/reference/Reference.h"
 
@@ -242,16 +242,8 @@ TEST(SequenceModel, DagModelOverSequencesReadsZerosInItsSecondSlot) {
 }
 
 TEST(WrongInputKind, TreesForADagModelAndDagsForATreeModel) {
-  auto error_of = [](const auto &f) -> std::string {
-    try {
-      f();
-    } catch (const UserError &e) {
-      return e.what();
-    }
-    return "(no error)";
-  };
   EXPECT_THAT(
-      error_of([] { compiled(ModelKind::LSTM, "").run(std::vector<Tree>{}, {}); }),
+      testing::user_error_of([] { compiled(ModelKind::LSTM, "").run(std::vector<Tree>{}, {}); }),
       ::testing::HasSubstr("model LSTM has 'structure sequence': it runs over DAGs, grids or sequences "
                            "(--dags, --grids, --sequences), not trees"));
   ilir::Program treefc = dsl::parse_model_file(std::string(GROVE_SOURCE_DIR) + "/models/treefc.grove");
@@ -259,11 +251,12 @@ TEST(WrongInputKind, TreesForADagModelAndDagsForATreeModel) {
       treefc, reference::random_model_weights(ModelKind::TreeFC, 8, 8, kVocab, 1), {});
   Dag dag = testing::random_dag(1, 3, kVocab);
   EXPECT_THAT(
-      error_of([&] { tree_model.run_dags(std::span(&dag, 1), {.noun = "grid"}); }),
+      testing::user_error_of([&] { tree_model.run_dags(std::span(&dag, 1), {.noun = "grid"}); }),
       ::testing::HasSubstr("model TreeFC has 'structure binary_tree': it runs over trees (--trees), not "
                            "grids"));
-  EXPECT_THAT(error_of([&] { tree_model.run_sequences(std::vector<std::vector<int32_t>>{{1}}, {}); }),
-              ::testing::HasSubstr("not sequences"));
+  EXPECT_THAT(
+      testing::user_error_of([&] { tree_model.run_sequences(std::vector<std::vector<int32_t>>{{1}}, {}); }),
+      ::testing::HasSubstr("not sequences"));
 }
 
 }  // namespace

@@ -16,12 +16,13 @@
 #include "datasets/InputStream.h"
 #include "datasets/PTBReader.h"
 #include "datasets/Vocab.h"
-#include "ilir/Error.h"
+#include "tests/UserError.h"
 #include "tests/runtime/TestFiles.h"
 
 namespace grove {
 namespace {
 
+using grove::testing::user_error_of;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
@@ -138,11 +139,7 @@ Inputs read_chunked(const Source &source, size_t block, size_t max_step = 5) {
 // The whole-file read of the reader functions, as Inputs.
 Inputs read_whole(const std::function<void(Inputs &)> &read) {
   Inputs out;
-  try {
-    read(out);
-  } catch (const UserError &e) {
-    out.error = e.what();
-  }
+  out.error = user_error_of([&] { read(out); });
   return out;
 }
 
@@ -173,15 +170,6 @@ void check_stream(const Source &source, const Inputs &whole) {
       ASSERT_TRUE(same_inputs(reference, drain(again, 4), chunked.counts[p], 4));
     }
   }
-}
-
-std::string error_of(const std::function<void()> &f) {
-  try {
-    f();
-  } catch (const UserError &e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 // --- Trees -------------------------------------------------------------------------------------------
@@ -500,21 +488,21 @@ TEST(InputStream, AnErrorStaysUntilASeek) {
   InputStream stream(std::make_unique<std::istringstream>(text), "in.txt", InputFormat::Trees);
   EXPECT_EQ(stream.next(3).count(), 3u);
   const StreamPosition before = stream.position();
-  const std::string first = error_of([&] { stream.next(5); });
+  const std::string first = user_error_of([&] { stream.next(5); });
   EXPECT_THAT(first, StartsWith("in.txt:6:4: token 'x' is not an integer id"));
   // The inputs of the failed call are not counted, and asking again gives the same error.
   EXPECT_EQ(stream.position(), before);
-  EXPECT_EQ(error_of([&] { stream.next(1); }), first);
+  EXPECT_EQ(user_error_of([&] { stream.next(1); }), first);
   stream.seek(before);
   EXPECT_EQ(stream.next(2).count(), 2u);
-  EXPECT_EQ(error_of([&] { stream.next(1); }), first);
+  EXPECT_EQ(user_error_of([&] { stream.next(1); }), first);
 }
 
 TEST(InputStream, FilesThatCannotBeReadOrSought) {
   testing::TempDir dir;
-  EXPECT_THAT(error_of([&] { InputStream(dir.file("none.txt"), InputFormat::Grids); }),
+  EXPECT_THAT(user_error_of([&] { InputStream(dir.file("none.txt"), InputFormat::Grids); }),
               StartsWith("cannot read grid file '" + dir.file("none.txt") + "': No such file or directory"));
-  EXPECT_THAT(error_of([&] { InputStream(dir.file(""), InputFormat::Trees); }),
+  EXPECT_THAT(user_error_of([&] { InputStream(dir.file(""), InputFormat::Trees); }),
               HasSubstr("cannot read tree file '" + dir.file("") + "': it is a directory"));
 
   // A stream that cannot seek is read to its end all the same, without a size.
@@ -532,7 +520,7 @@ TEST(InputStream, FilesThatCannotBeReadOrSought) {
   InputStream stream(std::make_unique<Owning>(buffer), "pipe", InputFormat::Sequences);
   EXPECT_EQ(stream.bytes_total(), 0u);
   EXPECT_EQ(stream.next(10).sequences, (std::vector<std::vector<int32_t>>{{1, 2}, {3}}));
-  EXPECT_THAT(error_of([&] {
+  EXPECT_THAT(user_error_of([&] {
                 stream.seek(StreamPosition{1, 4, 2});
               }),
               StartsWith("cannot seek in sequence file 'pipe': it is not a regular file"));

@@ -14,27 +14,19 @@
 
 #include "backends/runtime/RandomWeights.h"
 #include "frontend/dsl/Frontend.h"
-#include "ilir/Error.h"
 #include "scheduling/Schedule.h"
+#include "tests/UserError.h"
 #include "tools/Bench.h"
 #include "tools/Tune.h"
 
 namespace grove::tool {
 namespace {
 
+using grove::testing::user_error_of;
 using ::testing::HasSubstr;
 
 std::string model_path(const std::string &stem) {
   return std::string(GROVE_SOURCE_DIR) + "/models/" + stem + ".grove";
-}
-
-std::string user_error_of(const std::function<void()> &f) {
-  try {
-    f();
-  } catch (const UserError &e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 TEST(Percentile, InterpolatesLikeNumpy) {
