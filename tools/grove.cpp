@@ -232,15 +232,15 @@ int main(int argc, char **argv) {
       "Without it the result is printed");
   rr->add_option("--executor", relay_run.executor,
                  "vm (the compiled virtual machine, default) or interp (the reference interpreter)");
+  rr->add_option("--threads", relay_run.threads,
+                 "Threads of the VM's kernels and of grove's recursive functions (default: all cores)")
+      ->check(CLI::Range(1, 1024));
   rr->add_option("--target", relay_run.targets,
                  "Partition for these external code generators first (comma-separated, in priority order; "
                  "grove relay targets lists them)")
       ->delimiter(',');
   grove::tool::RelayDumpCommand relay_dump;
   CLI::App *rd = relay->add_subcommand("dump", "Print one stage of FILE's compilation");
-  rr->add_option("--threads", relay_run.threads,
-                 "Threads of the VM's kernels and of grove's recursive functions (default: all cores)")
-      ->check(CLI::Range(1, 1024));
   rd->add_option("file", relay_dump.file, "Relay text file")->required()->check(CLI::ExistingFile);
   rd->add_option(
       "--stage", relay_dump.stage,
@@ -298,15 +298,15 @@ int main(int argc, char **argv) {
       ->required()
       ->check(CLI::ExistingPath);
   rb->add_option("--executor", relay_bench.executor, "vm (the compiled virtual machine, default) or interp");
+  rb->add_option("--threads", relay_bench.threads,
+                 "Threads of the VM's kernels and of grove's recursive functions (default: all cores)")
+      ->check(CLI::Range(1, 1024));
   rb->add_option("--arg", relay_bench.args,
                  "A parameter of @main, as grove relay run takes it; repeat per parameter");
   rb->add_option("--trees", relay_bench.trees,
                  "PTB trees for @main's tree-list parameter, bound --batch at a time")
       ->check(CLI::ExistingFile);
   rb->add_option("--vocab", relay_bench.vocab, "Vocabulary for --trees' tokens")->check(CLI::ExistingFile);
-  rb->add_option("--threads", relay_bench.threads,
-                 "Threads of the VM's kernels and of grove's recursive functions (default: all cores)")
-      ->check(CLI::Range(1, 1024));
   rb->add_option("--batch", relay_bench.batch, "With --trees: trees per call of @main");
   rb->add_option("--random-args", relay_bench.seed,
                  "Fill tensor parameters no --arg gives with seeded uniform values in ±1/sqrt(fan-in)");
