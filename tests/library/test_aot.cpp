@@ -35,7 +35,7 @@
 #include "datasets/PTBReader.h"
 #include "datasets/Vocab.h"
 #include "frontend/dsl/Frontend.h"
-#include "ilir/Error.h"
+#include "tests/UserError.h"
 #include "tests/cli/CliRunner.h"
 #include "tests/runtime/TestFiles.h"
 
@@ -48,6 +48,7 @@ namespace grove {
 namespace {
 
 namespace fs = std::filesystem;
+using grove::testing::user_error_of;
 using ::testing::HasSubstr;
 
 constexpr int kTrees = 40;  // SST test trees run per check
@@ -373,17 +374,6 @@ TEST(Aot, ExplicitTarget) {
 }
 
 // ---- Errors ------------------------------------------------------------------------------------
-
-template <typename F>
-std::string user_error_of(F f) {
-  try {
-    f();
-  } catch (const UserError &e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no UserError";
-  return "";
-}
 
 TEST(AotErrors, MissingLibrary) {
   const std::string path = scratch().file("no-such-lib.so");

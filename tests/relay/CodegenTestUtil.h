@@ -13,20 +13,12 @@
 
 #include "frontend/relay/IR.h"
 #include "frontend/relay/Value.h"
-#include "ilir/Error.h"
+#include "tests/UserError.h"
 
 namespace grove::relay::testing {
 
-// The message of the UserError `f` throws, or "" when it throws none.
-template <typename F>
-std::string user_error_of(F &&f) {
-  try {
-    f();
-  } catch (const UserError &e) {
-    return e.what();
-  }
-  return "";
-}
+// The shared helper (tests/UserError.h), under the name these suites and tests/onnx use.
+using grove::testing::user_error_of;
 
 // A float32 tensor of `shape`, uniform in [lo, hi), the same for the same seed.
 inline NDArray random_array(const Shape &shape, unsigned seed, float lo = -2.0f, float hi = 2.0f) {

@@ -10,7 +10,7 @@
 
 #include "frontend/relay/IR.h"
 #include "frontend/relay/Parser.h"
-#include "ilir/Error.h"
+#include "tests/UserError.h"
 
 namespace grove::relay::parser_test {
 
@@ -32,21 +32,12 @@ inline Expr parse(const std::string &text) {
 
 // The message of the UserError that parsing `text` as a module throws ("" when it parses).
 inline std::string module_error(const std::string &text, const std::vector<NDArray> &meta = {}) {
-  try {
-    parse_module(text, "test.relay", meta);
-  } catch (const UserError &e) {
-    return e.what();
-  }
-  return "";
+  return grove::testing::user_error_of([&] { parse_module(text, "test.relay", meta); });
 }
 
+// The same for `text` as an expression.
 inline std::string expr_error(const std::string &text) {
-  try {
-    parse(text);
-  } catch (const UserError &e) {
-    return e.what();
-  }
-  return "";
+  return grove::testing::user_error_of([&] { parse(text); });
 }
 
 inline const Function &main_of(const Module &m) {

@@ -28,10 +28,12 @@
 #include "frontend/relay/Visitor.h"
 #include "frontend/relay/passes/FuseOps.h"
 #include "ilir/Error.h"
+#include "tests/UserError.h"
 
 namespace grove::relay {
 namespace {
 
+using grove::testing::user_error_of;
 using ::testing::HasSubstr;
 
 KernelCompiler &compiler() {
@@ -399,12 +401,7 @@ def @main(%x: Tensor[(?, 8), float32]) {
   for (int64_t i = 0; i < x.size(); ++i)
     EXPECT_EQ(y.data<float>()[i], std::max(x.data<float>()[i] + 1.0f, 0.0f));
   // The kernel checks what it is given against what it was compiled for.
-  try {
-    k1->run({x});
-    ADD_FAILURE() << "expected a UserError";
-  } catch (const UserError &err) {
-    EXPECT_THAT(err.what(), HasSubstr("shape (3, 8)"));
-  }
+  EXPECT_THAT(user_error_of([&] { k1->run({x}); }), HasSubstr("shape (3, 8)"));
   EXPECT_THROW(compiler().compile(prims[0], {DType::Float32}, {{kAnyDim, 8}}), UserError);
 }
 
@@ -415,23 +412,16 @@ def @main(%x: Tensor[(4), float32]) {
 })");
   std::vector<Expr> prims = primitives(m);
   ASSERT_EQ(prims.size(), 1u);
-  try {
-    compiler().compile(prims[0], {DType::Float32}, {{4}});
-    ADD_FAILURE() << "expected a UserError";
-  } catch (const UserError &err) {
-    EXPECT_THAT(err.what(),
-                HasSubstr("the Halide kernel compiler does not support erf (at halide_test.relay:3:3)"));
-  }
+  EXPECT_THAT(user_error_of([&] { compiler().compile(prims[0], {DType::Float32}, {{4}}); }),
+              HasSubstr("the Halide kernel compiler does not support erf (at halide_test.relay:3:3)"));
   Module d = fused(R"(#[version = "0.0.5"]
 def @main(%x: Tensor[(4), int32], %y: Tensor[(4), int32]) {
   divide(%x, %y)
 })");
-  try {
-    compiler().compile(primitives(d)[0], {DType::Int32, DType::Int32}, {{4}, {4}});
-    ADD_FAILURE() << "expected a UserError";
-  } catch (const UserError &err) {
-    EXPECT_THAT(err.what(), HasSubstr("does not support integer divide (int32)"));
-  }
+  EXPECT_THAT(user_error_of([&] {
+                compiler().compile(primitives(d)[0], {DType::Int32, DType::Int32}, {{4}, {4}});
+              }),
+              HasSubstr("does not support integer divide (int32)"));
 }
 
 TEST(HalideKernels, ACompilerWithItsOwnThreadCountCanBeDestroyed) {

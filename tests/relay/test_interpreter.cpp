@@ -12,12 +12,13 @@
 #include "frontend/relay/Parser.h"
 #include "frontend/relay/TypeInfer.h"
 #include "frontend/relay/Value.h"
-#include "ilir/Error.h"
+#include "tests/UserError.h"
 #include "tests/relay/Differential.h"
 
 namespace grove::relay {
 namespace {
 
+using grove::testing::user_error_of;
 using ::testing::HasSubstr;
 
 Span loc(int line, int col) { return Span{std::make_shared<const std::string>("t.relay"), line, col}; }
@@ -43,17 +44,6 @@ NDArray filled(Shape shape, float start = 0) {
   NDArray a(DType::Float32, std::move(shape));
   for (int64_t i = 0; i < a.size(); ++i) a.data<float>()[i] = start + static_cast<float>(i);
   return a;
-}
-
-// The message of the UserError `f` throws ("" when it throws none).
-template <typename F>
-std::string user_error_of(F &&f) {
-  try {
-    f();
-  } catch (const UserError &e) {
-    return e.what();
-  }
-  return "";
 }
 
 // A module with `type List[A] { Cons(A, List[A]), Nil }` and `type Nat { Z, S(Nat) }` (Peano

@@ -7,10 +7,12 @@
 #include "frontend/relay/IR.h"
 #include "frontend/relay/Visitor.h"
 #include "ilir/Error.h"
+#include "tests/UserError.h"
 
 namespace grove::relay {
 namespace {
 
+using grove::testing::user_error_of;
 using ::testing::HasSubstr;
 
 Expr f32_scalar(float v) { return Constant::make(NDArray::scalar(DType::Float32, v)); }
@@ -102,19 +104,12 @@ TEST(RelayModule, DuplicateTypesAndConstructorsAreUserErrors) {
   m.add_type(data);
   ASSERT_NE(m.find_constructor("Nil"), nullptr);
   EXPECT_EQ(m.find_constructor("Cons"), nullptr);
-  try {
-    m.add_type(data);
-    FAIL() << "a second List was accepted";
-  } catch (const UserError &e) {
-    EXPECT_THAT(e.what(), HasSubstr("the type List is defined twice"));
-  }
+  EXPECT_THAT(user_error_of([&] { m.add_type(data); }), HasSubstr("the type List is defined twice"));
   Type other = GlobalTypeVar::make("Other");
-  try {
-    m.add_type(TypeData{other, {}, {Constructor::make("Nil", {}, other, 0)}, {}});
-    FAIL() << "a second Nil was accepted";
-  } catch (const UserError &e) {
-    EXPECT_THAT(e.what(), HasSubstr("the constructor Nil is defined twice"));
-  }
+  EXPECT_THAT(user_error_of([&] {
+                m.add_type(TypeData{other, {}, {Constructor::make("Nil", {}, other, 0)}, {}});
+              }),
+              HasSubstr("the constructor Nil is defined twice"));
 }
 
 TEST(RelayModule, FunctionsKeepDefinitionOrder) {
@@ -221,13 +216,9 @@ TEST(RelayVisitor, HundredThousandNestedTuplesAreWalked) {
 
 TEST(RelayIR, UnknownOperatorIsAUserErrorWithItsLocation) {
   Span span{std::make_shared<const std::string>("prog.relay"), 3, 7};
-  try {
-    Op::make("nn.no_such_op", span);
-    FAIL() << "an unknown op was accepted";
-  } catch (const UserError &e) {
-    EXPECT_THAT(e.what(), HasSubstr("prog.relay:3:7"));
-    EXPECT_THAT(e.what(), HasSubstr("grove does not support the operator 'nn.no_such_op'"));
-  }
+  const std::string message = user_error_of([&] { Op::make("nn.no_such_op", span); });
+  EXPECT_THAT(message, HasSubstr("prog.relay:3:7"));
+  EXPECT_THAT(message, HasSubstr("grove does not support the operator 'nn.no_such_op'"));
 }
 
 TEST(RelayIR, ExprTypeBeforeInferenceIsAnInternalError) {

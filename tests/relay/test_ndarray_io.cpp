@@ -8,7 +8,7 @@
 #include <limits>
 
 #include "frontend/relay/NDArrayIO.h"
-#include "ilir/Error.h"
+#include "tests/UserError.h"
 #include "tests/runtime/TestFiles.h"
 
 namespace grove::relay {
@@ -17,6 +17,7 @@ namespace {
 using grove::testing::FileSizeLimit;
 using grove::testing::read_bytes;
 using grove::testing::TempDir;
+using grove::testing::user_error_of;
 using grove::testing::write_bytes;
 using ::testing::AllOf;
 using ::testing::ElementsAre;
@@ -186,30 +187,19 @@ std::string npy_file(const std::string &descr, const std::string &shape, const s
          static_cast<char>(dict.size() >> 8) + dict + data;
 }
 
-template <typename F>
-std::string error_of(F &&f) {
-  try {
-    f();
-  } catch (const UserError &e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no UserError";
-  return "";
-}
-
 TEST(NDArrayIOErrors, UnknownDtypes) {
   TempDir dir;
   write_bytes(
       dir.file("bad.safetensors"),
       safetensors_file(R"({"emb": {"dtype": "BF16", "shape": [2], "data_offsets": [0, 4]}})", "abcd"));
   EXPECT_THAT(
-      error_of([&] { read_safetensors_arrays(dir.file("bad.safetensors")); }),
+      user_error_of([&] { read_safetensors_arrays(dir.file("bad.safetensors")); }),
       AllOf(HasSubstr("bad.safetensors: tensor 'emb' has dtype BF16"), HasSubstr("grove reads BOOL, I8")));
   write_bytes(dir.file("bad.npy"), npy_file(">i4", "(1,)", "abcd"));
-  EXPECT_THAT(error_of([&] { read_npy_array(dir.file("bad.npy")); }),
+  EXPECT_THAT(user_error_of([&] { read_npy_array(dir.file("bad.npy")); }),
               AllOf(HasSubstr("bad.npy: the array has dtype '>i4'"), HasSubstr("grove reads little-endian")));
   write_bytes(dir.file("bad.npy"), npy_file("<c8", "(1,)", "abcdefgh"));
-  EXPECT_THAT(error_of([&] { read_npy_array(dir.file("bad.npy")); }), HasSubstr("dtype '<c8'"));
+  EXPECT_THAT(user_error_of([&] { read_npy_array(dir.file("bad.npy")); }), HasSubstr("dtype '<c8'"));
 }
 
 TEST(NDArrayIOErrors, SizeMismatchNamesTheDtype) {
@@ -217,11 +207,11 @@ TEST(NDArrayIOErrors, SizeMismatchNamesTheDtype) {
   write_bytes(dir.file("bad.safetensors"),
               safetensors_file(R"({"w": {"dtype": "I64", "shape": [2], "data_offsets": [0, 12]}})",
                                std::string(12, '\0')));
-  EXPECT_THAT(error_of([&] { read_safetensors_arrays(dir.file("bad.safetensors")); }),
+  EXPECT_THAT(user_error_of([&] { read_safetensors_arrays(dir.file("bad.safetensors")); }),
               AllOf(HasSubstr("bad.safetensors: tensor 'w'"),
                     HasSubstr("data_offsets [0, 12] span 12 bytes but shape [2] of I64 needs 16 bytes")));
   write_bytes(dir.file("bad.npy"), npy_file("<i8", "(3,)", std::string(16, '\0')));
-  EXPECT_THAT(error_of([&] { read_npy_array(dir.file("bad.npy")); }),
+  EXPECT_THAT(user_error_of([&] { read_npy_array(dir.file("bad.npy")); }),
               HasSubstr("bad.npy: shape [3] of int64 needs 24 data bytes but the file has 16"));
 }
 
@@ -233,7 +223,7 @@ TEST(NDArrayIOErrors, OverlappingTensorsAreRefused) {
                                R"( "b": {"dtype": "I32", "shape": [2], "data_offsets": [4, 12]}})",
                                std::string(12, '\0')));
   EXPECT_THAT(
-      error_of([&] { read_safetensors_arrays(dir.file("bad.safetensors")); }),
+      user_error_of([&] { read_safetensors_arrays(dir.file("bad.safetensors")); }),
       HasSubstr("bad.safetensors: tensors 'a' and 'b' overlap in the data section (data_offsets [0, 8] "
                 "and [4, 12])"));
 }
@@ -243,10 +233,10 @@ TEST(NDArrayIOErrors, BoolsMustBeZeroOrOne) {
   write_bytes(dir.file("bad.safetensors"),
               safetensors_file(R"({"mask": {"dtype": "BOOL", "shape": [3], "data_offsets": [0, 3]}})",
                                std::string("\x01\x00\x02", 3)));
-  EXPECT_THAT(error_of([&] { read_safetensors_arrays(dir.file("bad.safetensors")); }),
+  EXPECT_THAT(user_error_of([&] { read_safetensors_arrays(dir.file("bad.safetensors")); }),
               HasSubstr("bad.safetensors: tensor 'mask': bool element 2 is the byte 2, not 0 or 1"));
   write_bytes(dir.file("bad.npy"), npy_file("|b1", "(2,)", "\x01\xff"));
-  EXPECT_THAT(error_of([&] { read_npy_array(dir.file("bad.npy")); }),
+  EXPECT_THAT(user_error_of([&] { read_npy_array(dir.file("bad.npy")); }),
               HasSubstr("bad.npy: the array: bool element 1 is the byte 255, not 0 or 1"));
 }
 
@@ -254,36 +244,36 @@ TEST(NDArrayIOErrors, MetaConstantsNeedTheirNames) {
   TempDir dir;
   write_safetensors_arrays(dir.file("w.meta.safetensors"), {{"relay.Constant.0", sample(DType::Int32, {2})},
                                                             {"weight", sample(DType::Int32, {2})}});
-  EXPECT_THAT(error_of([&] { read_meta_constants(dir.file("w.meta.safetensors")); }),
+  EXPECT_THAT(user_error_of([&] { read_meta_constants(dir.file("w.meta.safetensors")); }),
               AllOf(HasSubstr("w.meta.safetensors: tensor 'weight' is not a Relay constant"),
                     HasSubstr("relay.Constant.0, relay.Constant.1, ... only")));
   write_safetensors_arrays(dir.file("w.meta.safetensors"),
                            {{"relay.Constant.01", sample(DType::Int32, {2})}});
-  EXPECT_THAT(error_of([&] { read_meta_constants(dir.file("w.meta.safetensors")); }),
+  EXPECT_THAT(user_error_of([&] { read_meta_constants(dir.file("w.meta.safetensors")); }),
               HasSubstr("tensor 'relay.Constant.01' is not a Relay constant"));
   write_safetensors_arrays(dir.file("w.meta.safetensors"),
                            {{"relay.Constant.-1", sample(DType::Int32, {2})}});
-  EXPECT_THAT(error_of([&] { read_meta_constants(dir.file("w.meta.safetensors")); }),
+  EXPECT_THAT(user_error_of([&] { read_meta_constants(dir.file("w.meta.safetensors")); }),
               HasSubstr("tensor 'relay.Constant.-1' is not a Relay constant"));
   write_safetensors_arrays(dir.file("w.meta.safetensors"), {{"relay.Constant.0", sample(DType::Int32, {2})},
                                                             {"relay.Constant.2", sample(DType::Int32, {2})}});
   EXPECT_THAT(
-      error_of([&] { read_meta_constants(dir.file("w.meta.safetensors")); }),
+      user_error_of([&] { read_meta_constants(dir.file("w.meta.safetensors")); }),
       HasSubstr("w.meta.safetensors: relay.Constant.1 is missing: the file holds 2 constants, so they "
                 "must be relay.Constant.0 to relay.Constant.1"));
   write_safetensors_arrays(dir.file("w.meta.safetensors"),
                            {{"relay.Constant.99999999999999999999999", sample(DType::Int32, {2})}});
-  EXPECT_THAT(error_of([&] { read_meta_constants(dir.file("w.meta.safetensors")); }),
+  EXPECT_THAT(user_error_of([&] { read_meta_constants(dir.file("w.meta.safetensors")); }),
               HasSubstr("is not a Relay constant"));
 }
 
 TEST(NDArrayIOErrors, MissingFilesAreNamed) {
   TempDir dir;
-  EXPECT_THAT(error_of([&] { read_npy_array(dir.file("absent.npy")); }),
+  EXPECT_THAT(user_error_of([&] { read_npy_array(dir.file("absent.npy")); }),
               AllOf(HasSubstr("cannot open"), HasSubstr("absent.npy")));
-  EXPECT_THAT(error_of([&] { read_safetensors_arrays(dir.file("absent.safetensors")); }),
+  EXPECT_THAT(user_error_of([&] { read_safetensors_arrays(dir.file("absent.safetensors")); }),
               AllOf(HasSubstr("cannot open"), HasSubstr("absent.safetensors")));
-  EXPECT_THAT(error_of([&] { read_meta_constants(dir.file("p.meta.safetensors")); }),
+  EXPECT_THAT(user_error_of([&] { read_meta_constants(dir.file("p.meta.safetensors")); }),
               AllOf(HasSubstr("cannot open"), HasSubstr("p.meta.safetensors")));
 }
 
@@ -294,13 +284,13 @@ TEST(NDArrayIOErrors, FailedWritesLeaveExistingFilesAlone) {
   NDArray big = sample(DType::Float64, {1000});
   {
     FileSizeLimit limit(4000);
-    EXPECT_THAT(error_of([&] { write_npy_array(dir.file("a.npy"), big); }),
+    EXPECT_THAT(user_error_of([&] { write_npy_array(dir.file("a.npy"), big); }),
                 AllOf(HasSubstr("cannot write"), HasSubstr("a.npy"), HasSubstr("File too large")));
-    EXPECT_THAT(error_of([&] {
+    EXPECT_THAT(user_error_of([&] {
                   write_safetensors_arrays(dir.file("a.safetensors"), {{"x", big}});
                 }),
                 AllOf(HasSubstr("cannot write"), HasSubstr("a.safetensors")));
-    EXPECT_THAT(error_of([&] { write_meta_constants(dir.file("a.meta.safetensors"), {big}); }),
+    EXPECT_THAT(user_error_of([&] { write_meta_constants(dir.file("a.meta.safetensors"), {big}); }),
                 AllOf(HasSubstr("cannot write"), HasSubstr("a.meta.safetensors")));
   }
   for (const char *name : {"a.npy", "a.safetensors", "a.meta.safetensors"}) {

@@ -15,7 +15,7 @@
 #include "frontend/relay/Printer.h"
 #include "frontend/relay/StructuralEqual.h"
 #include "frontend/relay/ops/Op.h"
-#include "ilir/Error.h"
+#include "tests/UserError.h"
 #include "tests/relay/ParserTestUtil.h"
 
 namespace grove::relay {
@@ -401,12 +401,7 @@ class RelayParserFileTest : public ::testing::Test {
     return path;
   }
   std::string file_error(const std::string &path) {
-    try {
-      parse_relay_file(path);
-    } catch (const UserError &e) {
-      return e.what();
-    }
-    return "";
+    return grove::testing::user_error_of([&] { parse_relay_file(path); });
   }
   std::filesystem::path dir_;
 };
@@ -452,16 +447,10 @@ TEST(RelayParserFiles, SeedCorpusParses) {
     ++parsed;
   }
   EXPECT_GE(parsed, 12);
-  EXPECT_THAT(
-      [] {
-        try {
-          parse_relay_file(std::string(GROVE_SOURCE_DIR) + "/fuzz/corpus/relay/error_meta.relay");
-        } catch (const UserError &e) {
-          return std::string(e.what());
-        }
-        return std::string();
-      }(),
-      HasSubstr("error_meta.relay:2:11: error: meta[relay.Constant][0] needs the constants sidecar"));
+  EXPECT_THAT(grove::testing::user_error_of([] {
+                parse_relay_file(std::string(GROVE_SOURCE_DIR) + "/fuzz/corpus/relay/error_meta.relay");
+              }),
+              HasSubstr("error_meta.relay:2:11: error: meta[relay.Constant][0] needs the constants sidecar"));
 }
 
 // ---------------------------------------------------------------------------------------------

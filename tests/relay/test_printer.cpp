@@ -14,12 +14,13 @@
 #include "frontend/relay/Parser.h"
 #include "frontend/relay/Printer.h"
 #include "frontend/relay/StructuralEqual.h"
-#include "ilir/Error.h"
+#include "tests/UserError.h"
 #include "tests/runtime/TestFiles.h"
 
 namespace grove::relay {
 namespace {
 
+using grove::testing::user_error_of;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
@@ -58,11 +59,8 @@ ListAdt make_list() {
 void expect_round_trip(const Module &m, const PrintOptions &options = {}) {
   PrintedModule printed = print_module(m, options);
   Module back;
-  try {
-    back = parse_module(printed.text, "printed.relay", printed.meta);
-  } catch (const UserError &e) {
-    FAIL() << e.what() << "\n" << printed.text;
-  }
+  ASSERT_EQ(user_error_of([&] { back = parse_module(printed.text, "printed.relay", printed.meta); }), "")
+      << printed.text;
   EqualResult r = structural_equal(m, back);
   EXPECT_TRUE(r.equal) << "at " << r.path << ":\n" << r.lhs << "\nvs\n" << r.rhs << "\n" << printed.text;
   // Printing is a fixpoint (checked types are not parsed back, so their comments would differ).
@@ -459,12 +457,7 @@ TEST(Printer, FailedWritesLeaveTheOldFile) {
   Module m = module_of(fn({x}, Tuple::make(fields)));
   {
     grove::testing::FileSizeLimit limit(1000);
-    try {
-      write_relay_file(dir.file("prog.relay"), m);
-      FAIL() << "no error";
-    } catch (const UserError &e) {
-      EXPECT_THAT(e.what(), HasSubstr("prog.relay"));
-    }
+    EXPECT_THAT(user_error_of([&] { write_relay_file(dir.file("prog.relay"), m); }), HasSubstr("prog.relay"));
   }
   EXPECT_EQ(grove::testing::read_bytes(dir.file("prog.relay")), "old");
 }
@@ -726,11 +719,7 @@ type List[A] {
 void expect_text_round_trip(const std::string &program) {
   const std::string text = "#[version = \"0.0.5\"]\n" + program;
   Module first;
-  try {
-    first = parse_module(text, "tvm.relay");
-  } catch (const UserError &e) {
-    FAIL() << e.what();
-  }
+  ASSERT_EQ(user_error_of([&] { first = parse_module(text, "tvm.relay"); }), "");
   expect_round_trip(first);
 }
 

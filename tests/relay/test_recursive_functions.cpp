@@ -11,12 +11,13 @@
 #include "backends/relay/RecursiveFunctions.h"
 #include "frontend/dsl/Frontend.h"
 #include "frontend/relay/Interpreter.h"
-#include "ilir/Error.h"
+#include "tests/UserError.h"
 #include "tests/relay/ModelFixtures.h"
 
 namespace grove::relay {
 namespace {
 
+using grove::testing::user_error_of;
 using ::testing::HasSubstr;
 using testing::load_model;
 
@@ -244,33 +245,19 @@ TEST(RelayRecursiveFunctions, BadWeightsAndTokensAreUserErrors) {
   std::vector<Value> weights = treelstm_weights(l);
   std::vector<Value> wrong = weights;
   wrong[2] = weights[1];  // W_iou where U_iou belongs
-  try {
-    CompiledRecursiveFunction::compile(l.module, "treelstm", wrong);
-    FAIL() << "compiled with a wrong weight";
-  } catch (const UserError &e) {
-    EXPECT_THAT(e.what(), HasSubstr("nn.dense multiplies"));
-  }
+  EXPECT_THAT(user_error_of([&] { CompiledRecursiveFunction::compile(l.module, "treelstm", wrong); }),
+              HasSubstr("nn.dense multiplies"));
   auto compiled = CompiledRecursiveFunction::compile(l.module, "treelstm", weights);
   NDArray token(DType::Int32, {});
   token.data<int32_t>()[0] = static_cast<int32_t>(l.fixture.at("emb").shape()[0]);  // one past the vocabulary
   Value leaf = adt_value(*l.module.find_constructor("Leaf"), {tensor_value(token)});
-  try {
-    compiled.run({leaf});
-    FAIL() << "ran a token outside the vocabulary";
-  } catch (const UserError &e) {
-    EXPECT_THAT(e.what(), HasSubstr("token"));
-  }
+  EXPECT_THAT(user_error_of([&] { compiled.run({leaf}); }), HasSubstr("token"));
 }
 
 TEST(RelayRecursiveFunctions, CompilingANonQualifyingFunctionIsAUserError) {
   auto l = load_model("treelstm");
-  try {
-    CompiledRecursiveFunction::compile(l.module, "main", {});
-    FAIL() << "compiled @main";
-  } catch (const UserError &e) {
-    EXPECT_THAT(e.what(),
-                HasSubstr("@main cannot be compiled by grove's recursive compiler: it has no parameter"));
-  }
+  EXPECT_THAT(user_error_of([&] { CompiledRecursiveFunction::compile(l.module, "main", {}); }),
+              HasSubstr("@main cannot be compiled by grove's recursive compiler: it has no parameter"));
 }
 
 }  // namespace

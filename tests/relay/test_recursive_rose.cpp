@@ -13,12 +13,13 @@
 #include "backends/relay/RecursiveFunctions.h"
 #include "frontend/dsl/Frontend.h"
 #include "frontend/relay/Interpreter.h"
-#include "ilir/Error.h"
+#include "tests/UserError.h"
 #include "tests/relay/ModelFixtures.h"
 
 namespace grove::relay {
 namespace {
 
+using grove::testing::user_error_of;
 using ::testing::HasSubstr;
 using testing::load_model;
 using testing::LoadedModel;
@@ -421,12 +422,7 @@ TEST(RelayRecursiveRose, TokensOutsideTheVocabularyAreUserErrors) {
   token.data<int32_t>()[0] = static_cast<int32_t>(l.fixture.at("emb").shape()[0]);  // one past the vocabulary
   Value leaf = adt_value(*l.module.find_constructor("Rose"),
                          {tensor_value(token), adt_value(*l.module.find_constructor("Nil"), {})});
-  try {
-    compiled.run({leaf});
-    FAIL() << "ran a token outside the vocabulary";
-  } catch (const UserError &e) {
-    EXPECT_THAT(e.what(), HasSubstr("token"));
-  }
+  EXPECT_THAT(user_error_of([&] { compiled.run({leaf}); }), HasSubstr("token"));
 }
 
 }  // namespace

@@ -12,11 +12,12 @@
 #include "frontend/relay/Parser.h"
 #include "frontend/relay/TreeValues.h"
 #include "frontend/relay/TypeInfer.h"
-#include "ilir/Error.h"
+#include "tests/UserError.h"
 
 namespace grove::relay {
 namespace {
 
+using grove::testing::user_error_of;
 using ::testing::HasSubstr;
 
 constexpr char kList[] = "type List[A] { Cons(A, List[A]), Nil, }\n";
@@ -72,17 +73,6 @@ const Type &main_param_type(const Module &m) {
 
 std::vector<Tree> ptb(const std::string &text, const Vocab *vocab = nullptr) {
   return read_ptb_tree_text(text, vocab, "trees.txt");
-}
-
-// The message of the UserError `f` throws ("" when it does not).
-template <typename F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const UserError &e) {
-    return e.what();
-  }
-  return "";
 }
 
 TEST(TreeValues, BinaryTreesInFileOrderWithLeafTokens) {
@@ -155,17 +145,18 @@ def @main(%a: List[Tree[int32]], %b: List[Rose[int32]], %c: List[Tree[int64]], %
 
 TEST(TreeValues, ABinaryTreeWithOneOrThreeChildrenIsAnError) {
   Module m = typed_module(std::string(kList) + kTree + kBinaryProgram);
-  std::string e = error_of(
+  std::string e = user_error_of(
       [&] { trees_to_value(m, main_param_type(m), ptb("(0 1)\n(0 (0 (0 1)) (0 2))\n"), "trees.txt"); });
   EXPECT_THAT(e, HasSubstr("trees.txt:2: node 1 of this tree (numbered in post-order) has 1 children"));
   EXPECT_THAT(e, HasSubstr("a Tree[int32] value is binary"));
-  e = error_of([&] { trees_to_value(m, main_param_type(m), ptb("(0 (0 1) (0 2) (0 3))\n"), "trees.txt"); });
+  e = user_error_of(
+      [&] { trees_to_value(m, main_param_type(m), ptb("(0 (0 1) (0 2) (0 3))\n"), "trees.txt"); });
   EXPECT_THAT(e, HasSubstr("trees.txt:1: node 3 of this tree (numbered in post-order) has 3 children"));
 }
 
 TEST(TreeValues, AParameterOfAnotherTypeIsAnError) {
   Module m = typed_module(std::string(kList) + kTree + "def @main(%x: List[Tree[int64]]) { %x }");
-  std::string e = error_of([&] { trees_to_value(m, main_param_type(m), ptb("(0 1)")); });
+  std::string e = user_error_of([&] { trees_to_value(m, main_param_type(m), ptb("(0 1)")); });
   EXPECT_THAT(e, HasSubstr("List[Tree[int32]] or List[Rose[int32]]"));
   EXPECT_THAT(e, HasSubstr("this one has type List[Tree[int64]]"));
 }
@@ -173,18 +164,18 @@ TEST(TreeValues, AParameterOfAnotherTypeIsAnError) {
 TEST(TreeValues, AnAdtWithOtherConstructorsIsAnError) {
   Module m = typed_module(std::string(kList) + "type Tree[A] { Leaf(A), Node(Tree[A]), }\n" +
                           "def @main(%x: List[Tree[int32]]) { %x }");
-  std::string e = error_of([&] { trees_to_value(m, main_param_type(m), ptb("(0 1)")); });
+  std::string e = user_error_of([&] { trees_to_value(m, main_param_type(m), ptb("(0 1)")); });
   EXPECT_THAT(e, HasSubstr("the module's type Tree is `type Tree[A] { Leaf(A), Node(Tree[A]) }`"));
   EXPECT_THAT(e, HasSubstr("trees need `type Tree[A] { Leaf(A), Node(Tree[A], Tree[A]) }`"));
 
   m = typed_module(std::string(kList) + "type Rose[A] { Branch(A, List[Rose[A]]), }\n" +
                    "def @main(%x: List[Rose[int32]]) { %x }");
-  e = error_of([&] { trees_to_value(m, main_param_type(m), ptb("(0 1)")); });
+  e = user_error_of([&] { trees_to_value(m, main_param_type(m), ptb("(0 1)")); });
   EXPECT_THAT(e, HasSubstr("trees need `type Rose[A] { Rose(A, List[Rose[A]]) }`"));
 
   m = typed_module("type List[A] { Cons(A, List[A]), Empty, }\n" + std::string(kTree) +
                    "def @main(%x: List[Tree[int32]]) { %x }");
-  e = error_of([&] { trees_to_value(m, main_param_type(m), ptb("(0 1)")); });
+  e = user_error_of([&] { trees_to_value(m, main_param_type(m), ptb("(0 1)")); });
   EXPECT_THAT(e, HasSubstr("trees need `type List[A] { Cons(A, List[A]), Nil }`"));
 }
 

@@ -5,12 +5,13 @@
 
 #include "frontend/relay/Parser.h"
 #include "frontend/relay/TypeInfer.h"
-#include "ilir/Error.h"
+#include "tests/UserError.h"
 #include "tests/relay/Differential.h"
 
 namespace grove::relay {
 namespace {
 
+using grove::testing::user_error_of;
 using ::testing::HasSubstr;
 
 Span at(int line, int col) {
@@ -51,15 +52,6 @@ struct ListADT {
   Type of(Type elem) const { return TypeCall::make(list, {std::move(elem)}); }
   void add_to(Module &m) const { m.add_type(TypeData{list, {a}, {cons, nil}, {}}); }
 };
-
-std::string type_error(const std::function<void()> &f) {
-  try {
-    f();
-  } catch (const UserError &e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 // The type of `e` inferred in an otherwise empty module (or `m`).
 std::string infer(const Expr &e, const Module &m = {}) { return to_string(infer_type(e, m)); }
@@ -114,10 +106,10 @@ TEST(TypeInfer, ExplicitTypeArgumentsAreHonoured) {
   EXPECT_EQ(infer(ok, m), "float32");
   Expr bad =
       Call::make(global("id"), {constant(1, DType::Float32, at(3, 9))}, {}, {scalar(DType::Int32)}, at(3, 5));
-  EXPECT_EQ(type_error([&] { infer_type(bad, m); }),
+  EXPECT_EQ(user_error_of([&] { infer_type(bad, m); }),
             "t.relay:3:9: type error: argument 1 of @id: expected int32, found float32");
   Expr too_many = Call::make(global("id"), {constant(1)}, {}, {scalar(DType::Int32), unit()}, at(4, 1));
-  EXPECT_EQ(type_error([&] { infer_type(too_many, m); }),
+  EXPECT_EQ(user_error_of([&] { infer_type(too_many, m); }),
             "t.relay:4:1: type error: wrong number of type arguments to @id: expected 1, found 2");
 }
 
@@ -137,7 +129,7 @@ TEST(TypeInfer, ConstructorsInstantiateTheirTypeParameters) {
   // Mixed element types do not unify.
   Expr mixed =
       call(l.cons, {constant(1), call(l.cons, {constant(2, DType::Int32), call(l.nil, {})}, at(2, 12))});
-  EXPECT_EQ(type_error([&] { infer_type(mixed, m); }),
+  EXPECT_EQ(user_error_of([&] { infer_type(mixed, m); }),
             "t.relay:2:12: type error: argument 2 of Cons: expected List[float32], found List[int32]");
 }
 
@@ -230,7 +222,7 @@ TEST(TypeInfer, TupleAndVarPatterns) {
       Tuple::make({constant(1)}),
       {{PatternNode::tuple({PatternNode::wildcard(), PatternNode::wildcard()}, at(5, 3)), constant(0)}});
   EXPECT_EQ(
-      type_error([&] { infer_type(wrong, {}); }),
+      user_error_of([&] { infer_type(wrong, {}); }),
       "t.relay:5:3: type error: the tuple pattern does not match the type of the matched value: expected "
       "(float32,), found (_, _)");
 }
@@ -248,11 +240,11 @@ TEST(TypeInfer, References) {
   EXPECT_EQ(to_string(r->checked_type), "ref(float32)");
   EXPECT_EQ(to_string(u->checked_type), "()");
   Expr bad = RefWrite::make(RefCreate::make(constant(1)), constant(2, DType::Int32, at(1, 20)));
-  EXPECT_EQ(type_error([&] { infer_type(bad, {}); }),
+  EXPECT_EQ(user_error_of([&] { infer_type(bad, {}); }),
             "t.relay:1:20: type error: the value written by ref_write does not match the reference's type: "
             "expected float32, found int32");
   Expr not_ref = RefRead::make(constant(1, DType::Float32, at(2, 10)));
-  EXPECT_EQ(type_error([&] { infer_type(not_ref, {}); }),
+  EXPECT_EQ(user_error_of([&] { infer_type(not_ref, {}); }),
             "t.relay:2:10: type error: the argument of ref_read must be a reference: expected ref(_), found "
             "float32");
 }
@@ -278,7 +270,7 @@ TEST(TypeInfer, IfUnifiesBranchesTowardUnknownDims) {
             "fn (bool, Tensor[(?, 1), float32], Tensor[(3, 1), float32]) -> Tensor[(?, 1), float32]");
   Expr e = var("e", tensor({3, 2}));
   EXPECT_EQ(
-      type_error([&] {
+      user_error_of([&] {
         infer_type(fn({c, a, e}, If::make(c, e, a, at(2, 1))), {});
       }),
       "t.relay:2:1: type error: the branches of if have different types: expected Tensor[(3, 2), float32], "
@@ -294,7 +286,7 @@ TEST(TypeInfer, FunctionReturnAnnotationWithUnknownDims) {
 TEST(TypeInfer, UnannotatedParameterLearnsItsTypeFromAnOp) {
   // fn (%x, %w: Tensor[(4, 3)]) { nn.dense(%x, %w) }: nothing tells %x's type.
   Expr x = var("x", {}, at(1, 5)), w = var("w", tensor({4, 3}));
-  EXPECT_EQ(type_error([&] {
+  EXPECT_EQ(user_error_of([&] {
               infer_type(fn({x, w}, op_call("nn.dense", {x, w})), {});
             }),
             "t.relay:1:5: type error: cannot infer the type of %x; add a type annotation");
@@ -322,16 +314,16 @@ TEST(TypeInferErrors, WrongArity) {
   Expr x = var("x", scalar(DType::Float32));
   m.add_function("f", fn({x}, x));
   m.add_function("main", fn({}, call(global("f"), {constant(1), constant(2)}, at(7, 3))));
-  EXPECT_EQ(type_error([&] { infer_types(m); }),
+  EXPECT_EQ(user_error_of([&] { infer_types(m); }),
             "t.relay:7:3: type error: wrong number of arguments to @f: expected 1, found 2");
-  EXPECT_EQ(type_error([&] { infer_type(op_call("add", {constant(1)}, {}, at(2, 2)), {}); }),
+  EXPECT_EQ(user_error_of([&] { infer_type(op_call("add", {constant(1)}, {}, at(2, 2)), {}); }),
             "t.relay:2:2: type error: wrong number of arguments to add: expected 2, found 1");
 }
 
 TEST(TypeInferErrors, DtypeMismatch) {
   Expr x = var("x", scalar(DType::Float32));
   Expr e = call(fn({x}, x), {constant(1, DType::Int64, at(3, 14))});
-  EXPECT_EQ(type_error([&] { infer_type(e, {}); }),
+  EXPECT_EQ(user_error_of([&] { infer_type(e, {}); }),
             "t.relay:3:14: type error: argument 1 of this function: expected float32, found int64");
 }
 
@@ -339,14 +331,14 @@ TEST(TypeInferErrors, LetAnnotationMismatch) {
   Expr x = var("x", tensor({2}));
   Expr e = Let::make(x, constant_of({3}), x);
   // The value has no location: the let's is used, and it has none either.
-  EXPECT_EQ(type_error([&] { infer_type(e, {}); }),
+  EXPECT_EQ(user_error_of([&] { infer_type(e, {}); }),
             "<unknown>: type error: the value bound to %x does not match its type annotation: expected "
             "Tensor[(2), float32], found Tensor[(3), float32]");
 }
 
 TEST(TypeInferErrors, ReturnAnnotationMismatch) {
   Expr x = var("x", tensor({2, 3}), at(1, 1));
-  EXPECT_EQ(type_error([&] {
+  EXPECT_EQ(user_error_of([&] {
               infer_type(fn({x}, x, tensor({2, 3}, DType::Int32)), {});
             }),
             "t.relay:1:1: type error: the body of the function does not match its return type: expected "
@@ -355,18 +347,18 @@ TEST(TypeInferErrors, ReturnAnnotationMismatch) {
 
 TEST(TypeInferErrors, NonBoolCondition) {
   Expr c = Constant::make(NDArray(DType::Bool, {1}), at(4, 5));
-  EXPECT_EQ(type_error([&] { infer_type(If::make(c, constant(1), constant(2)), {}); }),
+  EXPECT_EQ(user_error_of([&] { infer_type(If::make(c, constant(1), constant(2)), {}); }),
             "t.relay:4:5: type error: the condition of if must be a bool scalar: expected bool, found "
             "Tensor[(1), bool]");
   Expr i = constant(1, DType::Int32, at(4, 6));
-  EXPECT_EQ(type_error([&] { infer_type(If::make(i, constant(1), constant(2)), {}); }),
+  EXPECT_EQ(user_error_of([&] { infer_type(If::make(i, constant(1), constant(2)), {}); }),
             "t.relay:4:6: type error: the condition of if must be a bool scalar: expected bool, found int32");
 }
 
 TEST(TypeInferErrors, IfBranchesDiffer) {
   Expr e = If::make(constant(1, DType::Bool), constant_of({2}), constant_of({3}, DType::Float32), at(6, 1));
   EXPECT_EQ(
-      type_error([&] { infer_type(e, {}); }),
+      user_error_of([&] { infer_type(e, {}); }),
       "t.relay:6:1: type error: the branches of if have different types: expected Tensor[(2), float32], "
       "found Tensor[(3), float32]");
 }
@@ -374,7 +366,7 @@ TEST(TypeInferErrors, IfBranchesDiffer) {
 TEST(TypeInferErrors, RankMismatch) {
   Expr x = var("x", tensor({kAnyDim}));
   Expr e = call(fn({x}, x), {Constant::make(NDArray(DType::Float32, {2, 2}), at(1, 8))});
-  EXPECT_EQ(type_error([&] { infer_type(e, {}); }),
+  EXPECT_EQ(user_error_of([&] { infer_type(e, {}); }),
             "t.relay:1:8: type error: argument 1 of this function: expected Tensor[(?), float32], found "
             "Tensor[(2, 2), "
             "float32]");
@@ -382,39 +374,39 @@ TEST(TypeInferErrors, RankMismatch) {
 
 TEST(TypeInferErrors, TupleIndexOutOfRange) {
   Expr e = TupleGetItem::make(Tuple::make({constant(1), constant(2)}), 2, at(2, 7));
-  EXPECT_EQ(type_error([&] { infer_type(e, {}); }),
+  EXPECT_EQ(user_error_of([&] { infer_type(e, {}); }),
             "t.relay:2:7: type error: tuple index 2 is out of range for (float32, float32): expected an "
             "index below "
             "2, found 2");
   Expr not_tuple = TupleGetItem::make(constant(1), 0, at(2, 9));
   EXPECT_EQ(
-      type_error([&] { infer_type(not_tuple, {}); }),
+      user_error_of([&] { infer_type(not_tuple, {}); }),
       "t.relay:2:9: type error: cannot take field 0 of a non-tuple: expected a tuple type, found float32");
 }
 
 TEST(TypeInferErrors, UnknownGlobal) {
   Module m;
   m.add_function("main", fn({}, call(global("nope", at(1, 22)), {})));
-  EXPECT_EQ(type_error([&] { infer_types(m); }), "t.relay:1:22: type error: undefined global @nope");
+  EXPECT_EQ(user_error_of([&] { infer_types(m); }), "t.relay:1:22: type error: undefined global @nope");
 }
 
 TEST(TypeInferErrors, UnresolvedHole) {
   Module m;
   Expr x = var("x", {}, at(1, 10));
   m.add_function("main", fn({x}, Tuple::make({})));
-  EXPECT_EQ(type_error([&] { infer_types(m); }),
+  EXPECT_EQ(user_error_of([&] { infer_types(m); }),
             "t.relay:1:10: type error: cannot infer the type of %x; add a type annotation");
   // A global whose result is never determined.
   Module loop;
   Expr n = var("n", scalar(DType::Int32));
   loop.add_function("spin", fn({n}, call(global("spin"), {n}, at(3, 20))));
-  EXPECT_EQ(type_error([&] { infer_types(loop); }),
+  EXPECT_EQ(user_error_of([&] { infer_types(loop); }),
             "t.relay:3:20: type error: cannot infer the type of the call to @spin; add a type annotation");
 }
 
 TEST(TypeInferErrors, OpRelationFailureCarriesTheCallLocation) {
   Expr x = var("x", tensor({2, 3})), w = var("w", tensor({4, 5}));
-  std::string error = type_error([&] {
+  std::string error = user_error_of([&] {
     infer_type(fn({x, w}, op_call("nn.dense", {x, w}, {}, at(9, 4))), {});
   });
   EXPECT_THAT(error, HasSubstr("t.relay:9:4: type error in nn.dense: "));
@@ -424,7 +416,7 @@ TEST(TypeInferErrors, OpRelationFailureCarriesTheCallLocation) {
 TEST(TypeInferErrors, UnknownOpAttribute) {
   Expr x = var("x", tensor({2, 3})), w = var("w", tensor({4, 3}));
   Attrs attrs = Attrs().with("foo", AttrValue::of_int(1));
-  EXPECT_EQ(type_error([&] {
+  EXPECT_EQ(user_error_of([&] {
               infer_type(fn({x, w}, op_call("nn.dense", {x, w}, attrs, at(2, 3))), {});
             }),
             "t.relay:2:3: type error: nn.dense has no attribute 'foo'; it accepts units, out_dtype");
@@ -433,7 +425,7 @@ TEST(TypeInferErrors, UnknownOpAttribute) {
 TEST(TypeInferErrors, CallingANonFunction) {
   Expr x = var("x", scalar(DType::Float32), at(1, 2));
   EXPECT_EQ(
-      type_error([&] { infer_type(fn({x}, call(x, {})), {}); }),
+      user_error_of([&] { infer_type(fn({x}, call(x, {})), {}); }),
       "t.relay:1:2: type error: %x is called but is not a function: expected a function type, found float32");
 }
 
@@ -443,7 +435,7 @@ TEST(TypeInferErrors, ConstructorPatterns) {
   l.add_to(m);
   Expr x = var("x", scalar(DType::Float32));
   Expr e = fn({x}, Match::make(x, {{PatternNode::constructor_of(l.nil, {}, at(3, 4)), x}}));
-  EXPECT_EQ(type_error([&] { infer_type(e, m); }),
+  EXPECT_EQ(user_error_of([&] { infer_type(e, m); }),
             "t.relay:3:4: type error: the pattern Nil does not match the type of the matched value: expected "
             "float32, found List[_]");
   Expr h = var("h", scalar(DType::Int32));
@@ -452,11 +444,11 @@ TEST(TypeInferErrors, ConstructorPatterns) {
       fn({lv}, Match::make(lv, {{PatternNode::constructor_of(
                                      l.cons, {PatternNode::variable(h, at(3, 10)), PatternNode::wildcard()}),
                                  constant(0)}}));
-  EXPECT_EQ(type_error([&] { infer_type(annotated, m); }),
+  EXPECT_EQ(user_error_of([&] { infer_type(annotated, m); }),
             "t.relay:3:10: type error: the pattern variable %h does not match its type annotation: expected "
             "float32, found int32");
   Module empty;
-  EXPECT_EQ(type_error([&] {
+  EXPECT_EQ(user_error_of([&] {
               infer_type(call(Constructor::make("Cons", {}, GlobalTypeVar::make("List"), 0, at(1, 1)), {}),
                          empty);
             }),
@@ -467,7 +459,7 @@ TEST(TypeInferErrors, MatchClausesDiffer) {
   Expr e = Match::make(constant(1), {{PatternNode::wildcard(), constant(1)},
                                      {PatternNode::wildcard(), constant(1, DType::Int32, at(8, 2))}});
   EXPECT_EQ(
-      type_error([&] { infer_type(e, {}); }),
+      user_error_of([&] { infer_type(e, {}); }),
       "t.relay:8:2: type error: the clauses of match have different types: expected float32, found int32");
 }
 
@@ -478,7 +470,7 @@ TEST(TypeInferErrors, DeferredResultsMeetTheirUses) {
   Expr e = Let::make(f, fn({p}, Let::make(y, op_call("add", {p, p}, {}, at(2, 30)), y)),
                      call(f, {constant_of({2})}));
   EXPECT_EQ(
-      type_error([&] { infer_type(e, {}); }),
+      user_error_of([&] { infer_type(e, {}); }),
       "t.relay:2:30: type error: the result of add does not match its use: expected Tensor[(3), float32], "
       "found Tensor[(2), float32]");
   // The same for a projection of a tuple whose type comes later.
@@ -486,13 +478,13 @@ TEST(TypeInferErrors, DeferredResultsMeetTheirUses) {
   Expr g = Let::make(f, fn({t}, Let::make(z, TupleGetItem::make(t, 0, at(4, 8)), z)),
                      call(f, {Tuple::make({constant(1)})}));
   EXPECT_EQ(
-      type_error([&] { infer_type(g, {}); }),
+      user_error_of([&] { infer_type(g, {}); }),
       "t.relay:4:8: type error: field 0 of the tuple does not match its use: expected int32, found float32");
 }
 
 TEST(TypeInferErrors, AttributeOfAnOpWithoutAttributes) {
   Attrs attrs = Attrs().with("axis", AttrValue::of_int(1));
-  EXPECT_EQ(type_error([&] {
+  EXPECT_EQ(user_error_of([&] {
               infer_type(op_call("add", {constant(1), constant(2)}, attrs, at(1, 1)), {});
             }),
             "t.relay:1:1: type error: add has no attribute 'axis'; it accepts no attributes");
@@ -503,27 +495,27 @@ TEST(TypeInferErrors, TypeArgumentsOfAMonomorphicFunction) {
   Expr x = var("x", scalar(DType::Float32));
   m.add_function("f", fn({x}, x));
   Expr e = Call::make(global("f"), {constant(1)}, {}, {scalar(DType::Float32)}, at(2, 2));
-  EXPECT_EQ(type_error([&] { infer_type(e, m); }),
+  EXPECT_EQ(user_error_of([&] { infer_type(e, m); }),
             "t.relay:2:2: type error: wrong number of type arguments to @f: expected 0, found 1");
 }
 
 TEST(TypeInferErrors, RefWriteToANonReference) {
   Expr e = RefWrite::make(constant(1, DType::Float32, at(5, 11)), constant(2));
   EXPECT_EQ(
-      type_error([&] { infer_type(e, {}); }),
+      user_error_of([&] { infer_type(e, {}); }),
       "t.relay:5:11: type error: the first argument of ref_write must be a reference: expected ref(_), found "
       "float32");
 }
 
 TEST(TypeInferErrors, OpUsedAsAValue) {
-  EXPECT_EQ(type_error([&] { infer_type(Tuple::make({Op::make("add", at(1, 3))}), {}); }),
+  EXPECT_EQ(user_error_of([&] { infer_type(Tuple::make({Op::make("add", at(1, 3))}), {}); }),
             "t.relay:1:3: type error: the operator add can only be called, not used as a value");
 }
 
 TEST(TypeInferErrors, InfiniteType) {
   // fn (%f) { %f(%f) }
   Expr f = var("f", {}, at(1, 5));
-  std::string error = type_error([&] { infer_type(fn({f}, call(f, {f})), {}); });
+  std::string error = user_error_of([&] { infer_type(fn({f}, call(f, {f})), {}); });
   EXPECT_THAT(error, HasSubstr("type error: argument 1 of %f: expected"));
 }
 
@@ -587,7 +579,7 @@ TEST(TypeInferText, UnknownDimsJoinAcrossBranches) {
 
 TEST(TypeInferText, AGlobalReturningItselfIsAnInfiniteTypeError) {
   // Found by fuzz_relay: these were internal errors.
-  auto error = [](const std::string &text) { return type_error([&] { main_type(text); }); };
+  auto error = [](const std::string &text) { return user_error_of([&] { main_type(text); }); };
   for (const char *text : {"def @main() {\n  @main\n}\n", "def @main() {\n  (@main())()()\n}\n"})
     EXPECT_THAT(error(text),
                 HasSubstr("type error: @main would return a value of its own type, which is infinite"))
@@ -595,7 +587,7 @@ TEST(TypeInferText, AGlobalReturningItselfIsAnInfiniteTypeError) {
 }
 
 TEST(TypeInferText, ErrorsPointAtTheSource) {
-  auto error = [](const std::string &text) { return type_error([&] { main_type(text); }); };
+  auto error = [](const std::string &text) { return user_error_of([&] { main_type(text); }); };
   EXPECT_EQ(
       error("def @main(%c: bool, %a: Tensor[(2), float32], %b: Tensor[(3), float32]) {\n"
             "  if (%c) { %a } else { %b }\n}\n"),

@@ -20,24 +20,15 @@
 #include "frontend/relay/Parser.h"
 #include "frontend/relay/TypeInfer.h"
 #include "frontend/relay/Value.h"
-#include "ilir/Error.h"
+#include "tests/UserError.h"
 #include "tests/relay/ModelFixtures.h"
 #include "tests/relay/ValueCompare.h"
 
 namespace grove::relay {
 namespace {
 
+using grove::testing::user_error_of;
 using ::testing::HasSubstr;
-
-template <typename F>
-std::string user_error_of(F &&f) {
-  try {
-    f();
-  } catch (const UserError &e) {
-    return e.what();
-  }
-  return "";
-}
 
 using testing::same_value;
 
@@ -314,17 +305,8 @@ def @main(%x: Tensor[(2, 3), float32], %y: Tensor[(?, 3), float32]) {
   EXPECT_EQ(machine.stats().reshapes, 4u);
   EXPECT_EQ(machine.stats().kernel_calls, 4u);  // add, multiply, add, split
   args[1] = tensor_value(filled({3, 3}));
-  std::string vm_error, interp_error;
-  try {
-    machine.run_main(args);
-  } catch (const UserError &e) {
-    vm_error = e.what();
-  }
-  try {
-    run_main(m, args);
-  } catch (const UserError &e) {
-    interp_error = e.what();
-  }
+  const std::string vm_error = user_error_of([&] { machine.run_main(args); });
+  const std::string interp_error = user_error_of([&] { run_main(m, args); });
   EXPECT_THAT(vm_error, HasSubstr("error in reshape: "));
   EXPECT_EQ(vm_error, interp_error);
 }
