@@ -84,7 +84,7 @@ TEST_F(CliErrors, UnknownSizeVariable) {
 TEST_F(CliErrors, UnknownDumpStage) {
   // The message lists the stages there are.
   expect_option_error(run_grove("dump " + model_path("treefc") + " --stage plans"),
-                      "--stage: plans not in {ilir,plan,loops,llvm,asm}");
+                      "--stage: plans not in {ilir,plan,loops,llvm,asm,cuda,ptx}");
 }
 
 TEST_F(CliErrors, MissingSizeVariable) {

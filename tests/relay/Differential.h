@@ -143,6 +143,10 @@ inline Check compare(const Outcome &interp, const Outcome &vm) {
                     vm.error.find("the VM cannot use it as a value") != std::string::npos ||
                     vm.error.find("no code generator of that name") != std::string::npos))
     return {Check::Skip, "the VM cannot compile it (documented)"};
+  // A recursive function grove compiles checks each leaf's token id against its embedding's rows
+  // (docs/RELAY.md); the interpreter's take clips an id out of range. Random trees draw such ids.
+  if (interp.value && !vm.value && vm.error.find("is out of range: the vocabulary has") != std::string::npos)
+    return {Check::Skip, "a token id past the embedding, which grove's compiled trees refuse (documented)"};
   std::string why;
   bool agree = interp.value && vm.value
                    ? same_value(vm.value, interp.value, &why, vm.reordered ? kReorderedRtol : 0)
