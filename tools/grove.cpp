@@ -197,9 +197,10 @@ int main(int argc, char **argv) {
   ro->add_option("--fuse-max-depth", relay_opt.fuse_max_depth,
                  "fuse: the most ops in one group (default 256)");
   ro->add_flag("--types", relay_opt.types, "Print every binding's type as a /* ty=... */ comment");
-  ro->add_option("--meta", relay_opt.meta,
-                 "Where constants that are not literals go: sidecar (OUT's .meta.safetensors, the default) or "
-                 "inline (a #[metadata] section at the end of the text, as TVM prints modules)");
+  ro->add_option(
+      "--meta", relay_opt.meta,
+      "Where constants that are not literals go: sidecar (OUT's .meta.safetensors, the default) or "
+      "inline (a #[metadata] section at the end of the text, as TVM prints modules)");
   ro->add_flag("--explain", relay_opt.explain,
                "Say on stderr which globals grove's recursive compiler compiles (recursive functions over a "
                "tree) and why the others are not");

@@ -115,7 +115,6 @@ inline constexpr char kMetaSidecarMissing[] =
 inline constexpr char kMetaSidecarShort[] =
     "meta[relay.Constant][{}] is out of range: the sidecar '{}' holds {} constant(s)";
 
-
 // TVM's #[metadata] section (Metadata.h); the first argument says where: "m.relay:12" or
 // "m.relay:12: meta[relay.Constant][3]".
 inline constexpr char kMetaJson[] =
@@ -130,10 +129,14 @@ inline constexpr char kMetaBase64[] = "{}: its tensor is not valid base64";
 inline constexpr char kMetaNDArrayShort[] = "{}: its tensor ends before its {} (a truncated NDArray)";
 inline constexpr char kMetaNDArrayMagic[] =
     "{}: its tensor does not start with TVM's NDArray magic number 0xDD5E40F096B4A13F";
-inline constexpr char kMetaNDArrayDevice[] = "{}: its tensor is on device type {}; grove reads CPU tensors (1) only";
-inline constexpr char kMetaNDArrayLanes[] = "{}: its tensor has a vector dtype of {} lanes; grove reads scalars only";
-inline constexpr char kMetaNDArrayDType[] = "{}: its tensor's DLPack dtype (code {}, {} bits) has no grove name";
-inline constexpr char kMetaNDArrayRank[] = "{}: its tensor's rank {} is negative or larger than its bytes hold";
+inline constexpr char kMetaNDArrayDevice[] =
+    "{}: its tensor is on device type {}; grove reads CPU tensors (1) only";
+inline constexpr char kMetaNDArrayLanes[] =
+    "{}: its tensor has a vector dtype of {} lanes; grove reads scalars only";
+inline constexpr char kMetaNDArrayDType[] =
+    "{}: its tensor's DLPack dtype (code {}, {} bits) has no grove name";
+inline constexpr char kMetaNDArrayRank[] =
+    "{}: its tensor's rank {} is negative or larger than its bytes hold";
 inline constexpr char kMetaNDArrayShape[] = "{}: its tensor has a dimension of {}";
 inline constexpr char kMetaNDArrayBytes[] =
     "{}: its tensor holds {} bytes, but a {} tensor of shape {} needs another count ({} bytes follow)";
