@@ -48,10 +48,9 @@ struct Executor::Impl {
   EntryPoints entry;
 
   // The current snapshot (null before the first bind). `current_lock` guards only the pointer:
-  // a copy or a swap, never a run or a pack. `bind_lock` orders concurrent binds.
+  // a copy or a swap, never a run or a pack. Concurrent binds each swap out a set of their own.
   mutable std::mutex current_lock;
   std::shared_ptr<const WeightSet> current;
-  std::mutex bind_lock;
 
   std::shared_ptr<const WeightSet> snapshot() const {
     std::lock_guard guard(current_lock);
@@ -122,12 +121,12 @@ void Executor::Impl::publish(std::shared_ptr<WeightSet> next) {
   if (abi.hoist) next->panels = pack_panels(next->data);
   std::future<void> old_released;
   {
-    std::lock_guard binding(bind_lock);  // two binds publish in some order, each completely
     std::shared_ptr<const WeightSet> old;
     {
       std::lock_guard guard(current_lock);
       old = std::exchange(current, std::move(next));
     }
+    // Only the bind that swapped `old` out reaches its promise.
     if (old && old->released) old_released = old->released->get_future();
   }  // `old` is dropped here: the last run still holding it fulfils the promise
   if (old_released.valid()) old_released.wait();
