@@ -1,5 +1,7 @@
 // libtorch peer of grove: the tree models of docs/MODELS.md (TreeFC, TreeGRU, TreeLSTM,
 // ChildSumTreeLSTM, MVRNN), fp32 inference, level-batched by hand with libtorch 1.13.
+// `--precision bf16` multiplies in bf16 instead (see `affine` below): weights converted to bf16 once,
+// each product's input rounded to bf16 per call, biases, gates and states in fp32.
 //
 // Level batching, per call of N trees:
 //   1. number the nodes of the N trees globally (tree after tree) and group them by height;
@@ -399,6 +401,20 @@ Schedule make_schedule(const std::vector<Tree> &trees, size_t first, size_t coun
   return s;
 }
 
+// x · Wt + bias. Weights converted to bf16 (--precision bf16) multiply the way torch multiplies
+// bf16 on a CPU: x rounded to bf16, torch::mm of two bf16 tensors (oneDNN's bf16 matmul: vdpbf16ps
+// on AVX512-BF16, AMX where the CPU has it; fp32 accumulation, the result rounded to bf16, the
+// weights reordered by oneDNN on every call), then back to fp32 for the fp32 bias.
+Tensor affine(const Tensor &bias, const Tensor &x, const Tensor &wt) {
+  if (wt.scalar_type() != torch::kBFloat16) return torch::addmm(bias, x, wt);
+  return torch::mm(x.to(torch::kBFloat16), wt).to(torch::kFloat32) + bias;
+}
+
+Tensor product(const Tensor &x, const Tensor &wt) {
+  if (wt.scalar_type() != torch::kBFloat16) return torch::mm(x, wt);
+  return torch::mm(x.to(torch::kBFloat16), wt).to(torch::kFloat32);
+}
+
 // c = σ(i) ⊙ tanh(u) (+ c_extra), h = σ(o) ⊙ tanh(c), with iou = [i; o; u] along dim 1.
 std::pair<Tensor, Tensor> lstm_gates(const Tensor &iou, const Tensor &c_extra) {
   auto parts = iou.chunk(3, 1);
@@ -413,7 +429,7 @@ Tensor run_treefc(Weights &w, const Schedule &s) {
   Tensor Wt = w["W"].t();
   for (const Level &l : s.levels) {
     Tensor x = torch::cat({h.index_select(0, l.left), h.index_select(0, l.right)}, 1);
-    h.index_copy_(0, l.nodes, torch::tanh(torch::addmm(w["b"], x, Wt)));
+    h.index_copy_(0, l.nodes, torch::tanh(affine(w["b"], x, Wt)));
   }
   return h.index_select(0, s.roots);
 }
@@ -422,14 +438,14 @@ Tensor run_treegru(Weights &w, const Schedule &s) {
   const int64_t H = w["W_x"].size(0);
   Tensor h = torch::empty({s.total, H});
   Tensor x = w["emb"].index_select(0, s.leaf_tokens);
-  h.index_copy_(0, s.leaves, torch::tanh(torch::addmm(w["b_x"], x, w["W_x"].t())));
+  h.index_copy_(0, s.leaves, torch::tanh(affine(w["b_x"], x, w["W_x"].t())));
   Tensor Uzr = w["U_zr"].t(), Uh = w["U_h"].t();
   for (const Level &l : s.levels) {
     Tensor hl = h.index_select(0, l.left), hr = h.index_select(0, l.right);
     Tensor sx = torch::cat({hl, hr}, 1);
-    Tensor zr = torch::sigmoid(torch::addmm(w["b_zr"], sx, Uzr));
+    Tensor zr = torch::sigmoid(affine(w["b_zr"], sx, Uzr));
     Tensor z = zr.narrow(1, 0, H), r = zr.narrow(1, H, 2 * H);
-    Tensor g = torch::tanh(torch::addmm(w["b_h"], r * sx, Uh));
+    Tensor g = torch::tanh(affine(w["b_h"], r * sx, Uh));
     h.index_copy_(0, l.nodes, z * (hl + hr) * 0.5 + (1 - z) * g);
   }
   return h.index_select(0, s.roots);
@@ -439,13 +455,13 @@ Tensor run_treelstm(Weights &w, const Schedule &s) {
   const int64_t H = w["b_f"].size(0);
   Tensor h = torch::empty({s.total, H}), c = torch::empty({s.total, H});
   Tensor x = w["emb"].index_select(0, s.leaf_tokens);
-  auto [h0, c0] = lstm_gates(torch::addmm(w["b_iou"], x, w["W_iou"].t()), Tensor());
+  auto [h0, c0] = lstm_gates(affine(w["b_iou"], x, w["W_iou"].t()), Tensor());
   h.index_copy_(0, s.leaves, h0);
   c.index_copy_(0, s.leaves, c0);
   Tensor Uall = w["U_all"].t();
   for (const Level &l : s.levels) {
     Tensor sx = torch::cat({h.index_select(0, l.left), h.index_select(0, l.right)}, 1);
-    Tensor g = torch::addmm(w["b_all"], sx, Uall);  // [i o u f_l f_r]
+    Tensor g = affine(w["b_all"], sx, Uall);  // [i o u f_l f_r]
     Tensor f = torch::sigmoid(g.narrow(1, 3 * H, 2 * H));
     Tensor fc =
         f.narrow(1, 0, H) * c.index_select(0, l.left) + f.narrow(1, H, H) * c.index_select(0, l.right);
@@ -461,16 +477,16 @@ Tensor run_childsumtreelstm(Weights &w, const Schedule &s) {
   Tensor h = torch::empty({s.total, H}), c = torch::empty({s.total, H});
   Tensor x = w["emb"].index_select(0, s.leaf_tokens);
   // x = 0 at internal nodes and t = 0 at leaves, so each node needs only one of W_iou x / U_iou t.
-  auto [h0, c0] = lstm_gates(torch::addmm(w["b_iou"], x, w["W_iou"].t()), Tensor());
+  auto [h0, c0] = lstm_gates(affine(w["b_iou"], x, w["W_iou"].t()), Tensor());
   h.index_copy_(0, s.leaves, h0);
   c.index_copy_(0, s.leaves, c0);
   Tensor Uf = w["U_f"].t(), Uiou = w["U_iou"].t();
   for (const Level &l : s.levels) {
     Tensor hk = h.index_select(0, l.edges);
     Tensor t = torch::zeros({l.size, H}).index_add_(0, l.parent, hk);
-    Tensor f = torch::sigmoid(torch::addmm(w["b_f"], hk, Uf));
+    Tensor f = torch::sigmoid(affine(w["b_f"], hk, Uf));
     Tensor fc = torch::zeros({l.size, H}).index_add_(0, l.parent, f * c.index_select(0, l.edges));
-    auto [hn, cn] = lstm_gates(torch::addmm(w["b_iou"], t, Uiou), fc);
+    auto [hn, cn] = lstm_gates(affine(w["b_iou"], t, Uiou), fc);
     h.index_copy_(0, l.nodes, hn);
     c.index_copy_(0, l.nodes, cn);
   }
@@ -490,8 +506,8 @@ Tensor run_mvrnn(Weights &w, const Schedule &s) {
     Tensor Alt = At.index_select(0, l.left), Art = At.index_select(0, l.right);
     Tensor Ba = torch::bmm(al.unsqueeze(1), Art).squeeze(1);  // (B a)ᵀ = aᵀ Bᵀ
     Tensor Ab = torch::bmm(ar.unsqueeze(1), Alt).squeeze(1);
-    a.index_copy_(0, l.nodes, torch::tanh(torch::addmm(w["bias"], torch::cat({Ba, Ab}, 1), Wt)));
-    Tensor Pt = torch::mm(torch::cat({Alt, Art}, 2).view({l.size * H, 2 * H}), WMt);
+    a.index_copy_(0, l.nodes, torch::tanh(affine(w["bias"], torch::cat({Ba, Ab}, 1), Wt)));
+    Tensor Pt = product(torch::cat({Alt, Art}, 2).view({l.size * H, 2 * H}), WMt);
     At.index_copy_(0, l.nodes, Pt.view({l.size, H, H}));
   }
   return a.index_select(0, s.roots);
@@ -518,6 +534,14 @@ void fuse_weights(const std::string &model, Weights &w) {
   }
 }
 
+// --precision bf16: every weight matrix a level or a leaf multiplies by, in bf16 (once, round to
+// nearest even); the embedding tables (inputs, gathered in fp32, rounded at the product) and the
+// biases stay fp32.
+void to_bf16(Weights &w) {
+  for (auto &[name, tensor] : w)
+    if (tensor.dim() == 2 && name != "emb") tensor = tensor.to(torch::kBFloat16).contiguous();
+}
+
 // float32 .npy (format 1.0), C order.
 void write_npy(const std::string &path, const Tensor &t) {
   Tensor c = t.contiguous();
@@ -542,7 +566,7 @@ double percentile(std::vector<double> v, double p) {  // linear interpolation, a
 }
 
 struct Options {
-  std::string model, trees, vocab, weights, out;
+  std::string model, trees, vocab, weights, out, precision = "fp32";
   int64_t hidden = 256, batch = 10, repeat = 5, threads = 2, limit = 0, seed = 1;
   int perfect_height = -1;
 };
@@ -583,6 +607,7 @@ int run(const Options &o) {
     w = random_weights(o.model, o.hidden, compact_tokens(trees), static_cast<uint64_t>(o.seed));
   }
   fuse_weights(o.model, w);
+  if (o.precision == "bf16") to_bf16(w);
 
   const ModelFn fn = model_fn(o.model);
   const bool binary = o.model != "childsumtreelstm";
@@ -608,6 +633,7 @@ int run(const Options &o) {
   auto round4 = [](double x) { return std::round(x * 1e4) / 1e4; };
   nlohmann::json result = {{"peer", "libtorch-level-batched"},
                            {"model", o.model},
+                           {"precision", o.precision},
                            {"hidden", o.hidden},
                            {"batch", o.batch},
                            {"trees", n_trees},
@@ -621,7 +647,8 @@ int run(const Options &o) {
 }  // namespace
 
 int main(int argc, char **argv) {
-  CLI::App app{"libtorch level-batched peer of grove (tree models of docs/MODELS.md, fp32 inference)"};
+  CLI::App app{
+      "libtorch level-batched peer of grove (tree models of docs/MODELS.md, fp32 or bf16 inference)"};
   Options o;
   app.add_option("--model", o.model, "treefc, treegru, treelstm, childsumtreelstm or mvrnn")
       ->required()
@@ -637,6 +664,9 @@ int main(int argc, char **argv) {
   app.add_option("--weights", o.weights, "safetensors weights (default: seeded random weights)");
   app.add_option("--seed", o.seed, "seed of the random weights");
   app.add_option("--out", o.out, "write each tree's root h as a float32 .npy [trees, H]");
+  app.add_option("--precision", o.precision,
+                 "fp32, or bf16: bf16 weights and product inputs, as torch multiplies bf16")
+      ->check(CLI::IsMember({"fp32", "bf16"}));
   trees->excludes(perfect);
   CLI11_PARSE(app, argc, argv);
   if (o.trees.empty() == (o.perfect_height < 0)) {

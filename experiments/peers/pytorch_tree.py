@@ -7,6 +7,10 @@
                   height; per level the children's states are gathered with index_select, the level
                   runs one matmul (two where the model needs them), and the new states are scattered
                   back with index_copy_.
+  --precision bf16  (batched only) the products in bf16, the way torch multiplies bf16 on a CPU: weight
+                  matrices converted to bf16 once, each product's input rounded to bf16, torch.mm of the
+                  two (oneDNN's bf16 matmul, fp32 accumulation, the result rounded to bf16), then back to
+                  fp32; biases, gates and states stay fp32 (libtorch_tree --precision bf16 does the same).
 
 Protocol: one pass runs all trees in calls of --batch trees; after one warm-up pass, --repeat passes
 are timed; the result is one JSON line with the median over passes of (pass time / calls) in ms per
@@ -213,12 +217,25 @@ def gates_lstm(iou, c_extra):
     return torch.sigmoid(o) * torch.tanh(c), c
 
 
+def affine(bias, x, wt):
+    """x · wt + bias; for bf16 weights (--precision bf16), as torch multiplies bf16 (see the top)."""
+    if wt.dtype != torch.bfloat16:
+        return torch.addmm(bias, x, wt)
+    return torch.mm(x.bfloat16(), wt).float() + bias
+
+
+def product(x, wt):
+    if wt.dtype != torch.bfloat16:
+        return torch.mm(x, wt)
+    return torch.mm(x.bfloat16(), wt).float()
+
+
 def batched_treefc(w, s):
     h = torch.empty(s.total, w["W"].shape[0])
     h.index_copy_(0, s.leaves, w["emb"].index_select(0, s.leaf_tokens))
     for idx, left, right in s.levels:
         x = torch.cat([h.index_select(0, left), h.index_select(0, right)], 1)
-        h.index_copy_(0, idx, torch.tanh(torch.addmm(w["b"], x, w["W"].t())))
+        h.index_copy_(0, idx, torch.tanh(affine(w["b"], x, w["W"].t())))
     return h.index_select(0, s.roots)
 
 
@@ -226,13 +243,13 @@ def batched_treegru(w, s):
     H = w["W_x"].shape[0]
     h = torch.empty(s.total, H)
     x = w["emb"].index_select(0, s.leaf_tokens)
-    h.index_copy_(0, s.leaves, torch.tanh(torch.addmm(w["b_x"], x, w["W_x"].t())))
+    h.index_copy_(0, s.leaves, torch.tanh(affine(w["b_x"], x, w["W_x"].t())))
     for idx, left, right in s.levels:
         hl, hr = h.index_select(0, left), h.index_select(0, right)
         sx = torch.cat([hl, hr], 1)
-        zr = torch.sigmoid(torch.addmm(w["b_zr"], sx, w["U_zr"].t()))
+        zr = torch.sigmoid(affine(w["b_zr"], sx, w["U_zr"].t()))
         z, r = zr[:, :H], zr[:, H:]
-        g = torch.tanh(torch.addmm(w["b_h"], r * sx, w["U_h"].t()))
+        g = torch.tanh(affine(w["b_h"], r * sx, w["U_h"].t()))
         h.index_copy_(0, idx, z * (hl + hr) * 0.5 + (1 - z) * g)
     return h.index_select(0, s.roots)
 
@@ -241,12 +258,12 @@ def batched_treelstm(w, s):
     H = w["U_f"].shape[0] // 2
     h, c = torch.empty(s.total, H), torch.empty(s.total, H)
     x = w["emb"].index_select(0, s.leaf_tokens)
-    hn, cn = gates_lstm(torch.addmm(w["b_iou"], x, w["W_iou"].t()), None)
+    hn, cn = gates_lstm(affine(w["b_iou"], x, w["W_iou"].t()), None)
     h.index_copy_(0, s.leaves, hn)
     c.index_copy_(0, s.leaves, cn)
     for idx, left, right in s.levels:
         x = torch.cat([h.index_select(0, left), h.index_select(0, right)], 1)
-        g = torch.addmm(w["b_all"], x, w["U_all"].t())  # [i o u f_l f_r]
+        g = affine(w["b_all"], x, w["U_all"].t())  # [i o u f_l f_r]
         f = torch.sigmoid(g[:, 3 * H:])
         fc = f[:, :H] * c.index_select(0, left) + f[:, H:] * c.index_select(0, right)
         hn, cn = gates_lstm(g[:, :3 * H], fc)
@@ -259,15 +276,15 @@ def batched_childsumtreelstm(w, s):
     H = w["U_f"].shape[0]
     h, c = torch.empty(s.total, H), torch.empty(s.total, H)
     x = w["emb"].index_select(0, s.leaf_tokens)
-    hn, cn = gates_lstm(torch.addmm(w["b_iou"], x, w["W_iou"].t()), None)
+    hn, cn = gates_lstm(affine(w["b_iou"], x, w["W_iou"].t()), None)
     h.index_copy_(0, s.leaves, hn)
     c.index_copy_(0, s.leaves, cn)
     for idx, edges, parent in s.levels:
         hk = h.index_select(0, edges)
         t = torch.zeros(len(idx), H).index_add_(0, parent, hk)
-        f = torch.sigmoid(torch.addmm(w["b_f"], hk, w["U_f"].t()))
+        f = torch.sigmoid(affine(w["b_f"], hk, w["U_f"].t()))
         fc = torch.zeros(len(idx), H).index_add_(0, parent, f * c.index_select(0, edges))
-        hn, cn = gates_lstm(torch.addmm(w["b_iou"], t, w["U_iou"].t()), fc)
+        hn, cn = gates_lstm(affine(w["b_iou"], t, w["U_iou"].t()), fc)
         h.index_copy_(0, idx, hn)
         c.index_copy_(0, idx, cn)
     return h.index_select(0, s.roots)
@@ -286,8 +303,8 @@ def batched_mvrnn(w, s):
         Alt, Art = At.index_select(0, left), At.index_select(0, right)
         Ba = torch.bmm(al.unsqueeze(1), Art).squeeze(1)  # (B a)ᵀ = aᵀ Bᵀ
         Ab = torch.bmm(ar.unsqueeze(1), Alt).squeeze(1)
-        a.index_copy_(0, idx, torch.tanh(torch.addmm(w["bias"], torch.cat([Ba, Ab], 1), w["W"].t())))
-        Pt = torch.mm(torch.cat([Alt, Art], 2).view(n * H, 2 * H), w["W_M"].t())
+        a.index_copy_(0, idx, torch.tanh(affine(w["bias"], torch.cat([Ba, Ab], 1), w["W"].t())))
+        Pt = product(torch.cat([Alt, Art], 2).view(n * H, 2 * H), w["W_M"].t())
         At.index_copy_(0, idx, Pt.view(n, H, H))
     return a.index_select(0, s.roots)
 
@@ -297,7 +314,7 @@ BATCHED = {"treefc": batched_treefc, "treegru": batched_treegru, "treelstm": bat
 
 
 class BatchedRunner:
-    def __init__(self, model, w, trees):
+    def __init__(self, model, w, trees, precision="fp32"):
         self.fn = BATCHED[model]
         self.w = dict(w)
         if model == "treelstm":  # one matmul per level: [U_iou; U_f] and [b_iou; b_f; b_f]
@@ -306,6 +323,8 @@ class BatchedRunner:
         if model == "treegru":
             self.w["U_zr"] = torch.cat([w["U_z"], w["U_r"]])
             self.w["b_zr"] = torch.cat([w["b_z"], w["b_r"]])
+        if precision == "bf16":  # every weight matrix; the embedding table (an input) and biases stay fp32
+            self.w = {k: v.bfloat16().contiguous() if v.dim() == 2 and k != "emb" else v for k, v in self.w.items()}
         self.binary = model != "childsumtreelstm"
         self.trees = trees
         self.heights = [tree.heights() for tree in trees]
@@ -329,10 +348,14 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     pc.add_common_arguments(parser)
     parser.add_argument("--mode", required=True, choices=("eager", "batched"))
+    parser.add_argument("--precision", default="fp32", choices=("fp32", "bf16"),
+                        help="bf16: the products in bf16 as torch multiplies bf16 (--mode batched only)")
     parser.add_argument("--save-weights", help="write the weights used to this safetensors file")
     args = parser.parse_args()
     if (args.trees is None) == (args.perfect_height is None):
         parser.error("give exactly one of --trees FILE and --perfect-height K")
+    if args.precision == "bf16" and args.mode != "batched":
+        parser.error("--precision bf16 needs --mode batched")
 
     torch.set_num_threads(args.threads)
     try:
@@ -343,7 +366,8 @@ def main():
     if args.save_weights:
         pc.write_safetensors(args.save_weights, weights_np)
     weights = {k: torch.from_numpy(np.array(v)) for k, v in weights_np.items()}
-    runner = (EagerRunner if args.mode == "eager" else BatchedRunner)(args.model, weights, trees)
+    runner = (EagerRunner(args.model, weights, trees) if args.mode == "eager"
+              else BatchedRunner(args.model, weights, trees, args.precision))
 
     with torch.no_grad():
         outputs = []
@@ -357,7 +381,8 @@ def main():
             run_pass(runner, len(trees), args.batch)
             per_batch.append((time.perf_counter() - start) * 1e3 / calls)
     print(json.dumps({"peer": f"pytorch-{args.mode}" if args.mode == "eager" else "pytorch-level-batched",
-                      "model": args.model, "hidden": args.hidden, "batch": args.batch, "trees": len(trees),
+                      "model": args.model, "precision": args.precision, "hidden": args.hidden, "batch": args.batch,
+                      "trees": len(trees),
                       "median_ms_per_batch": round(float(np.median(per_batch)), 4),
                       "p10_ms": round(float(np.percentile(per_batch, 10)), 4),
                       "p90_ms": round(float(np.percentile(per_batch, 90)), 4)}))

@@ -117,6 +117,24 @@ class AgreementTest(unittest.TestCase):
     def test_perfect_trees(self):
         self.check("treelstm", pc.perfect_trees(4, 3))
 
+    def test_bf16_products_stay_near_fp32(self):
+        """--precision bf16 (bf16 weights and product inputs, fp32 states) against the fp32 run: within
+        1e-2 of the largest root value, and not equal to it (the products really ran in bf16)."""
+        lines = ["(3 (2 It) (4 (2 's) (4 good)))", "(2 (2 (2 a) (2 c)) (2 (2 d) (2 b)))"]
+        for model in ("treefc", "treegru", "treelstm", "childsumtreelstm", "mvrnn"):
+            with self.subTest(model=model):
+                trees = [pc.parse_tree(line, "t") for line in lines]
+                pc.resolve_tokens(trees, pc.vocab_from_trees(trees), "t")
+                w_np = pc.random_weights(model, 32, pc.compact_tokens(trees), seed=7)
+                w = {k: torch.from_numpy(v) for k, v in w_np.items()}
+                with torch.no_grad():
+                    fp32 = pt.BatchedRunner(model, w, trees).call(0, len(trees))
+                    bf16 = pt.BatchedRunner(model, w, trees, "bf16").call(0, len(trees))
+                self.assertEqual(bf16.dtype, torch.float32)
+                difference = float((fp32 - bf16).abs().max())
+                self.assertLess(difference, 1e-2 * float(fp32.abs().max()))
+                self.assertGreater(difference, 0.0)
+
 
 if __name__ == "__main__":
     unittest.main()
