@@ -573,6 +573,10 @@ def rate_lines(peaks, peak_notes=None):
     if measured:
         lines.append("- bf16 peaks measured in this run (experiments/peers/bf16_peak.c, no memory in the loop): "
                      + "; ".join(measured) + ".")
+    if peaks.get("fma_2t") and peaks.get("fma_1t") and peaks["fma_2t"] < 1.5 * peaks["fma_1t"]:
+        lines.append("- **The 2-thread FMA peak is only %.2f× the 1-thread one**: the second vCPU was busy while the "
+                     "peaks were measured, so every FLOP time here is up to twice too long and every ratio to one "
+                     "up to twice too small." % (peaks["fma_2t"] / peaks["fma_1t"]))
     return lines
 
 
@@ -782,6 +786,18 @@ def write_plot(out, rows, peaks):
 
 # --- Main ----------------------------------------------------------------------------------------
 
+def run_flags(args):
+    """The options that change what a run measured, as the header names them (" --quick --models treelstm")."""
+    flags = [name for name, on in (("--quick", args.quick), ("--all-eager", args.all_eager),
+                                   ("--no-ablation", args.no_ablation), ("--no-check", args.no_check),
+                                   ("--no-bf16", args.no_bf16), ("--no-dynet", args.no_dynet)) if on]
+    for name, value in (("--models", args.models), ("--repeat", args.repeat if args.repeat != (3 if args.quick else 5) else None),
+                        ("--trees-limit", args.trees_limit if args.trees_limit != 100 and not args.quick else None)):
+        if value is not None:
+            flags.append("%s %s" % (name, value))
+    return "".join(" " + flag for flag in flags)
+
+
 def replot(csv_path, out):
     """--replot: bench.md and bench.png again from a finished run, measuring nothing; bench-run.json
     is written too, so that a run from before it replots the same way next time."""
@@ -948,7 +964,7 @@ def main():
     header = ("Measured %s by `experiments/bench.py%s` (%d SST test trees, %d perfect trees of height %d, "
               "%d random trees of any arity for child-sum; "
               "load average at the start %.1f%s)." % (
-                  stamp, " --quick" if args.quick else "", input_sets[0]["count"], PERFECT_TREES, PERFECT_HEIGHT, NARY_TREES,
+                  stamp, run_flags(args), input_sets[0]["count"], PERFECT_TREES, PERFECT_HEIGHT, NARY_TREES,
                   load[0], ": **the 2 vCPUs were shared with other work, so only ratios within this run "
                   "mean anything**" if args.loaded else ""))
     facts = {"header": header, "repeat": args.repeat, "loaded": args.loaded, "peaks": peaks, "peak_notes": peak_notes,
