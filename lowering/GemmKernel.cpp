@@ -9,6 +9,7 @@
 
 #include "ilir/Error.h"
 #include "lowering/ExprLowering.h"
+#include "lowering/HostTarget.h"
 #include "lowering/LoopSplitting.h"
 
 namespace grove::lowering::internal {
@@ -71,6 +72,52 @@ Stmt specialize_panels(const std::function<Stmt(int64_t, int64_t)> &epilogue, co
   return s;
 }
 
+// One term's products for the block's `nb` nodes (node0 ... node<nb-1>) in bf16, accumulated into
+// `acc` (nb × pr floats, zeroed): first the block's operands x(node_i, k) rounded to bf16 into
+// `xs` (nb rows of the packed weight's padded columns, a zero after an odd last column), then per
+// pair of columns and per 16 rows of the panel one vdpbf16ps per node: the 16 rows' weight pairs
+// (one 64-byte load, PackedWeight's BF16 layout) against the node's pair broadcast, as Halide 14
+// matches it: a VectorReduce(Add) of adjacent products f32(bf16) · f32(bf16) added to the fp32
+// accumulator, the bf16 weights bound in a let.
+Stmt bf16_products(const plan::WeightTerm &term, const PackedWeight &pw, const HExpr &x,
+                   const std::string &acc, const std::string &xs, int nb, int pr) {
+  GROVE_CHECK(pr % kBf16Rows == 0, "a bf16 GEMM panel of {} rows", pr);
+  const std::string &k = term.sum->var;
+  const int cols = int(term.cols), padded = int(pw.padded_cols()), pairs = padded / 2;
+  const int lanes = kBf16Rows;
+  std::vector<Stmt> stage;
+  for (int i = 0; i < nb; i++) {
+    HExpr xi = HI::substitute("n", var(fmt::format("node{}", i)), x);
+    stage.push_back(vectorized_for(
+        k, cols, store(xs, HI::Cast::make(Halide::BFloat(16), xi), i * padded + var(k), false), lanes));
+    if (padded > cols)
+      stage.push_back(store(xs, HI::make_zero(Halide::BFloat(16)), i * padded + cols, false));
+  }
+  const Halide::Type bf16x = Halide::BFloat(16, 2 * lanes), f32x = Halide::Float(32, 2 * lanes);
+  std::vector<Stmt> per_pair;
+  for (int c = 0; c < pr / lanes; c++) {
+    const std::string w = fmt::format("wpair{}", c);
+    HExpr at = pw.offset<HExpr>(var("panel"), 2 * var("kpair"), c * lanes);
+    HExpr weights = load(bf16x, pw.buffer, HI::Ramp::make(at, 1, 2 * lanes), true);
+    std::vector<Stmt> nodes;
+    for (int i = 0; i < nb; i++) {
+      // Node i's pair (two bf16, one 32-bit word of xs) in every lane.
+      HExpr pair = load(Halide::UInt(32), xs, i * pairs + var("kpair"), false);
+      HExpr xb = Halide::reinterpret(bf16x, HI::Broadcast::make(pair, lanes));
+      HExpr products = HI::VectorReduce::make(
+          HI::VectorReduce::Add,
+          HI::Cast::make(f32x, HI::Variable::make(bf16x, w)) * HI::Cast::make(f32x, xb), lanes);
+      HExpr rows = HI::Ramp::make(i * pr + c * lanes, 1, lanes);
+      nodes.push_back(store(acc, load(Halide::Float(32, lanes), acc, rows, false) + products, rows, false));
+    }
+    per_pair.push_back(HI::LetStmt::make(w, weights, HI::Block::make(nodes)));
+  }
+  Stmt kernel = HI::For::make("kpair", 0, pairs, HI::ForType::Serial, Halide::DeviceAPI::None,
+                              HI::Block::make(per_pair));
+  return HI::Allocate::make(xs, Halide::BFloat(16), Halide::MemoryType::Stack, {nb * padded},
+                            HI::const_true(), HI::Block::make(HI::Block::make(stage), kernel));
+}
+
 // One register block: the `nb` consecutive nodes from `first` on, every term accumulated over its
 // k loop with the packed weight vector shared by the block's nodes, then the epilogue (the rest of
 // the expression: biases, activations) applied to the accumulators and stored.
@@ -94,18 +141,23 @@ Stmt block_kernel(const TensorAccess &access, const ilir::Compute &op, const pla
       body.push_back(HI::For::make("lane", 0, pr, HI::ForType::Vectorized, Halide::DeviceAPI::None,
                                    store(accs[m], 0.0f, i * pr + lane, false)));
     HExpr x = ExprLowering(access, nullptr, nullptr).lower(term.x);
-    std::vector<Stmt> fmas;
-    for (int i = 0; i < nb; i++) {
-      HExpr acc = load(Halide::Float(32), accs[m], i * pr + lane, false);
-      fmas.push_back(store(accs[m], acc + var("w") * HI::substitute("n", node(i), x), i * pr + lane, false));
-    }
-    const std::string &k = term.sum->var;
-    // The packed layout is PackedWeight's: row `lane` of panel p, column k.
     const PackedWeight &pw = packed[term.packed];
-    HExpr w = load(Halide::Float(32), pw.buffer, pw.offset<HExpr>(p, var(k), lane), true);
-    Stmt lanes = HI::For::make("lane", 0, pr, HI::ForType::Vectorized, Halide::DeviceAPI::None,
-                               HI::LetStmt::make("w", w, HI::Block::make(fmas)));
-    body.push_back(partitioned_for(k, 0, int(term.cols), lanes, HI::ForType::Serial));
+    if (pw.element == PackedElement::BF16) {
+      body.push_back(bf16_products(term, pw, x, accs[m], fmt::format("gxs{}_{}", m, nb), nb, pr));
+    } else {
+      std::vector<Stmt> fmas;
+      for (int i = 0; i < nb; i++) {
+        HExpr acc = load(Halide::Float(32), accs[m], i * pr + lane, false);
+        fmas.push_back(
+            store(accs[m], acc + var("w") * HI::substitute("n", node(i), x), i * pr + lane, false));
+      }
+      const std::string &k = term.sum->var;
+      // The packed layout is PackedWeight's: row `lane` of panel p, column k.
+      HExpr w = load(Halide::Float(32), pw.buffer, pw.offset<HExpr>(p, var(k), lane), true);
+      Stmt lanes = HI::For::make("lane", 0, pr, HI::ForType::Vectorized, Halide::DeviceAPI::None,
+                                 HI::LetStmt::make("w", w, HI::Block::make(fmas)));
+      body.push_back(partitioned_for(k, 0, int(term.cols), lanes, HI::ForType::Serial));
+    }
     results[term.sum] = load(Halide::Float(32), accs[m], var("row") * pr + lane, false);
   }
   std::vector<Stmt> stores;

@@ -1,5 +1,7 @@
 #include "lowering/HostTarget.h"
 
+#include <fmt/format.h>
+
 #include <vector>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -64,6 +66,32 @@ Halide::Target host_target() {
   if (!cannonlake) target = target.without_feature(T::AVX512_Cannonlake);
   if (!skylake) target = target.without_feature(T::AVX512_Skylake);
   return target;
+}
+
+Bf16Support bf16_support(const Halide::Target &target) {
+  using T = Halide::Target;
+  Bf16Support s;
+  const CpuFeatures f = cpu_features();
+  if (target.arch != T::X86 || target.bits != 64 || !target.has_feature(T::AVX512_Cannonlake)) {
+    s.why_not = fmt::format("the target {} has no AVX512-BF16", target.to_string());
+  } else if (target.has_feature(T::TSAN)) {
+    s.why_not = "a ThreadSanitizer build compiles for SSE4.1 at most";
+  } else if (target.has_feature(T::AVX512_SapphireRapids) || f.amx_bf16) {
+    s.why_not =
+        "this CPU has AMX, whose tile kernels grove does not emit yet, and its vdpbf16ps runs at half the "
+        "fp32 rate";
+  } else if (!f.avx512bf16) {
+    s.why_not = "this CPU has neither AVX512-BF16 nor AMX";
+  } else {
+    s.vdpbf16ps = true;
+    s.codegen_target = target.with_feature(T::AVX512_SapphireRapids);
+    // Sapphire Rapids' features but AMX, AVX512-FP16 and VEX VNNI, on a CPU model without them.
+    s.mcpu = "icelake-server";
+    s.mattrs =
+        "+fma,+f16c,+avx512f,+avx512cd,+avx512vl,+avx512bw,+avx512dq,+avx512ifma,+avx512vbmi,"
+        "+avx512bf16,+avx512vnni,-avx512fp16,-amx-tile,-amx-int8,-amx-bf16,-avxvnni";
+  }
+  return s;
 }
 
 }  // namespace grove::lowering

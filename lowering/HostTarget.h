@@ -7,6 +7,8 @@
 // die with an illegal instruction. host_target() keeps a generation's feature only when the CPU has
 // every instruction set LLVM assumes for it.
 
+#include <string>
+
 #include "Halide.h"
 
 namespace grove::lowering {
@@ -26,5 +28,27 @@ CpuFeatures cpu_features();
 // (the generated code is instrumented; an ahead-of-time library links TSan's runtime) and, on x86,
 // no vectors wider than SSE4.1's 16 bytes, the widest accesses LLVM 14's TSan pass checks.
 Halide::Target host_target();
+
+// Whether level GEMMs in bf16 (Schedule::precision) can run on `target`, and how.
+//
+// grove's bf16 kernels use AVX512-BF16's vdpbf16ps, which runs at the fp32 FMA's instruction rate
+// (twice its FLOPs) on AMD Zen 4/5 but at half that on Intel cores, whose AMX tile units are the
+// fast bf16 path (not emitted yet). So: vdpbf16ps on a CPU with AVX512-BF16 and no AMX, for a
+// target with AVX-512 (Cannon Lake's set, what host_target() keeps on those CPUs); elsewhere no
+// kernel, with the reason as a note.
+//
+// Halide 14 pattern-matches vdpbf16ps only for its Sapphire Rapids target, whose LLVM CPU model
+// also has AVX512-FP16, AMX and VEX VNNI, which these CPUs lack. The module is therefore generated
+// for `codegen_target` and LLVM compiles it for `mcpu` with `mattrs` (lowering/Codegen.h).
+// The fp32 lanes of one 512-bit vdpbf16ps: the rows of a GEMM panel one instruction computes.
+inline constexpr int kBf16Rows = 16;
+
+struct Bf16Support {
+  bool vdpbf16ps = false;
+  std::string why_not;  // when there is no kernel
+  Halide::Target codegen_target;
+  std::string mcpu, mattrs;
+};
+Bf16Support bf16_support(const Halide::Target &target);
 
 }  // namespace grove::lowering

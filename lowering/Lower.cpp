@@ -12,12 +12,14 @@
 #include "ilir/IRPrinter.h"
 #include "ilir/Verifier.h"
 #include "lowering/LowerToLoops.h"
+#include "lowering/Messages.h"
 #include "plan/LevelPlan.h"
 #include "plan/Passes.h"
 
 namespace grove::lowering {
 
 namespace HI = Halide::Internal;
+namespace msg = lowering_messages;
 
 namespace {
 
@@ -77,13 +79,28 @@ LoweredModel lower(const ilir::Program &program, const LowerOptions &options) {
   // ILIR passes.
   ilir::verify(program);
   ilir::Program p = program;
-  const scheduling::Schedule &schedule = options.schedule;
+  LoweredModel result;
+  Halide::Target target = options.target;
+  scheduling::Schedule schedule = options.schedule;
+  if (schedule.precision == scheduling::Schedule::Precision::Bf16) {
+    // bf16 GEMMs need a kernel for the target, and panels of whole 16-row vdpbf16ps blocks.
+    Bf16Support bf16 = bf16_support(target);
+    if (bf16.vdpbf16ps && schedule.panel % kBf16Rows != 0)
+      bf16 = {false, fmt::format(msg::kBf16Panel, schedule.panel, kBf16Rows)};
+    if (bf16.vdpbf16ps) {
+      target = bf16.codegen_target;
+      result.llvm_cpu = bf16.mcpu;
+      result.llvm_features = bf16.mattrs;
+    } else {
+      schedule.precision = scheduling::Schedule::Precision::Fp32;
+      result.notes.push_back(fmt::format(msg::kNoteBf16, bf16.why_not));
+    }
+  }
   for (const plan::IlirPass &pass : plan::ilir_passes(schedule, options.sizes))
     p = run_pass(pass.name, p, pass.run);
   ilir::verify(p);
 
   // ILIR → level plan → Halide loop nest, then Halide's passes.
-  LoweredModel result;
   result.plan = run_pass("plan_levels", p, [&](const ilir::Program &q) {
     return plan::plan_levels(q, options.sizes, schedule);
   });
@@ -99,11 +116,11 @@ LoweredModel lower(const ilir::Program &program, const LowerOptions &options) {
   s = run_pass("unpack_buffers", s, [](const HI::Stmt &s) { return HI::unpack_buffers(s); });
   std::vector<HI::LoweredFunc> closures;
   s = run_pass("lower_parallel_tasks", s, [&](const HI::Stmt &s) {
-    return HI::lower_parallel_tasks(s, closures, options.function_name, options.target);
+    return HI::lower_parallel_tasks(s, closures, options.function_name, target);
   });
   s = run_pass("simplify", s, [](const HI::Stmt &s) { return HI::simplify(s); });
 
-  result.module = Halide::Module(options.function_name, options.target);
+  result.module = Halide::Module(options.function_name, target);
   for (HI::LoweredFunc &c : closures) result.module.append(c);
   result.module.append(
       HI::LoweredFunc(options.function_name, nest.args, s, Halide::LinkageType::ExternalPlusMetadata));

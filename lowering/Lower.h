@@ -31,6 +31,12 @@ struct LoweredModel {
   // What the loops were emitted from: the program after the ILIR passes, its stages, and the entry
   // function's contract (plan.abi: arguments in call order, the packed weights the caller fills).
   plan::LevelPlan plan;
+  // What the target changed in the schedule asked for (precision=bf16 where it has no kernel): one
+  // sentence each, printed as notes beside Schedule::notes.
+  std::vector<std::string> notes;
+  // Non-empty: the LLVM CPU model and features to compile `module` for instead of those Halide
+  // derives from its target (Bf16Support; applied by lowering/Codegen.h).
+  std::string llvm_cpu, llvm_features;
 };
 
 LoweredModel lower(const ilir::Program &program, const LowerOptions &options);

@@ -65,8 +65,11 @@ std::vector<HI::LoweredArgument> arguments(const plan::LevelPlan &plan) {
   };
   for (const ModelAbi::Arg &a : plan.abi.args) {
     switch (a.kind) {
-      case Kind::Param:
       case Kind::Packed:
+        buffer(a.name, plan.abi.packed[size_t(a.index)].element == PackedElement::BF16 ? Halide::BFloat(16)
+                                                                                       : Halide::Float(32));
+        break;
+      case Kind::Param:
       case Kind::State:
         buffer(a.name, Halide::Float(32));
         break;

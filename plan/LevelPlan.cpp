@@ -91,7 +91,11 @@ class Planner {
       if (c.body.empty()) continue;
       out->stages = levels ? level_stages(c) : std::vector<Stage>{node_loop(c)};
     }
-    for (CasePlan *c : {&plan.leaf, &plan.internal, &plan.hoisted}) number_packed(*c, plan.abi.packed);
+    const PackedElement element = schedule_.precision == scheduling::Schedule::Precision::Bf16
+                                      ? PackedElement::BF16
+                                      : PackedElement::F32;
+    for (CasePlan *c : {&plan.leaf, &plan.internal, &plan.hoisted})
+      number_packed(*c, element, plan.abi.packed);
     // 2. The entry function's contract.
     fill_abi(plan);
     check(plan);
@@ -151,12 +155,13 @@ class Planner {
     return stages;
   }
 
-  static void number_packed(CasePlan &c, std::vector<PackedWeight> &packed) {
+  static void number_packed(CasePlan &c, PackedElement element, std::vector<PackedWeight> &packed) {
     for (Stage &s : c.stages)
       for (Gemm &g : s.gemms)
         for (WeightTerm &t : g.terms) {
           t.packed = int(packed.size());
-          packed.push_back({names::packed(t.packed), t.param, t.row_offset, g.rows, t.cols, g.panel});
+          packed.push_back(
+              {names::packed(t.packed), t.param, t.row_offset, g.rows, t.cols, g.panel, element});
         }
   }
 

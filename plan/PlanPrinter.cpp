@@ -193,8 +193,9 @@ std::string to_string(const LevelPlan &plan) {
                    abi.hoist ? "filled once when weights are bound" : "filled per call");
   if (abi.packed.empty()) s += "  none\n";
   for (const PackedWeight &w : abi.packed)
-    s += fmt::format("  {}: {} rows [{}, {}), {} cols, panels of {}, {} floats\n", w.buffer, w.param,
-                     w.row_offset, w.row_offset + w.rows, w.cols, w.panel, w.size());
+    s += fmt::format("  {}: {} rows [{}, {}), {} cols, panels of {}, {} {}\n", w.buffer, w.param,
+                     w.row_offset, w.row_offset + w.rows, w.cols, w.panel, w.size(),
+                     w.element == PackedElement::BF16 ? "bf16 (column pairs)" : "floats");
   s += "entry arguments, in call order:\n";
   for (size_t i = 0; i < abi.args.size(); i++)
     s += fmt::format("  {} {} {}{}\n", i, arg_kind(abi.args[i].kind), abi.args[i].name,

@@ -39,11 +39,15 @@ constexpr IntField kInts[] = {
     {"unroll", &Schedule::unroll, 1, 64},
 };
 
+// Keys taking one of a few names.
+constexpr const char *kPrecisionKey = "precision";
+constexpr const char *kPrecisionNames[] = {"fp32", "bf16"};  // indexed by Schedule::Precision
+
 std::string known_keys() {
   std::string s;
   for (const BoolField &b : kBools) s += (s.empty() ? "" : ", ") + std::string(b.key);
   for (const IntField &i : kInts) s += ", " + std::string(i.key);
-  return s;
+  return s + ", " + kPrecisionKey;
 }
 
 }  // namespace
@@ -75,6 +79,12 @@ void Schedule::apply(const std::vector<std::pair<std::string, std::string>> &ove
       if (used == 0 || used != value.size() || v < i.min || v > i.max)
         user_error(msg::kBadInt, where, key, i.min, i.max, value);
       this->*i.field = int(v);
+    }
+    if (key == kPrecisionKey) {
+      found = true;
+      auto it = std::find(std::begin(kPrecisionNames), std::end(kPrecisionNames), value);
+      if (it == std::end(kPrecisionNames)) user_error(msg::kBadChoice, where, key, "fp32 or bf16", value);
+      precision = Precision(it - std::begin(kPrecisionNames));
     }
     if (!found) user_error(msg::kUnknownKey, where, key, known_keys());
     if (std::find(requested.begin(), requested.end(), key) == requested.end()) requested.push_back(key);
@@ -122,6 +132,8 @@ std::vector<std::string> Schedule::notes(ilir::StructureKind structure) const {
   std::vector<std::string> out;
   if (asked("epilogue") && epilogue && !level_gemms)
     out.push_back(fmt::format(msg::kNoteEpilogue, missing(gemm_needs)));
+  if (asked(kPrecisionKey) && precision == Precision::Bf16 && !level_gemms)
+    out.push_back(fmt::format(msg::kNotePrecision, missing(gemm_needs)));
   if (asked("persist") && persist && !level_gemms)
     out.push_back(fmt::format(msg::kNotePersist, missing(gemm_needs)));
   for (const char *key : {"panel", "node_block"})
@@ -149,7 +161,7 @@ std::string Schedule::to_string() const {
   for (const BoolField &b : kBools)
     s += fmt::format("{}{}={}", s.empty() ? "" : ",", b.key, this->*b.field ? "on" : "off");
   for (const IntField &i : kInts) s += fmt::format(",{}={}", i.key, this->*i.field);
-  return s;
+  return s + fmt::format(",{}={}", kPrecisionKey, kPrecisionNames[int(precision)]);
 }
 
 Schedule default_schedule(const ilir::Program &program, int vector_bytes) {

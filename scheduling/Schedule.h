@@ -51,6 +51,13 @@ struct Schedule {
   // Off: one parallel dispatch per stage of every level. Needs batch, specialize and parallel, and
   // more than one thread.
   bool region = true;
+  // The level GEMMs' arithmetic. bf16: their weights rounded to bfloat16 (to nearest even) once,
+  // when packed, and their inputs as they are read; products accumulate in fp32, and biases, the
+  // epilogue and every state stay fp32. Only level GEMMs change (per-node matrix products and node
+  // loops stay fp32), and only on a target with bf16 kernels (lowering::bf16_support); elsewhere
+  // the model runs in fp32 with a note.
+  enum class Precision { Fp32, Bf16 };
+  Precision precision = Precision::Fp32;
   int vector = 16;     // lanes of the innermost vectorized loops (16 floats = one AVX-512 register)
   int panel = 32;      // GEMM rows per panel (a multiple of `vector`)
   int node_block = 8;  // GEMM nodes per register block

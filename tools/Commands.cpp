@@ -22,6 +22,7 @@
 #include "frontend/dsl/Frontend.h"
 #include "ilir/Error.h"
 #include "ilir/IRPrinter.h"
+#include "lowering/Codegen.h"
 #include "lowering/Lower.h"
 #include "plan/LevelPlan.h"
 #include "tools/CudaCommands.h"
@@ -47,8 +48,10 @@ int dump(const DumpCommand &c) {
   options.target = options.target.with_feature(Halide::Target::NoRuntime);
   options.schedule = scheduling::default_schedule(program, lowering::vector_bytes(options.target));
   options.schedule.apply(c.schedule, "--schedule");
-  print_notes(options.schedule.notes(program.structure));
+  std::vector<std::string> notes = options.schedule.notes(program.structure);
   lowering::LoweredModel lowered = lowering::lower(program, options);
+  notes.insert(notes.end(), lowered.notes.begin(), lowered.notes.end());
+  print_notes(notes);
   if (c.stage == "plan") {
     std::cout << plan::to_string(lowered.plan);
     return 0;
@@ -62,7 +65,7 @@ int dump(const DumpCommand &c) {
       std::filesystem::temp_directory_path() / fmt::format("grove-dump-{}.s", ::getpid());
   Halide::OutputFileType type =
       c.stage == "llvm" ? Halide::OutputFileType::llvm_assembly : Halide::OutputFileType::assembly;
-  lowered.module.compile({{type, tmp.string()}});
+  lowering::write_code(lowered, type, tmp.string());
   std::ifstream in(tmp);
   std::cout << in.rdbuf();
   std::filesystem::remove(tmp);

@@ -19,6 +19,12 @@ ModelAbi make_abi(const lowering::LoweredModel &lowered, const std::string &targ
   return abi;
 }
 
+std::vector<std::string> LoweredForCpu::notes(ilir::StructureKind structure) const {
+  std::vector<std::string> out = schedule.notes(structure);
+  out.insert(out.end(), lowered.notes.begin(), lowered.notes.end());
+  return out;
+}
+
 Halide::Target parse_target(const std::string &target) {
   if (target == "host") return lowering::host_target();
   if (!Halide::Target::validate_target_string(target)) user_error(msg::kBadTarget, target);

@@ -24,6 +24,8 @@ struct LoweredForCpu {
   scheduling::Schedule schedule;
   lowering::LoweredModel lowered;
   ModelAbi abi;
+  // The notes to print: the schedule's (Schedule::notes) and the target's (LoweredModel::notes).
+  std::vector<std::string> notes(ilir::StructureKind structure) const;
 };
 // `jit`: for Halide's JIT (CompiledModel), whose modules share one runtime; else (Aot) the module
 // carries its own.

@@ -22,6 +22,7 @@
 #include "backends/runtime/BindWeights.h"
 #include "backends/runtime/Safetensors.h"
 #include "ilir/Error.h"
+#include "lowering/Codegen.h"
 
 namespace grove::cpu {
 
@@ -424,7 +425,7 @@ AotResult compile_library(const ilir::Program &program, const std::map<std::stri
   // 2.
   LoweredForCpu lowered = lower_for_cpu(program, sizes, options);
   const fs::path model_o = tmp / "model.o";
-  lowered.lowered.module.compile({{Halide::OutputFileType::object, model_o.string()}});
+  lowering::write_code(lowered.lowered, Halide::OutputFileType::object, model_o.string());
 
   // 3.
   const std::string cc = tool("CC", "cc");
@@ -492,7 +493,7 @@ AotResult compile_library(const ilir::Program &program, const std::map<std::stri
   write_file(tmp / h_name, header_source(name, lowered.abi, weights_size > 0, toolchain));
   AotResult result;
   result.name = name;
-  result.notes = lowered.schedule.notes(program.structure);
+  result.notes = lowered.notes(program.structure);
   for (const std::string &file : {so_name, a_name, h_name}) {
     const fs::path to = out_dir / file;
     fs::rename(tmp / file, to, ec);

@@ -10,6 +10,7 @@
 #include "backends/runtime/BindWeights.h"
 #include "backends/runtime/Clock.h"
 #include "ilir/Error.h"
+#include "lowering/Codegen.h"
 #include "lowering/Lower.h"
 
 namespace grove::cpu {
@@ -17,7 +18,7 @@ namespace grove::cpu {
 namespace HI = Halide::Internal;
 
 struct CompiledModel::Impl {
-  std::unique_ptr<HI::JITModule> jit;
+  std::unique_ptr<lowering::JitCode> jit;
   std::optional<Executor> executor;
   double compile_ms = 0;
   std::vector<std::string> notes;
@@ -40,7 +41,7 @@ CompiledModel CompiledModel::compile(const ilir::Program &program, const Weights
   auto impl = std::make_unique<Impl>();
   std::map<std::string, int64_t> sizes = bind_weights(program, weights, options.weights_file);
   LoweredForCpu lowered = lower_for_cpu(program, sizes, options, /*jit=*/true);
-  impl->notes = lowered.schedule.notes(program.structure);
+  impl->notes = lowered.notes(program.structure);
   // With Halide's JIT feature the module links against the one shared JIT runtime instead of
   // carrying a runtime of its own: halide_set_num_threads found below then sizes the thread pool
   // the code runs on (no HL_NUM_THREADS), and compiling skips linking a runtime per model.
@@ -48,14 +49,14 @@ CompiledModel CompiledModel::compile(const ilir::Program &program, const Weights
   // Under ThreadSanitizer the code's parallel loops run on std::threads TSan sees (TsanParallel.h).
   GROVE_CHECK(!kTsanBuild || jit_parallel_loops_on_threads(), "the JIT's parallel loops are not routed");
 
-  const HI::LoweredFunc &entry = lowered.lowered.module.functions().back();
-  impl->jit = std::make_unique<HI::JITModule>(lowered.lowered.module, entry,
-                                              std::vector<HI::JITModule>{barrier_module()});
+  impl->jit =
+      std::make_unique<lowering::JitCode>(lowered.lowered, std::vector<HI::JITModule>{barrier_module()});
+  const HI::JITModule &jit = impl->jit->module();
   EntryPoints entry_points;
   // The JIT takes const void **, AOT code void **: the same calling convention.
-  entry_points.argv = reinterpret_cast<int (*)(void **)>(impl->jit->argv_function());
+  entry_points.argv = reinterpret_cast<int (*)(void **)>(jit.argv_function());
   entry_points.set_num_threads =
-      reinterpret_cast<int (*)(int)>(impl->jit->find_symbol_by_name("halide_set_num_threads").address);
+      reinterpret_cast<int (*)(int)>(jit.find_symbol_by_name("halide_set_num_threads").address);
   impl->executor.emplace(std::move(lowered.abi), entry_points);
   impl->executor->bind(weights, options.weights_file);
   impl->compile_ms = ms_since(t0);

@@ -689,11 +689,13 @@ CudaSource Emitter::run() {
 CudaSource emit_cuda(const plan::LevelPlan &plan, const CudaOptions &options) {
   if (!plan.unbound_sizes.empty()) user_error(msg::kUnboundSize, plan.unbound_sizes[0]);
   if (options.blocks < 1 || options.threads < 1) user_error(msg::kBadGrid, options.blocks, options.threads);
+  for (const PackedWeight &w : plan.abi.packed)
+    GROVE_CHECK(w.element == PackedElement::F32, "a CUDA kernel over the {} panels of {}", "bf16", w.buffer);
   CudaSource src = Emitter(plan, options).run();
   const std::vector<std::string> &asked = plan.schedule.requested;
   auto requested = [&](const char *key) { return std::find(asked.begin(), asked.end(), key) != asked.end(); };
   if (!plan.schedule.batch) src.notes.push_back(msg::kNoteBatch);
-  for (const char *key : {"region", "unroll", "threads", "parallel", "node_block", "vector"})
+  for (const char *key : {"region", "unroll", "threads", "parallel", "node_block", "vector", "precision"})
     if (requested(key)) src.notes.push_back(fmt::format(msg::kNoteCpuOnly, key));
   return src;
 }
@@ -704,6 +706,7 @@ plan::LevelPlan plan_for_cuda(const ilir::Program &program, const std::map<std::
   // 64-byte "vectors": panels of 32 rows, a warp's width.
   scheduling::Schedule schedule = scheduling::default_schedule(program, 64);
   schedule.apply(schedule_overrides, "--schedule");
+  schedule.precision = scheduling::Schedule::Precision::Fp32;  // the CUDA kernels read fp32 panels
   ilir::Program p = program;
   for (const plan::IlirPass &pass : plan::ilir_passes(schedule, sizes)) p = pass.run(p);
   ilir::verify(p);

@@ -37,7 +37,7 @@ std::string param_names(const ModelAbi &abi) {
 struct Executor::WeightSet {
   Weights owned;                           // weights bound by value
   std::vector<const float *> data;         // per abi.params: into `owned` or the caller's buffers
-  std::vector<std::vector<float>> panels;  // per abi.packed, when abi.hoist
+  std::vector<std::vector<float>> panels;  // per abi.packed, when abi.hoist: its words() 32-bit words
   // Set when `data` points into the caller's buffers: fulfilled when the last run holding this
   // set lets go of it, so that a bind can return only once the caller may free the old buffers.
   std::shared_ptr<std::promise<void>> released;
@@ -111,7 +111,7 @@ std::vector<std::vector<float>> Executor::Impl::pack_panels(const std::vector<co
   for (const PackedWeight &w : abi.packed) {
     size_t p = 0;
     while (abi.params[p].name != w.param) p++;
-    out.emplace_back(w.size());
+    out.emplace_back(w.words());
     pack(w, data[p], out.back().data());
   }
   return out;
@@ -222,6 +222,14 @@ void Executor::Impl::execute(const WeightSet &w, const LinearizedBatch &batch, s
   auto float_buffer = [&](const float *p, int64_t n) {
     return floats.emplace_back(const_cast<float *>(p), int(n)).raw_buffer();
   };
+  // A packed weight's buffer: its words as floats, or as twice as many bfloat16 values.
+  std::vector<Halide::Runtime::Buffer<void>> bf16s;
+  bf16s.reserve(abi.args.size());
+  auto packed_buffer = [&](const PackedWeight &pw, const std::vector<float> &words) {
+    if (pw.element == PackedElement::F32) return float_buffer(words.data(), int64_t(words.size()));
+    halide_type_t bf16(halide_type_bfloat, 16);
+    return bf16s.emplace_back(bf16, const_cast<float *>(words.data()), int(2 * words.size())).raw_buffer();
+  };
   auto int_buffer = [&](const std::vector<int32_t> &v) {
     return ints.emplace_back(const_cast<int32_t *>(v.data()), int(v.size())).raw_buffer();
   };
@@ -233,7 +241,7 @@ void Executor::Impl::execute(const WeightSet &w, const LinearizedBatch &batch, s
         argv.push_back(float_buffer(w.data[a.index], Tensor::num_elements(abi.params[a.index].shape)));
         break;
       case Kind::Packed:
-        argv.push_back(float_buffer((*packed)[a.index].data(), (*packed)[a.index].size()));
+        argv.push_back(packed_buffer(abi.packed[a.index], (*packed)[a.index]));
         break;
       case Kind::State:
         argv.push_back(states[a.index].raw_buffer());

@@ -1,6 +1,8 @@
 #include "backends/runtime/ModelAbi.h"
 
+#include <cstring>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "backends/runtime/Messages.h"
 #include "backends/runtime/Tensor.h"
@@ -11,13 +13,38 @@ namespace grove {
 namespace msg = runtime_messages;
 using nlohmann::json;
 
-void pack(const PackedWeight &w, const float *param, float *out) {
-  std::fill(out, out + w.size(), 0.0f);
-  int64_t panels = (w.rows + w.panel - 1) / w.panel;
-  for (int64_t p = 0; p < panels; p++)
+uint16_t round_to_bf16(float x) {
+  uint32_t bits = 0;
+  std::memcpy(&bits, &x, sizeof bits);
+  if ((bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu) != 0)
+    return uint16_t((bits >> 16) | 0x0040u);  // a NaN, kept quiet and a NaN
+  return uint16_t((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+}
+
+float bf16_to_float(uint16_t h) {
+  uint32_t bits = uint32_t(h) << 16;
+  float x = 0;
+  std::memcpy(&x, &bits, sizeof x);
+  return x;
+}
+
+void pack(const PackedWeight &w, const float *param, void *out) {
+  const bool bf16 = w.element == PackedElement::BF16;
+  std::vector<float> f32(bf16 ? 0 : w.size(), 0.0f);
+  std::vector<uint16_t> b16(bf16 ? w.size() : 0, 0);
+  for (int64_t p = 0; p < w.panels(); p++)
     for (int64_t k = 0; k < w.cols; k++)
-      for (int64_t r = 0; r < w.panel && p * w.panel + r < w.rows; r++)
-        out[w.offset(p, k, r)] = param[(w.row_offset + p * w.panel + r) * w.cols + k];
+      for (int64_t r = 0; r < w.panel && p * w.panel + r < w.rows; r++) {
+        float v = param[(w.row_offset + p * w.panel + r) * w.cols + k];
+        if (bf16)
+          b16[w.offset(p, k, r)] = round_to_bf16(v);
+        else
+          f32[w.offset(p, k, r)] = v;
+      }
+  if (bf16)
+    std::memcpy(out, b16.data(), b16.size() * sizeof(uint16_t));
+  else
+    std::memcpy(out, f32.data(), f32.size() * sizeof(float));
 }
 
 int64_t ModelAbi::output_elements() const { return Tensor::num_elements(output_shape); }
@@ -59,7 +86,8 @@ std::string to_json(const ModelAbi &abi) {
                            {"row_offset", w.row_offset},
                            {"rows", w.rows},
                            {"cols", w.cols},
-                           {"panel", w.panel}});
+                           {"panel", w.panel},
+                           {"element", w.element == PackedElement::BF16 ? "bf16" : "f32"}});
   j["states"] = json::array();
   for (const ModelAbi::State &s : abi.states)
     j["states"].push_back({{"name", s.name}, {"row_elements", s.row_elements}});
@@ -101,10 +129,16 @@ ModelAbi model_abi_from_json(const std::string &text, const std::string &where) 
     abi.vocab_size = j.at("vocab_size").get<int64_t>();
     for (const json &p : j.at("params"))
       abi.params.push_back({p.at("name").get<std::string>(), p.at("shape").get<std::vector<int64_t>>()});
-    for (const json &w : j.at("packed"))
+    for (const json &w : j.at("packed")) {
       abi.packed.push_back({w.at("buffer").get<std::string>(), w.at("param").get<std::string>(),
                             w.at("row_offset").get<int64_t>(), w.at("rows").get<int64_t>(),
                             w.at("cols").get<int64_t>(), w.at("panel").get<int64_t>()});
+      // Absent in libraries written before bf16 weights existed: float32.
+      std::string element = w.value("element", std::string("f32"));
+      if (element != "f32" && element != "bf16")
+        user_error(msg::kAbiBadField, where, "packed[].element", abi.packed.back().buffer);
+      abi.packed.back().element = element == "bf16" ? PackedElement::BF16 : PackedElement::F32;
+    }
     for (const json &s : j.at("states"))
       abi.states.push_back({s.at("name").get<std::string>(), s.at("row_elements").get<int64_t>()});
     for (const json &a : j.at("args"))

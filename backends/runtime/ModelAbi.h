@@ -18,24 +18,51 @@ namespace grove {
 // The version of this contract; a library written under another version is refused when opened.
 inline constexpr int kModelAbiVersion = 1;
 
+// The element type of a packed weight (Schedule::precision).
+enum class PackedElement {
+  F32,   // float32
+  BF16,  // bfloat16, rounded to nearest even from the float32 weight (round_to_bf16)
+};
+
 // A weight's rows packed for a GEMM micro-kernel: rows [row_offset, row_offset + rows) of `param`
-// (shape [*, cols]) as panels of `panel` rows, panel-major then column then row:
-// packed[(p * cols + k) * panel + r] = param[row_offset + p * panel + r, k], zero past `rows`.
+// (shape [*, cols]) as panels of `panel` rows, panel-major then column then row, zero past `rows`:
+//   F32:  packed[(p * cols + k) * panel + r] = param[row_offset + p * panel + r, k]
+//   BF16: the columns in adjacent pairs, each row's pair one 32-bit word, so that one word of a
+//         panel's column pair is what a vdpbf16ps lane (and an AMX B-tile row element) reads:
+//         packed[((p * kpairs + k / 2) * panel + r) * 2 + k % 2] = bf16(param[...]), with
+//         kpairs = ceil(cols / 2) and the last pair's second column zero when cols is odd.
 // This struct owns the layout: offset() is the one definition of it, which the emitters' kernels
 // (with their own integer expressions as T) and pack() below both use.
 struct PackedWeight {
   std::string buffer, param;
   int64_t row_offset = 0, rows = 0, cols = 0, panel = 0;
-  int64_t size() const { return (rows + panel - 1) / panel * panel * cols; }
-  // Where row r of panel p, column k lives.
+  PackedElement element = PackedElement::F32;
+  int64_t panels() const { return (rows + panel - 1) / panel; }
+  // The columns the layout holds: cols, rounded up to a whole pair for BF16.
+  int64_t padded_cols() const { return element == PackedElement::BF16 ? (cols + 1) / 2 * 2 : cols; }
+  // Elements (floats or bf16 values) of the packed buffer.
+  int64_t size() const { return panels() * panel * padded_cols(); }
+  // Its storage in 32-bit words (one float, or one pair of bf16).
+  int64_t words() const { return element == PackedElement::BF16 ? size() / 2 : size(); }
+  // Where row r of panel p, column k lives (in elements).
   template <typename T>
   T offset(const T &p, const T &k, const T &r) const {
-    return (p * T(int(cols)) + k) * T(int(panel)) + r;  // int: an Expr of int32 in the kernels
+    if (element == PackedElement::BF16) {
+      const T kpairs = T(int(padded_cols() / 2)), two = T(2);  // int: an Expr of int32 in the kernels
+      return ((p * kpairs + k / two) * T(int(panel)) + r) * two + k % two;
+    }
+    return (p * T(int(cols)) + k) * T(int(panel)) + r;
   }
 };
 
-// Fills `out` (w.size() floats) from `param`, the row-major [*, w.cols] weight named w.param.
-void pack(const PackedWeight &w, const float *param, float *out);
+// `x` rounded to the nearest bfloat16, ties to even (a NaN stays a NaN), as its 16 bits.
+uint16_t round_to_bf16(float x);
+// The float32 value of a bfloat16's bits.
+float bf16_to_float(uint16_t bits);
+
+// Fills `out` (w.words() 32-bit words: floats, or pairs of bf16) from `param`, the row-major
+// [*, w.cols] weight named w.param.
+void pack(const PackedWeight &w, const float *param, void *out);
 
 struct ModelAbi {
   struct Param {

@@ -1,0 +1,10 @@
+#pragma once
+// Every user-facing message of the CPU emitter, in one place.
+
+namespace grove::lowering_messages {
+
+inline constexpr char kCannotWrite[] = "{}: cannot write the generated code: {}";
+inline constexpr char kNoteBf16[] = "precision=bf16 does nothing here: {}; everything runs in fp32";
+inline constexpr char kBf16Panel[] = "panel={} is not a multiple of the {} rows of one vdpbf16ps";
+
+}  // namespace grove::lowering_messages
