@@ -4,41 +4,7 @@
 
 #include <vector>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#endif
-
 namespace grove::lowering {
-
-CpuFeatures cpu_features() {
-  CpuFeatures f;
-#if defined(__x86_64__) || defined(__i386__)
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  if (!__get_cpuid(1, &a, &b, &c, &d)) return f;
-  f.fma = c & (1u << 12);
-  f.f16c = c & (1u << 29);
-  unsigned max_leaf = __get_cpuid_max(0, nullptr);
-  if (max_leaf < 7) return f;
-  __cpuid_count(7, 0, a, b, c, d);
-  f.avx2 = b & (1u << 5);
-  f.avx512f = b & (1u << 16);
-  f.avx512dq = b & (1u << 17);
-  f.avx512ifma = b & (1u << 21);
-  f.avx512cd = b & (1u << 28);
-  f.avx512bw = b & (1u << 30);
-  f.avx512vl = b & (1u << 31);
-  f.avx512vbmi = c & (1u << 1);
-  f.avx512vnni = c & (1u << 11);
-  f.amx_bf16 = d & (1u << 22);
-  f.avx512fp16 = d & (1u << 23);
-  f.amx_tile = d & (1u << 24);
-  f.amx_int8 = d & (1u << 25);
-  __cpuid_count(7, 1, a, b, c, d);
-  f.avxvnni = a & (1u << 4);
-  f.avx512bf16 = a & (1u << 5);
-#endif
-  return f;
-}
 
 // Halide 14 maps its AVX-512 features to LLVM CPUs: skylake → skylake-avx512, cannonlake →
 // cannonlake, sapphirerapids → sapphirerapids. A feature stays only if the CPU has all of what
@@ -76,10 +42,14 @@ Bf16Support bf16_support(const Halide::Target &target) {
     s.why_not = fmt::format("the target {} has no AVX512-BF16", target.to_string());
   } else if (target.has_feature(T::TSAN)) {
     s.why_not = "a ThreadSanitizer build compiles for SSE4.1 at most";
-  } else if (target.has_feature(T::AVX512_SapphireRapids) || f.amx_bf16) {
+  } else if (f.amx_bf16) {
     s.why_not =
         "this CPU has AMX, whose tile kernels grove does not emit yet, and its vdpbf16ps runs at half the "
         "fp32 rate";
+  } else if (target.has_feature(T::AVX512_SapphireRapids)) {
+    s.why_not = fmt::format(
+        "the target {} is a Sapphire Rapids, whose bf16 path is AMX (tile kernels grove does not emit yet)",
+        target.to_string());
   } else if (!f.avx512bf16) {
     s.why_not = "this CPU has neither AVX512-BF16 nor AMX";
   } else {

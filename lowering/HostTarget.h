@@ -10,18 +10,13 @@
 #include <string>
 
 #include "Halide.h"
+#include "backends/runtime/CpuFeatures.h"
 
 namespace grove::lowering {
 
-// The instruction-set extensions the running CPU reports that Halide's x86 targets depend on.
-struct CpuFeatures {
-  bool avx2 = false, fma = false, f16c = false;
-  bool avx512f = false, avx512cd = false, avx512bw = false, avx512dq = false, avx512vl = false;
-  bool avx512ifma = false, avx512vbmi = false, avx512vnni = false, avx512bf16 = false;
-  bool avx512fp16 = false, avxvnni = false, amx_tile = false, amx_bf16 = false, amx_int8 = false;
-};
-
-CpuFeatures cpu_features();
+// The running CPU's instruction sets (cpuid): backends/runtime/CpuFeatures.h.
+using grove::cpu_features;
+using grove::CpuFeatures;
 
 // Halide's host target with the AVX-512 generations the CPU cannot run removed (on x86; elsewhere
 // get_host_target() unchanged). In a ThreadSanitizer build (GROVE_TSAN) it has the tsan feature

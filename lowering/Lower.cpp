@@ -86,7 +86,7 @@ LoweredModel lower(const ilir::Program &program, const LowerOptions &options) {
     // bf16 GEMMs need a kernel for the target, and panels of whole 16-row vdpbf16ps blocks.
     Bf16Support bf16 = bf16_support(target);
     if (bf16.vdpbf16ps && schedule.panel % kBf16Rows != 0)
-      bf16 = {false, fmt::format(msg::kBf16Panel, schedule.panel, kBf16Rows)};
+      bf16 = Bf16Support{.why_not = fmt::format(msg::kBf16Panel, schedule.panel, kBf16Rows)};
     if (bf16.vdpbf16ps) {
       target = bf16.codegen_target;
       result.llvm_cpu = bf16.mcpu;

@@ -97,6 +97,9 @@ inline constexpr char kAbiVersion[] =
     "it "
     "with this grove's `grove compile`";
 inline constexpr char kAbiBadJson[] = "{}: the compiled model's description is malformed: {}";
+inline constexpr char kNeedsAvx512Bf16[] =
+    "model {} was compiled with precision=bf16, whose kernels use AVX512-BF16 (target {}); this CPU lacks "
+    "AVX512-BF16: compile it with precision=fp32 to run here";
 inline constexpr char kAbiBadField[] = "{}: the compiled model's description has a bad '{}' ({})";
 inline constexpr char kNoWeights[] =
     "model '{}' has no weights bound: bind a safetensors file or the model's tensors before running it";

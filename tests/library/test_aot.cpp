@@ -35,6 +35,7 @@
 #include "datasets/PTBReader.h"
 #include "datasets/Vocab.h"
 #include "frontend/dsl/Frontend.h"
+#include "lowering/HostTarget.h"
 #include "tests/UserError.h"
 #include "tests/cli/CliRunner.h"
 #include "tests/runtime/TestFiles.h"
@@ -192,6 +193,24 @@ TEST(Aot, EmbeddedWeightsFromAFile) {
   ASSERT_TRUE(library.executor->bound());
   expect_close(library.executor->run(sst_trees(), {}), treelstm_jit().run(sst_trees(), {}), "embedded");
   EXPECT_THAT(testing::read_bytes(r.header), HasSubstr("The weights are embedded"));
+}
+
+// precision=bf16: the library carries the bf16 panels' layout in its ABI and runs the same
+// vdpbf16ps kernels as the JIT (skipped, saying why, where this CPU has none).
+TEST(Aot, Bf16LibraryRunsAsTheJit) {
+  if (lowering::Bf16Support s = lowering::bf16_support(lowering::host_target()); !s.vdpbf16ps)
+    GTEST_SKIP() << "precision=bf16 has no kernel on this machine (" << s.why_not << "): skipped";
+  const std::string schedule = "precision=bf16";
+  cpu::AotResult r = compile("treelstm", treelstm_sizes(), "bf16", schedule);
+  EXPECT_TRUE(r.notes.empty());
+  CompiledLibrary library = open_compiled_library(r.shared_library);
+  ASSERT_FALSE(library.executor->abi().packed.empty());
+  EXPECT_EQ(library.executor->abi().packed[0].element, PackedElement::BF16);
+  library.executor->bind(treelstm_weights(), "w");
+  cpu::CompileOptions options;
+  options.schedule = schedule;
+  cpu::CompiledModel jit = cpu::CompiledModel::compile(model("treelstm"), treelstm_weights(), options);
+  expect_close(library.executor->run(sst_trees(), {.batch = 5}), jit.run(sst_trees(), {.batch = 5}), "bf16");
 }
 
 // A parallel region of 2 threads with recursive unrolling: the generated code calls the thread

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <deque>
 #include <random>
@@ -79,15 +80,24 @@ Sizes checked_sizes(ModelKind model, const Weights &weights) {
 
 // --- Linear algebra on Vec ----------------------------------------------------------------------
 
-// W x for a weight W of shape [rows, cols] (cols = x.size()).
+thread_local Products g_products = Products::Exact;
+
+// W x for a weight W of shape [rows, cols] (cols = x.size()), as g_products says.
 Vec matvec(const Tensor &W, const Vec &x) {
   const int64_t rows = W.shape[0], cols = W.shape[1];
   GROVE_CHECK(cols == static_cast<int64_t>(x.size()), "matvec of [{}, {}] with a vector of {}", rows, cols,
               x.size());
+  const bool bf16 = g_products == Products::Bf16;
+  Vec xr = x;
+  if (bf16)
+    for (double &v : xr) v = round_bf16(v);
   Vec y(rows, 0.0);
   for (int64_t i = 0; i < rows; ++i) {
     double acc = 0.0;
-    for (int64_t k = 0; k < cols; ++k) acc += static_cast<double>(W.data[i * cols + k]) * x[k];
+    for (int64_t k = 0; k < cols; ++k) {
+      const double w = static_cast<double>(W.data[i * cols + k]);
+      acc += (bf16 ? round_bf16(w) : w) * xr[k];
+    }
     y[i] = acc;
   }
   return y;
@@ -237,6 +247,22 @@ double uniform(std::mt19937_64 &engine, double a) {
 }  // namespace
 
 // --- Models -------------------------------------------------------------------------------------
+
+ScopedProducts::ScopedProducts(Products products) : previous_(g_products) { g_products = products; }
+ScopedProducts::~ScopedProducts() { g_products = previous_; }
+
+// To float32 (the value grove rounds), then to the nearest multiple of bfloat16's spacing at its
+// exponent, ties to even, by the arithmetic on the value (not its bits): 8 significant bits.
+double round_bf16(double x) {
+  const float f = static_cast<float>(x);
+  if (!std::isfinite(f) || f == 0.0f) return f;
+  int exponent = 0;
+  std::frexp(f, &exponent);             // f = m · 2^exponent, 0.5 <= |m| < 1
+  exponent = std::max(exponent, -125);  // subnormals: the spacing of the smallest normal
+  const double spacing = std::ldexp(1.0, exponent - 8);
+  const double rounded = std::nearbyint(static_cast<double>(f) / spacing) * spacing;  // ties to even
+  return static_cast<double>(static_cast<float>(rounded));
+}
 
 std::string model_name(ModelKind model) {
   switch (model) {

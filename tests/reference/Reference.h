@@ -46,6 +46,28 @@ std::vector<ParamSpec> model_params(ModelKind model, int64_t H, int64_t D, int64
 // in [-a, a] with a = 1/sqrt(H), biases uniform in [-0.1, 0.1].
 Weights random_model_weights(ModelKind model, int64_t H, int64_t D, int64_t V, uint64_t seed);
 
+// --- Arithmetic ---------------------------------------------------------------------------------
+// How the products of a weight matrix with a vector (W x, every one of the models') are computed:
+// exactly (the float32 weight times the double vector), or as grove's schedule precision=bf16
+// computes its level GEMMs: the weight and the vector each rounded to bfloat16 (to nearest, ties to
+// even), the products accumulated in double. MV-RNN's per-node matrix products stay exact.
+enum class Products { Exact, Bf16 };
+
+// While alive, the references called on this thread compute their products as `products` says.
+class ScopedProducts {
+ public:
+  explicit ScopedProducts(Products products);
+  ~ScopedProducts();
+  ScopedProducts(const ScopedProducts &) = delete;
+  ScopedProducts &operator=(const ScopedProducts &) = delete;
+
+ private:
+  Products previous_;
+};
+
+// `x` rounded to the nearest bfloat16 (ties to even) and back: the reference's own rounding.
+double round_bf16(double x);
+
 // --- Trees: each returns the output state of `tree`'s root, [H]. --------------------------------
 Tensor reference_treefc(const Weights &weights, const Tree &tree);
 Tensor reference_treegru(const Weights &weights, const Tree &tree);
