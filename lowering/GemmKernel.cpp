@@ -72,27 +72,49 @@ Stmt specialize_panels(const std::function<Stmt(int64_t, int64_t)> &epilogue, co
   return s;
 }
 
-// One term's products for the block's `nb` nodes (node0 ... node<nb-1>) in bf16, accumulated into
-// `acc` (nb × pr floats, zeroed): first the block's operands x(node_i, k) rounded to bf16 into
-// `xs` (nb rows of the packed weight's padded columns, a zero after an odd last column), then per
-// pair of columns and per 16 rows of the panel one vdpbf16ps per node: the 16 rows' weight pairs
-// (one 64-byte load, PackedWeight's BF16 layout) against the node's pair broadcast, as Halide 14
-// matches it: a VectorReduce(Add) of adjacent products f32(bf16) · f32(bf16) added to the fp32
-// accumulator, the bf16 weights bound in a let.
-Stmt bf16_products(const plan::WeightTerm &term, const PackedWeight &pw, const HExpr &x,
-                   const std::string &acc, const std::string &xs, int nb, int pr) {
-  GROVE_CHECK(pr % kBf16Rows == 0, "a bf16 GEMM panel of {} rows", pr);
-  const std::string &k = term.sum->var;
-  const int cols = int(term.cols), padded = int(pw.padded_cols()), pairs = padded / 2;
-  const int lanes = kBf16Rows;
+// node0 = first, ..., node<nb-1> = first + nb - 1 around `body`.
+Stmt node_lets(int nb, const HExpr &first, Stmt body) {
+  for (int i = nb; i-- > 0;) body = HI::LetStmt::make(fmt::format("node{}", i), first + i, body);
+  return body;
+}
+
+// The bf16 operand rows of a register block: x(node_i, k) for its `nb` nodes (node0 ...
+// node<nb-1>) rounded to bf16 (vcvtneps2bf16) into `xs`, one row of the packed weight's padded
+// columns per node, a zero after an odd last column.
+struct Bf16Operand {
+  std::string xs;  // the buffer
+  HExpr x;         // in n and k
+  std::string k;
+  int cols = 0, padded = 0;
+};
+
+Stmt stage_bf16(const Bf16Operand &o, int nb) {
   std::vector<Stmt> stage;
   for (int i = 0; i < nb; i++) {
-    HExpr xi = HI::substitute("n", var(fmt::format("node{}", i)), x);
+    HExpr xi = HI::substitute("n", var(fmt::format("node{}", i)), o.x);
     stage.push_back(vectorized_for(
-        k, cols, store(xs, HI::Cast::make(Halide::BFloat(16), xi), i * padded + var(k), false), lanes));
-    if (padded > cols)
-      stage.push_back(store(xs, HI::make_zero(Halide::BFloat(16)), i * padded + cols, false));
+        o.k, o.cols, store(o.xs, HI::Cast::make(Halide::BFloat(16), xi), i * o.padded + var(o.k), false),
+        kBf16Rows));
+    if (o.padded > o.cols)
+      stage.push_back(store(o.xs, HI::make_zero(Halide::BFloat(16)), i * o.padded + o.cols, false));
   }
+  return HI::Block::make(stage);
+}
+
+Stmt allocate_bf16(const Bf16Operand &o, int nb, Stmt body) {
+  return HI::Allocate::make(o.xs, Halide::BFloat(16), Halide::MemoryType::Stack, {nb * o.padded},
+                            HI::const_true(), std::move(body));
+}
+
+// One term's products for the block's `nb` nodes in bf16 from their staged operand rows `xs`,
+// accumulated into `acc` (nb × pr floats, zeroed): per pair of columns and per 16 rows of the panel
+// one vdpbf16ps per node, the 16 rows' weight pairs (one 64-byte load, PackedWeight's BF16 layout)
+// against the node's pair broadcast, as Halide 14 matches it: a VectorReduce(Add) of adjacent
+// products f32(bf16) · f32(bf16) added to the fp32 accumulator, the bf16 weights bound in a let.
+Stmt bf16_products(const PackedWeight &pw, const std::string &acc, const std::string &xs, int nb, int pr) {
+  GROVE_CHECK(pr % kBf16Rows == 0, "a bf16 GEMM panel of {} rows", pr);
+  const int pairs = int(pw.padded_cols()) / 2;
+  const int lanes = kBf16Rows;
   const Halide::Type bf16x = Halide::BFloat(16, 2 * lanes), f32x = Halide::Float(32, 2 * lanes);
   std::vector<Stmt> per_pair;
   for (int c = 0; c < pr / lanes; c++) {
@@ -112,17 +134,48 @@ Stmt bf16_products(const plan::WeightTerm &term, const PackedWeight &pw, const H
     }
     per_pair.push_back(HI::LetStmt::make(w, weights, HI::Block::make(nodes)));
   }
-  Stmt kernel = HI::For::make("kpair", 0, pairs, HI::ForType::Serial, Halide::DeviceAPI::None,
-                              HI::Block::make(per_pair));
-  return HI::Allocate::make(xs, Halide::BFloat(16), Halide::MemoryType::Stack, {nb * padded},
-                            HI::const_true(), HI::Block::make(HI::Block::make(stage), kernel));
+  return HI::For::make("kpair", 0, pairs, HI::ForType::Serial, Halide::DeviceAPI::None,
+                       HI::Block::make(per_pair));
+}
+
+// The distinct bf16 operands of a group's GEMMs (terms reading the same x share one), and which
+// one each term reads (by its Sum).
+struct Bf16Operands {
+  std::vector<Bf16Operand> operands;
+  std::map<const ilir::ExprNode *, std::string> of_term;
+};
+
+Bf16Operands bf16_operands(const TensorAccess &access, const std::vector<plan::Gemm> &gemms,
+                           const std::vector<PackedWeight> &packed) {
+  Bf16Operands out;
+  for (const plan::Gemm &gemm : gemms)
+    for (const plan::WeightTerm &term : gemm.terms) {
+      const PackedWeight &pw = packed[term.packed];
+      if (pw.element != PackedElement::BF16) continue;
+      Bf16Operand o{"", ExprLowering(access, nullptr, nullptr).lower(term.x), term.sum->var, int(term.cols),
+                    int(pw.padded_cols())};
+      auto same = std::find_if(out.operands.begin(), out.operands.end(), [&](const Bf16Operand &e) {
+        return e.k == o.k && e.cols == o.cols && e.padded == o.padded && HI::equal(e.x, o.x);
+      });
+      if (same == out.operands.end()) {
+        o.xs = fmt::format("gxs{}", out.operands.size());
+        out.operands.push_back(o);
+        same = out.operands.end() - 1;
+      }
+      out.of_term[term.sum] = same->xs;
+    }
+  return out;
 }
 
 // One register block: the `nb` consecutive nodes from `first` on, every term accumulated over its
 // k loop with the packed weight vector shared by the block's nodes, then the epilogue (the rest of
 // the expression: biases, activations) applied to the accumulators and stored.
+//
+// bf16 terms read their operand rows from the buffers `staged` names (staged by the caller for these
+// nodes); without `staged` the block stages its own. Without `first` the caller binds node0 ....
 Stmt block_kernel(const TensorAccess &access, const ilir::Compute &op, const plan::Gemm &gemm,
-                  const std::vector<PackedWeight> &packed, int nb, const HExpr &first) {
+                  const std::vector<PackedWeight> &packed, int nb, const HExpr &first,
+                  const std::map<const ilir::ExprNode *, std::string> *staged = nullptr) {
   const ilir::TensorDecl &t = access.program().get(op.tensor);
   const int pr = int(gemm.panel);
   const std::string &j = op.indices[0];
@@ -143,7 +196,14 @@ Stmt block_kernel(const TensorAccess &access, const ilir::Compute &op, const pla
     HExpr x = ExprLowering(access, nullptr, nullptr).lower(term.x);
     const PackedWeight &pw = packed[term.packed];
     if (pw.element == PackedElement::BF16) {
-      body.push_back(bf16_products(term, pw, x, accs[m], fmt::format("gxs{}_{}", m, nb), nb, pr));
+      if (staged) {
+        body.push_back(bf16_products(pw, accs[m], staged->at(term.sum), nb, pr));
+      } else {
+        Bf16Operand o{fmt::format("gxs{}_{}", m, nb), x, term.sum->var, int(term.cols),
+                      int(pw.padded_cols())};
+        body.push_back(allocate_bf16(
+            o, nb, HI::Block::make(stage_bf16(o, nb), bf16_products(pw, accs[m], o.xs, nb, pr))));
+      }
     } else {
       std::vector<Stmt> fmas;
       for (int i = 0; i < nb; i++) {
@@ -180,8 +240,7 @@ Stmt block_kernel(const TensorAccess &access, const ilir::Compute &op, const pla
   Stmt s = HI::Block::make(body);
   for (const std::string &acc : accs)
     s = HI::Allocate::make(acc, Halide::Float(32), Halide::MemoryType::Stack, {nb * pr}, HI::const_true(), s);
-  for (int i = nb; i-- > 0;) s = HI::LetStmt::make(fmt::format("node{}", i), first + i, s);
-  return s;
+  return first.defined() ? node_lets(nb, first, s) : s;
 }
 
 }  // namespace
@@ -226,6 +285,51 @@ Stmt lower_gemms(const TensorAccess &access, const ilir::Case &c, const std::vec
     return loops.team ? loops.team->share(v, 0, std::move(extent), std::move(body))
                       : dispatch_for(v, 0, std::move(extent), loops.type, loops.threads, std::move(body));
   };
+  // bf16: a block's operands are rounded once for all the panels that a thread computes for it.
+  // With persistence the panels go in chunks of consecutive panels (two per thread), and each chunk
+  // sweeps the level's blocks, staging each block's operands before its panels; without, each
+  // thread's blocks stage theirs before every panel (the level's last, partial block stages per
+  // panel, as the threads split its panels).
+  const Bf16Operands bf16 = bf16_operands(access, gemms, packed);
+  if (!bf16.operands.empty()) {
+    auto staged_block = [&](int r, const HExpr &first, const std::vector<Stmt> &kernels, const HExpr &lo,
+                            const HExpr &hi) {
+      std::vector<Stmt> stage;
+      for (const Bf16Operand &o : bf16.operands) stage.push_back(stage_bf16(o, r));
+      Stmt panels_loop = HI::For::make("group_panel", lo, hi - lo, HI::ForType::Serial,
+                                       Halide::DeviceAPI::None, by_panel(kernels).first);
+      return node_lets(r, first, HI::Block::make(HI::Block::make(stage), panels_loop));
+    };
+    auto allocated = [&](Stmt body) {
+      for (const Bf16Operand &o : bf16.operands) body = allocate_bf16(o, nb, body);
+      return body;
+    };
+    std::vector<Stmt> full_kernels;
+    std::vector<std::vector<Stmt>> tail_kernels(nb);
+    for (const plan::Gemm &gemm : gemms) {
+      const ilir::Compute &op = c.body[gemm.compute];
+      full_kernels.push_back(block_kernel(access, op, gemm, packed, nb, HExpr(), &bf16.of_term));
+      for (int r = 1; r < nb; r++)
+        tail_kernels[r].push_back(block_kernel(access, op, gemm, packed, r, HExpr(), &bf16.of_term));
+    }
+    const int total = by_panel(full_kernels).second;
+    if (loops.persist) {
+      const int threads = loops.team ? loops.team->size : loops.threads;
+      const int chunks = std::max(1, std::min(total, 2 * threads));
+      HExpr chunk = var("panel_chunk"), lo = total * chunk / chunks, hi = total * (chunk + 1) / chunks;
+      Stmt blocks = HI::For::make("block", 0, size / nb, HI::ForType::Serial, Halide::DeviceAPI::None,
+                                  staged_block(nb, base + var("block") * nb, full_kernels, lo, hi));
+      Stmt tail = HI::Evaluate::make(0);
+      for (int r = nb - 1; r >= 1; r--)
+        tail = HI::IfThenElse::make(size - full == r, staged_block(r, base + full, tail_kernels[r], lo, hi),
+                                    r == nb - 1 ? Stmt() : tail);
+      return split("panel_chunk", chunks, allocated(HI::Block::make(blocks, tail)));
+    }
+    Stmt blocks = split("block", size / nb,
+                        allocated(staged_block(nb, base + var("block") * nb, full_kernels, 0, total)));
+    return HI::Block::make(blocks, split("group_panel", total, by_panel(tail_blocks).first));
+  }
+
   // With persistence each thread sweeps every node block of a fixed set of panels (in a region,
   // the same panels at every level, so that their weights stay in that core's cache).
   if (loops.persist) {

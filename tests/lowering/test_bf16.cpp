@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -243,9 +244,13 @@ constexpr int32_t kVocab = 30;
 struct Case {
   ModelKind model;
   int64_t H;
+  std::string schedule;  // over precision=bf16
 };
 
-void PrintTo(const Case &c, std::ostream *os) { *os << reference::model_name(c.model) << " H=" << c.H; }
+void PrintTo(const Case &c, std::ostream *os) {
+  *os << reference::model_name(c.model) << " H=" << c.H << " --schedule 'precision=bf16," << c.schedule
+      << "'";
+}
 
 // Every model's outputs for its inputs: tree roots, DAG sinks or sequences' last states.
 struct Inputs {
@@ -319,7 +324,7 @@ TEST_P(EveryModel, MatchesTheBf16Reference) {
   const int64_t D = c.model == ModelKind::TreeFC || c.model == ModelKind::MVRNN ? c.H : 21;
   const Weights w = reference::random_model_weights(c.model, c.H, D, kVocab, 7);
   const Inputs run(c.model);
-  const Tensor got = run.grove(c.model, w, "precision=bf16");
+  const Tensor got = run.grove(c.model, w, "precision=bf16," + c.schedule);
   const double bf16_error = relative_error(got, run.reference(c.model, w, c.H, reference::Products::Bf16));
   const double exact_error = relative_error(got, run.reference(c.model, w, c.H, reference::Products::Exact));
   EXPECT_LE(bf16_error, 1e-2);
@@ -329,15 +334,30 @@ TEST_P(EveryModel, MatchesTheBf16Reference) {
   RecordProperty("errors", fmt::format("against bf16 {:.3g}, against exact {:.3g}", bf16_error, exact_error));
 }
 
+// Every model at the default blocking (H = 23: partial panels and an odd column), then the loops
+// around the kernels: operands staged per chunk of panels (persist, the default), per block
+// (persist=off), per panel (the last partial block without persist); one thread, a dispatch per
+// stage, a team larger than the machine, other blockings, epilogue fusion.
 INSTANTIATE_TEST_SUITE_P(Bf16, EveryModel,
                          ::testing::Values(Case{ModelKind::TreeFC, 32}, Case{ModelKind::TreeGRU, 32},
                                            Case{ModelKind::TreeLSTM, 32}, Case{ModelKind::TreeLSTM, 23},
                                            Case{ModelKind::ChildSumTreeLSTM, 32}, Case{ModelKind::MVRNN, 16},
                                            Case{ModelKind::DAGRNN, 32}, Case{ModelKind::DAGRNN, 23},
-                                           Case{ModelKind::LSTM, 32}, Case{ModelKind::GRU, 23}),
+                                           Case{ModelKind::LSTM, 32}, Case{ModelKind::GRU, 23},
+                                           Case{ModelKind::TreeLSTM, 23, "persist=off"},
+                                           Case{ModelKind::TreeLSTM, 40, "panel=64,node_block=6"},
+                                           Case{ModelKind::TreeLSTM, 23, "threads=1"},
+                                           Case{ModelKind::TreeLSTM, 23, "region=off,hoist=off"},
+                                           Case{ModelKind::TreeLSTM, 23, "threads=3,node_block=3"},
+                                           Case{ModelKind::DAGRNN, 23, "persist=off,epilogue=on"},
+                                           Case{ModelKind::LSTM, 23, "epilogue=on"}),
                          [](const ::testing::TestParamInfo<Case> &info) {
-                           return fmt::format("{}_H{}", reference::model_name(info.param.model),
-                                              info.param.H);
+                           std::string name =
+                               fmt::format("{}_H{}_{}", reference::model_name(info.param.model), info.param.H,
+                                           info.param.schedule);
+                           for (char &ch : name)
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return name;
                          });
 
 // --- SST: the root classes of a classifier --------------------------------------------------------
