@@ -55,7 +55,8 @@ struct Schedule {
   // when packed, and their inputs as they are read; products accumulate in fp32, and biases, the
   // epilogue and every state stay fp32. Only level GEMMs change (per-node matrix products and node
   // loops stay fp32), and only on a target with bf16 kernels (lowering::bf16_support); elsewhere
-  // the model runs in fp32 with a note.
+  // the model runs in fp32 with a note. With bf16 kernels the blocking defaults to panel=64,
+  // node_block=6 unless those keys (or vector) are set.
   enum class Precision { Fp32, Bf16 };
   Precision precision = Precision::Fp32;
   int vector = 16;     // lanes of the innermost vectorized loops (16 floats = one AVX-512 register)
