@@ -297,6 +297,22 @@ class TreeLSTMNumbers(GroveTestCase):
             warnings.simplefilter("error")
             self.assertEqual(grove.compile(TREELSTM, weights=self.weights, schedule="batch=off")._model.notes, [])
 
+    def test_bf16_precision(self):
+        # precision=bf16 from Python: bf16 weights and GEMM inputs, fp32 accumulation. Where this CPU
+        # has no bf16 kernel the model runs in fp32 and grove says so with a warning: then skip.
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            model = grove.compile(TREELSTM, weights=self.weights, schedule="precision=bf16")
+        notes = [str(w.message) for w in caught if "precision=bf16 does nothing here" in str(w.message)]
+        if notes:
+            self.assertIn("precision=fp32", model.schedule)
+            self.skipTest(notes[0])
+        self.assertIn("precision=bf16", model.schedule)
+        roots, exact = model(self.trees), reference_roots(self.weights, self.trees)
+        error = float(np.max(np.abs(roots - exact))) / float(np.max(np.abs(exact)))
+        self.assertLess(error, 1e-2)
+        self.assertGreater(error, 1e-5, "as exact as fp32: did bf16 run?")
+
     def test_threads_and_schedule_options(self):
         model = grove.compile(TREELSTM, weights=self.weights, threads=1, schedule="batch=off", target="host")
         self.assertIn("threads=1", model.schedule)
