@@ -32,16 +32,19 @@ Halide::Target parse_target(const std::string &target) {
 }
 
 LoweredForCpu lower_for_cpu(const ilir::Program &program, const std::map<std::string, int64_t> &sizes,
-                            const CompileOptions &options, bool jit) {
+                            const CompileOptions &options, bool jit, const std::string &function,
+                            bool runtime) {
   LoweredForCpu out;
   Halide::Target target = parse_target(options.target);
   if (jit) target = target.with_feature(Halide::Target::JIT);
+  if (!runtime) target = target.with_feature(Halide::Target::NoRuntime);
   out.schedule = scheduling::default_schedule(program, lowering::vector_bytes(target));
   out.schedule.apply(options.schedule, "--schedule");
   lowering::LowerOptions lower_options;
   lower_options.sizes = sizes;
   lower_options.target = target;
   lower_options.schedule = out.schedule;
+  lower_options.function_name = function;
   out.lowered = lowering::lower(program, lower_options);
   out.abi = make_abi(out.lowered, target.to_string());
   return out;

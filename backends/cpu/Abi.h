@@ -29,8 +29,11 @@ struct LoweredForCpu {
 };
 // `jit`: for Halide's JIT (CompiledModel), whose modules share one runtime; else (Aot) the module
 // carries its own.
+// `function`: the entry function's name; `runtime`: whether an AOT module carries Halide's runtime
+// (a library's second variant shares its first's).
 LoweredForCpu lower_for_cpu(const ilir::Program &program, const std::map<std::string, int64_t> &sizes,
-                            const CompileOptions &options, bool jit = false);
+                            const CompileOptions &options, bool jit = false,
+                            const std::string &function = "grove_model", bool runtime = true);
 
 // "host" or a Halide target string; a UserError otherwise.
 Halide::Target parse_target(const std::string &target);

@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <climits>
@@ -233,29 +234,56 @@ std::string join_shape(const std::vector<int64_t> &shape) {
 
 // The C source of the descriptor: the ABI as JSON, the entry points, the embedded weights (an
 // assembler file's symbol) and the static library's accessor.
-std::string descriptor_source(const std::string &name, const ModelAbi &abi, uint64_t weights_size) {
+std::string descriptor_source(const std::string &name, const std::vector<ModelAbi> &variants,
+                              uint64_t weights_size) {
   std::string weights = "NULL", weights_decl;
   if (weights_size > 0) {
     weights = fmt::format("{}_grove_weights", name);
     weights_decl = fmt::format("extern const unsigned char {}[];\n", weights);
   }
-  return fmt::format(
+  std::string s = fmt::format(
       "/* Written by `grove compile`: the descriptor of model {model} (include/grove/grove.h). */\n"
       "#include <grove/grove.h>\n"
       "#include <stddef.h>\n\n"
-      "/* Halide's argv entry point and its runtime's thread-pool setting, in the model's object. */\n"
-      "extern int {function}_argv(void **args);\n"
+      "/* The thread-pool setting of the Halide runtime in the model's object. */\n"
       "extern int halide_set_num_threads(int n);\n"
-      "{weights_decl}\n"
-      "static const char abi_json[] =\n{json};\n\n"
-      "static const grove_compiled_model descriptor = {{\n"
-      "    {version}, \"{name}\", abi_json, {function}_argv, halide_set_num_threads, {weights}, "
-      "{size}u}};\n\n"
-      "const grove_compiled_model *{name}_grove_model(void) {{ return &descriptor; }}\n",
-      fmt::arg("model", abi.model), fmt::arg("function", abi.function),
-      fmt::arg("weights_decl", weights_decl), fmt::arg("json", c_string_literal(to_json(abi))),
-      fmt::arg("version", kModelAbiVersion), fmt::arg("name", name), fmt::arg("weights", weights),
-      fmt::arg("size", weights_size));
+      "{weights_decl}\n",
+      fmt::arg("model", variants[0].model), fmt::arg("weights_decl", weights_decl));
+  for (size_t v = 0; v < variants.size(); v++)
+    s += fmt::format(
+        "/* Halide's argv entry point. */\n"
+        "extern int {function}_argv(void **args);\n"
+        "static const char abi_json{v}[] =\n{json};\n"
+        "static const grove_compiled_model descriptor{v} = {{\n"
+        "    {version}, \"{name}\", abi_json{v}, {function}_argv, halide_set_num_threads, {weights}, "
+        "{size}u}};\n\n",
+        fmt::arg("v", v), fmt::arg("function", variants[v].function),
+        fmt::arg("json", c_string_literal(to_json(variants[v]))), fmt::arg("version", kModelAbiVersion),
+        fmt::arg("name", name), fmt::arg("weights", weights), fmt::arg("size", weights_size));
+  if (variants.size() == 1)
+    return s +
+           fmt::format("const grove_compiled_model *{}_grove_model(void) {{ return &descriptor0; }}\n", name);
+  // A bf16 library's two variants: bf16 where the CPU has AVX512-BF16 (cpuid leaf 7.1, eax bit 5)
+  // and no AMX (leaf 7.0, edx bit 22: there vdpbf16ps runs at half the fp32 rate), else fp32; the
+  // environment's GROVE_LIBRARY_VARIANT=fp32 forces fp32 (lowering::bf16_support decides the same).
+  return s + fmt::format(
+                 "#include <cpuid.h>\n"
+                 "#include <stdlib.h>\n"
+                 "#include <string.h>\n\n"
+                 "static int use_bf16(void) {{\n"
+                 "  const char *forced = getenv(\"GROVE_LIBRARY_VARIANT\");\n"
+                 "  if (forced && strcmp(forced, \"fp32\") == 0) return 0;\n"
+                 "  unsigned a, b, c, d;\n"
+                 "  if (__get_cpuid_max(0, NULL) < 7) return 0;\n"
+                 "  __cpuid_count(7, 0, a, b, c, d);\n"
+                 "  const int amx_bf16 = (d >> 22) & 1;\n"
+                 "  __cpuid_count(7, 1, a, b, c, d);\n"
+                 "  return ((a >> 5) & 1) && !amx_bf16;\n"
+                 "}}\n\n"
+                 "const grove_compiled_model *{}_grove_model(void) {{\n"
+                 "  return use_bf16() ? &descriptor0 : &descriptor1;\n"
+                 "}}\n",
+                 name);
 }
 
 // For ThreadSanitizer (TsanParallel.h): the library's Halide runtime runs its parallel loops on
@@ -422,19 +450,35 @@ AotResult compile_library(const ilir::Program &program, const std::map<std::stri
   TempDir tmp(out_dir);
   const uint64_t weights_size = write_embedded_weights(program, sizes, aot, tmp / "weights.safetensors");
 
-  // 2.
+  // 2. With bf16 kernels, an fp32 variant too (carrying the runtime both use).
   LoweredForCpu lowered = lower_for_cpu(program, sizes, options);
-  const fs::path model_o = tmp / "model.o";
-  lowering::write_code(lowered.lowered, Halide::OutputFileType::object, model_o.string());
+  std::vector<ModelAbi> variants{lowered.abi};
+  std::vector<std::string> objects;
+  const bool bf16 = std::any_of(lowered.abi.packed.begin(), lowered.abi.packed.end(),
+                                [](const PackedWeight &w) { return w.element == PackedElement::BF16; });
+  if (bf16) {
+    lowered = lower_for_cpu(program, sizes, options, false, "grove_model_bf16", /*runtime=*/false);
+    variants = {lowered.abi};
+    objects.push_back((tmp / "model_bf16.o").string());
+    lowering::write_code(lowered.lowered, Halide::OutputFileType::object, objects.back());
+    CompileOptions fp32 = options;
+    fp32.schedule += ",precision=fp32";
+    LoweredForCpu fallback = lower_for_cpu(program, sizes, fp32);
+    variants.push_back(fallback.abi);
+    objects.push_back((tmp / "model.o").string());
+    lowering::write_code(fallback.lowered, Halide::OutputFileType::object, objects.back());
+  } else {
+    objects.push_back((tmp / "model.o").string());
+    lowering::write_code(lowered.lowered, Halide::OutputFileType::object, objects.back());
+  }
 
   // 3.
   const std::string cc = tool("CC", "cc");
-  std::vector<std::string> objects{model_o.string()};
   // Instrumented code (Halide's tsan feature) needs ThreadSanitizer's runtime. Its parallel loops, and
   // in a GROVE_TSAN build those of any library (one for an explicit target is not instrumented, but
   // Halide's pool would still read as races), run on threads TSan sees.
   const bool tsan = lowered.lowered.module.target().has_feature(Halide::Target::TSAN);
-  write_file(tmp / "descriptor.c", descriptor_source(name, lowered.abi, weights_size) +
+  write_file(tmp / "descriptor.c", descriptor_source(name, variants, weights_size) +
                                        (tsan || kTsanBuild ? tsan_parallel_source() : ""));
   std::vector<std::string> descriptor_flags{"-O2", "-fPIC", "-I" + toolchain.include_dir};
   if (tsan) descriptor_flags.push_back("-fsanitize=thread");

@@ -195,8 +195,9 @@ TEST(Aot, EmbeddedWeightsFromAFile) {
   EXPECT_THAT(testing::read_bytes(r.header), HasSubstr("The weights are embedded"));
 }
 
-// precision=bf16: the library carries the bf16 panels' layout in its ABI and runs the same
-// vdpbf16ps kernels as the JIT (skipped, saying why, where this CPU has none).
+// precision=bf16: the library carries a bf16 variant (its ABI says bf16 panels; the same vdpbf16ps
+// kernels as the JIT) and an fp32 one, and opens the one cpuid chooses (skipped, saying why, where
+// this CPU has no bf16 kernel).
 TEST(Aot, Bf16LibraryRunsAsTheJit) {
   if (lowering::Bf16Support s = lowering::bf16_support(lowering::host_target()); !s.vdpbf16ps)
     GTEST_SKIP() << "precision=bf16 has no kernel on this machine (" << s.why_not << "): skipped";
@@ -211,6 +212,16 @@ TEST(Aot, Bf16LibraryRunsAsTheJit) {
   options.schedule = schedule;
   cpu::CompiledModel jit = cpu::CompiledModel::compile(model("treelstm"), treelstm_weights(), options);
   expect_close(library.executor->run(sst_trees(), {.batch = 5}), jit.run(sst_trees(), {.batch = 5}), "bf16");
+  // The library's fp32 variant (what a CPU without AVX512-BF16, or with AMX, opens), forced.
+  ::setenv("GROVE_LIBRARY_VARIANT", "fp32", 1);
+  CompiledLibrary fallback = open_compiled_library(r.shared_library);
+  ::unsetenv("GROVE_LIBRARY_VARIANT");
+  ASSERT_FALSE(fallback.executor->abi().packed.empty());
+  EXPECT_EQ(fallback.executor->abi().packed[0].element, PackedElement::F32);
+  EXPECT_THAT(fallback.executor->abi().schedule, HasSubstr("precision=fp32"));
+  fallback.executor->bind(treelstm_weights(), "w");
+  expect_close(fallback.executor->run(sst_trees(), {.batch = 5}),
+               treelstm_jit().run(sst_trees(), {.batch = 5}), "the fp32 variant");
 }
 
 // A parallel region of 2 threads with recursive unrolling: the generated code calls the thread
