@@ -119,6 +119,25 @@ TEST_F(TreeLstmCApi, InfoAndParamsDescribeTheModel) {
   }
 }
 
+// precision=bf16 through grove_compile_options::schedule: the C API's model is the C++ JIT's at bf16
+// (bit for bit), and its info says so; where this CPU has no bf16 kernel both run fp32 and say
+// precision=fp32.
+TEST_F(TreeLstmCApi, Bf16ScheduleIsTheJits) {
+  grove_compile_options options{nullptr, "precision=bf16", nullptr, 0};
+  ModelPtr bf16 = compile_c(files_->model_file, files_->weights_file.c_str(), &options);
+  cpu::CompileOptions cpp_options;
+  cpp_options.weights_file = files_->weights_file;
+  cpp_options.schedule = "precision=bf16";
+  cpu::CompiledModel cpp =
+      cpu::CompiledModel::compile(files_->program, read_safetensors(files_->weights_file), cpp_options);
+  EXPECT_EQ(run_c(bf16.get(), flat_->parents()), cpp.run(*trees_, {}).data);
+  grove_model_info info;
+  ASSERT_EQ(grove_model_get_info(bf16.get(), &info), GROVE_OK) << grove_last_error();
+  EXPECT_EQ(info.schedule, cpp.schedule());
+  EXPECT_THAT(info.schedule, HasSubstr(cpp.notes().empty() ? "precision=bf16" : "precision=fp32"));
+  if (cpp.notes().empty()) EXPECT_NE(run_c(bf16.get(), flat_->parents()), *expected_) << "bf16 equals fp32";
+}
+
 TEST_F(TreeLstmCApi, ThreadsShareOneModel) {
   const std::vector<int64_t> batches{0, 5, 9};
   std::vector<std::vector<float>> expected;
