@@ -10,6 +10,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "peak_args.h"
+
 static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -31,20 +33,7 @@ static float chains(long iterations) {
 int main(int argc, char **argv) {
   int runs = 5;
   long iterations = 20000000;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (strcmp(argv[i], "--runs") == 0) {
-      runs = atoi(argv[i + 1]);
-    } else if (strcmp(argv[i], "--iterations") == 0) {
-      iterations = atol(argv[i + 1]);
-    } else {
-      fprintf(stderr, "fma_peak: unknown option '%s'; expected --runs R or --iterations N\n", argv[i]);
-      return 2;
-    }
-  }
-  if (runs <= 0 || iterations <= 0) {
-    fprintf(stderr, "fma_peak: --runs and --iterations must be positive\n");
-    return 2;
-  }
+  if (parse_peak_args("fma_peak", argc, argv, &runs, &iterations)) return 2;
   setenv("OMP_PROC_BIND", "spread", 0); /* read when the OpenMP runtime starts, below */
   for (int threads = 1; threads <= 2; threads++) {
     double best = 1e30;
