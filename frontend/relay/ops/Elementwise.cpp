@@ -1,24 +1,42 @@
-// Elementwise operators: unary math, clip, logical_not, arithmetic and comparisons with NumPy
-// broadcasting, and where. Type relations follow TVM's (IdentityRel, BroadcastRel, BroadcastCompRel,
-// WhereRel), with the dtype checks TVM leaves to code generation made here:
-//   * exp log sqrt tanh sigmoid erf: float tensors only (TVM type-checks ints, then fails or
-//     truncates when lowering);
-//   * negative abs nn.relu clip, and add subtract multiply divide: float or integer, not bool;
-//     integer arithmetic wraps around (two's complement) and `divide` truncates toward zero, as
-//     TVM's integer division does; an integer division by zero is an OpError;
-//   * logical_not: bool only;
+// Elementwise operators: unary math, rounding, clip, logical_not, copy and cast, arithmetic,
+// maximum/minimum, power, logical and/or and comparisons with NumPy broadcasting, and where. Type
+// relations follow TVM's (IdentityRel, CastRel, BroadcastRel, BroadcastCompRel, WhereRel), with the
+// dtype checks TVM leaves to code generation made here:
+//   * exp log sqrt tanh sigmoid erf, and power: float tensors only (TVM type-checks ints, then
+//     fails or truncates when lowering);
+//   * negative abs nn.relu clip floor ceil round, and add subtract multiply divide maximum minimum:
+//     float or integer, not bool; integer arithmetic wraps around (two's complement) and `divide`
+//     truncates toward zero, as TVM's integer division does; an integer division by zero is an
+//     OpError; floor, ceil and round keep integers as they are (TVM's tir.floor on an int); round
+//     rounds halves away from zero (TVM's tir.round is llvm.round, not NumPy's half-to-even);
+//     maximum(a, b) is `a > b ? a : b` and minimum `a < b ? a : b`, as TVM's Max/Min lower, so a
+//     NaN in b wins and a NaN in a loses;
+//   * logical_not, logical_and, logical_or: bool only;
+//   * copy: any dtype, a fresh tensor with the same elements;
+//   * cast(x, dtype): any dtype to any dtype (float16 included): integers and bool convert exactly
+//     through int64 (narrowing wraps around, as C and LLVM's trunc do); a float converts to an
+//     integer by truncating toward zero, saturating at the integer's range (NaN gives 0: TVM
+//     leaves these undefined); to bool, anything nonzero is True;
 //   * comparisons: any dtype, both the same; the result is bool;
+//   * broadcast_to(x, shape): any dtype; the result is x broadcast with `shape` (TVM's
+//     BroadCastToRel is BroadcastRel against the target shape, so a target the data does not
+//     stretch to is an error: "cannot broadcast ..."). It lives here, with the broadcasting ops,
+//     rather than with TVM's other transforms;
 //   * where(cond, x, y): cond bool (TVM accepts any dtype and tests != 0), x and y the same dtype.
 // Kernels compute float32 math in double and round once; float32 arithmetic is exact in float.
 
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <optional>
+#include <string>
 #include <type_traits>
 
 #include "frontend/relay/ops/Broadcast.h"
 #include "frontend/relay/ops/Op.h"
+#include "ilir/Error.h"
 
 namespace grove::relay {
 namespace {
@@ -99,6 +117,22 @@ Type unary_rel(const std::vector<Type> &args, const Attrs &) {
   return TensorType::make(x->shape, x->dtype);
 }
 
+// TVM's CastRel: the argument's shape, the `dtype` attribute's dtype.
+DType cast_dtype(const Attrs &attrs) {
+  require_attr(attrs, "dtype");
+  const std::string name = attr_string(attrs, "dtype", "");
+  std::optional<DType> d = parse_dtype(name);
+  if (!d) throw OpError(fmt::format("dtype \"{}\" is not a dtype grove knows", name));
+  return *d;
+}
+
+Type cast_rel(const std::vector<Type> &args, const Attrs &attrs) {
+  const DType to = cast_dtype(attrs);
+  const TensorType *x = tensor_arg(args, 0);
+  if (!x) return {};
+  return TensorType::make(x->shape, to);
+}
+
 Type clip_rel(const std::vector<Type> &args, const Attrs &attrs) {
   require_attr(attrs, "a_min");
   require_attr(attrs, "a_max");
@@ -128,6 +162,20 @@ Type where_rel(const std::vector<Type> &args, const Attrs &) {
   check_family(Family::Bool, c->dtype, "condition: ");
   check_same_dtype(x->dtype, y->dtype);
   return TensorType::make(broadcast_shapes(c->shape, broadcast_shapes(x->shape, y->shape)), x->dtype);
+}
+
+Shape broadcast_to_shape(const Shape &in, const Attrs &attrs) {
+  require_attr(attrs, "shape");
+  const Shape target = attr_ints(attrs, "shape", {});
+  for (int64_t d : target)
+    if (d < 0) throw OpError(fmt::format("shape {} has a negative dimension", shape_to_string(target)));
+  return broadcast_shapes(in, target);
+}
+
+Type broadcast_to_rel(const std::vector<Type> &args, const Attrs &attrs) {
+  const TensorType *x = tensor_arg(args, 0);
+  if (!x) return {};
+  return TensorType::make(broadcast_to_shape(x->shape, attrs), x->dtype);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -188,6 +236,140 @@ struct Relu {
 struct LogicalNot {
   bool operator()(bool x) const { return !x; }
 };
+// Rounding keeps integers as they are.
+struct Floor {
+  template <typename T>
+  T operator()(T x) const {
+    if constexpr (kIsFloat<T>) return std::floor(x);
+    return x;
+  }
+};
+struct Ceil {
+  template <typename T>
+  T operator()(T x) const {
+    if constexpr (kIsFloat<T>) return std::ceil(x);
+    return x;
+  }
+};
+struct Round {
+  template <typename T>
+  T operator()(T x) const {
+    if constexpr (kIsFloat<T>) return std::round(x);  // halves away from zero
+    return x;
+  }
+};
+
+std::vector<NDArray> copy_kernel(const std::vector<NDArray> &args, const Attrs &) {
+  const NDArray &x = args[0];
+  NDArray out(x.dtype(), x.shape());
+  if (out.nbytes()) std::memcpy(out.raw(), x.raw(), out.nbytes());
+  return {out};
+}
+
+// Element i of `out` set from an integer (wrapping to the width of out's dtype) or from a double
+// (truncated toward zero and saturated for integers, rounded once for floats).
+template <typename T>
+void store_int(NDArray &out, int64_t i, int64_t v) {
+  if constexpr (std::is_same_v<T, bool>)
+    out.data<T>()[i] = v != 0;
+  else
+    out.data<T>()[i] = static_cast<T>(v);
+}
+
+template <typename T>
+T saturate(double v) {
+  if (std::isnan(v)) return T(0);
+  // The bounds as doubles: the integer's min is a power of two (exact); max + 1 is one as well.
+  const double lo = static_cast<double>(std::numeric_limits<T>::min());
+  const double hi_excl = 2.0 * (static_cast<double>(std::numeric_limits<T>::max() / 2) + 1.0);
+  if (v <= lo) return std::numeric_limits<T>::min();
+  if (v >= hi_excl) return std::numeric_limits<T>::max();
+  return static_cast<T>(std::trunc(v));
+}
+
+void store(NDArray &out, int64_t i, int64_t v) {
+  switch (out.dtype()) {
+    case DType::Bool:
+      return store_int<bool>(out, i, v);
+    case DType::Int8:
+      return store_int<int8_t>(out, i, v);
+    case DType::Int16:
+      return store_int<int16_t>(out, i, v);
+    case DType::Int32:
+      return store_int<int32_t>(out, i, v);
+    case DType::Int64:
+      return store_int<int64_t>(out, i, v);
+    case DType::UInt8:
+      return store_int<uint8_t>(out, i, v);
+    case DType::UInt16:
+      return store_int<uint16_t>(out, i, v);
+    case DType::UInt32:
+      return store_int<uint32_t>(out, i, v);
+    case DType::UInt64:
+      return store_int<uint64_t>(out, i, v);
+    case DType::Float16:
+    case DType::Float32:
+    case DType::Float64:
+      break;
+  }
+  GROVE_CHECK(false, "store of an integer into {}", to_string(out.dtype()));
+}
+
+void store(NDArray &out, int64_t i, double v) {
+  switch (out.dtype()) {
+    case DType::Bool:
+      out.data<bool>()[i] = v != 0.0;
+      return;
+    case DType::Int8:
+      out.data<int8_t>()[i] = saturate<int8_t>(v);
+      return;
+    case DType::Int16:
+      out.data<int16_t>()[i] = saturate<int16_t>(v);
+      return;
+    case DType::Int32:
+      out.data<int32_t>()[i] = saturate<int32_t>(v);
+      return;
+    case DType::Int64:
+      out.data<int64_t>()[i] = saturate<int64_t>(v);
+      return;
+    case DType::UInt8:
+      out.data<uint8_t>()[i] = saturate<uint8_t>(v);
+      return;
+    case DType::UInt16:
+      out.data<uint16_t>()[i] = saturate<uint16_t>(v);
+      return;
+    case DType::UInt32:
+      out.data<uint32_t>()[i] = saturate<uint32_t>(v);
+      return;
+    case DType::UInt64:
+      out.data<uint64_t>()[i] = saturate<uint64_t>(v);
+      return;
+    case DType::Float16:
+      std::memcpy(out.raw() + 2 * i, NDArray::scalar(DType::Float16, v).raw(), 2);
+      return;
+    case DType::Float32:
+      out.data<float>()[i] = static_cast<float>(v);
+      return;
+    case DType::Float64:
+      out.data<double>()[i] = v;
+      return;
+  }
+}
+
+// cast: integers and bool go through int64 (exact; uint64 keeps its bits), anything else through
+// double (exact for every float source).
+std::vector<NDArray> cast_kernel(const std::vector<NDArray> &args, const Attrs &attrs) {
+  const NDArray &x = args[0];
+  NDArray out(cast_dtype(attrs), x.shape());
+  const bool exact_int = !is_float(x.dtype()) && !is_float(out.dtype());
+  for (int64_t i = 0, n = x.size(); i < n; ++i) {
+    if (exact_int)
+      store(out, i, x.element_as_int(i));
+    else
+      store(out, i, x.element_as_double(i));
+  }
+  return {out};
+}
 
 // A unary kernel applying Fn to dtypes of family F.
 template <typename Fn, Family F>
@@ -279,6 +461,32 @@ struct Divide {
   }
 };
 
+struct Maximum {
+  template <typename T>
+  T operator()(T a, T b) const {
+    return a > b ? a : b;
+  }
+};
+struct Minimum {
+  template <typename T>
+  T operator()(T a, T b) const {
+    return a < b ? a : b;
+  }
+};
+// Computed in double and rounded once.
+struct Power {
+  template <typename T>
+  T operator()(T a, T b) const {
+    return static_cast<T>(std::pow(static_cast<double>(a), static_cast<double>(b)));
+  }
+};
+struct LogicalAnd {
+  bool operator()(bool a, bool b) const { return a && b; }
+};
+struct LogicalOr {
+  bool operator()(bool a, bool b) const { return a || b; }
+};
+
 struct Equal {
   template <typename T>
   bool operator()(T a, T b) const {
@@ -359,6 +567,18 @@ std::vector<NDArray> where_kernel(const std::vector<NDArray> &args, const Attrs 
   return {out};
 }
 
+// broadcast_to moves bytes, so it works for every dtype.
+std::vector<NDArray> broadcast_to_kernel(const std::vector<NDArray> &args, const Attrs &attrs) {
+  const NDArray &x = args[0];
+  const Shape shape = broadcast_to_shape(x.shape(), attrs);
+  NDArray out(x.dtype(), shape);
+  const size_t esize = dtype_bytes(x.dtype());
+  BroadcastIndex it(shape, {x.shape()});
+  for (int64_t i = 0; i < it.size(); ++i, it.next())
+    std::memcpy(out.raw() + i * esize, x.raw() + it[0] * esize, esize);
+  return {out};
+}
+
 // ---------------------------------------------------------------------------------------------
 // The table
 // ---------------------------------------------------------------------------------------------
@@ -375,6 +595,11 @@ OpDef arith(const char *name) {
           {},
           binary_rel<Family::Numeric, false>,
           binary_kernel<Fn, Family::Numeric, false>};
+}
+
+template <typename Fn, Family F>
+OpDef broadcast_op(const char *name) {
+  return {name, 2, OpPattern::Broadcast, {}, binary_rel<F, false>, binary_kernel<Fn, F, false>};
 }
 
 template <typename Fn>
@@ -398,7 +623,12 @@ std::vector<OpDef> elementwise_ops() {
       {"negative", 1, OpPattern::ElemWise, {}, numeric_rel, unary_kernel<Negative, Family::Numeric>},
       {"abs", 1, OpPattern::ElemWise, {}, numeric_rel, unary_kernel<Abs, Family::Numeric>},
       {"nn.relu", 1, OpPattern::ElemWise, {}, numeric_rel, unary_kernel<Relu, Family::Numeric>},
+      {"floor", 1, OpPattern::ElemWise, {}, numeric_rel, unary_kernel<Floor, Family::Numeric>},
+      {"ceil", 1, OpPattern::ElemWise, {}, numeric_rel, unary_kernel<Ceil, Family::Numeric>},
+      {"round", 1, OpPattern::ElemWise, {}, numeric_rel, unary_kernel<Round, Family::Numeric>},
       {"clip", 1, OpPattern::ElemWise, {"a_min", "a_max"}, clip_rel, clip_kernel},
+      {"copy", 1, OpPattern::ElemWise, {}, unary_rel<Family::Any>, copy_kernel},
+      {"cast", 1, OpPattern::ElemWise, {"dtype"}, cast_rel, cast_kernel},
       {"logical_not",
        1,
        OpPattern::ElemWise,
@@ -409,6 +639,11 @@ std::vector<OpDef> elementwise_ops() {
       arith<Subtract>("subtract"),
       arith<Multiply>("multiply"),
       arith<Divide>("divide"),
+      arith<Maximum>("maximum"),
+      arith<Minimum>("minimum"),
+      broadcast_op<Power, Family::Float>("power"),
+      broadcast_op<LogicalAnd, Family::Bool>("logical_and"),
+      broadcast_op<LogicalOr, Family::Bool>("logical_or"),
       compare<Equal>("equal"),
       compare<NotEqual>("not_equal"),
       compare<Less>("less"),
@@ -416,6 +651,7 @@ std::vector<OpDef> elementwise_ops() {
       compare<LessEqual>("less_equal"),
       compare<GreaterEqual>("greater_equal"),
       {"where", 3, OpPattern::Broadcast, {}, where_rel, where_kernel},
+      {"broadcast_to", 1, OpPattern::Broadcast, {"shape"}, broadcast_to_rel, broadcast_to_kernel},
   };
 }
 

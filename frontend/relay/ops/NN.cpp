@@ -1,5 +1,6 @@
-// Neural-network operators (TVM's src/relay/op/nn/{nn,convolution,pooling}.cc): dense, batch_matmul,
-// bias_add, conv2d, max/avg pooling and inference batch_norm. As in Transform.cpp, each op's shape
+// Neural-network operators (TVM's src/relay/op/nn/{nn,convolution,pooling,pad}.cc): dense,
+// batch_matmul, bias_add, conv2d, max/avg and global average pooling, inference batch_norm,
+// layer_norm and pad. As in Transform.cpp, each op's shape
 // rule is one function over shapes that may hold `?`, called by the type relation on the argument
 // types and by the kernel on the concrete shapes, so a mismatch a `?` hid is caught at run time
 // with the same message. Only the NCHW data layout and OIHW kernel layout exist here.
@@ -632,6 +633,228 @@ std::vector<NDArray> batch_norm_kernel(const std::vector<NDArray> &args, const A
   return {out, copy(args[3]), copy(args[4])};
 }
 
+// ---------------------------------------------------------------------------------------------
+// nn.global_avg_pool2d: NCHW data -> (N, C, 1, 1), the mean of each plane
+// ---------------------------------------------------------------------------------------------
+
+Shape global_pool_shape(const Shape &data, const Attrs &attrs) {
+  check_layout(attrs, "layout", "NCHW", "NCHW");
+  check_layout(attrs, "out_layout", "NCHW", "");
+  check_rank(data, 4, "data");
+  return {data[0], data[1], 1, 1};
+}
+
+Type global_avg_pool2d_rel(const std::vector<Type> &args, const Attrs &attrs) {
+  const TensorType *data = tensor_arg(args, 0, "data");
+  if (!data) return {};
+  return TensorType::make(global_pool_shape(data->shape, attrs), data->dtype);
+}
+
+// Summed in double; an integer mean truncates toward zero (TVM's integer division).
+std::vector<NDArray> global_avg_pool2d_kernel(const std::vector<NDArray> &args, const Attrs &attrs) {
+  const NDArray &data = args[0];
+  const Shape oshape = global_pool_shape(data.shape(), attrs);
+  const int64_t planes = oshape[0] * oshape[1], n = data.shape()[2] * data.shape()[3];
+  if (n == 0 && planes > 0)
+    throw OpError(fmt::format("cannot average the empty planes of data {}", shape_to_string(data.shape())));
+  return {compute({&data}, data.dtype(), oshape, [&](const auto &p, auto *y) {
+    using T = std::remove_pointer_t<decltype(y)>;
+    for (int64_t plane = 0; plane < planes; ++plane) {
+      double acc = 0.0;
+      for (int64_t i = 0; i < n; ++i) acc += static_cast<double>(p[0][plane * n + i]);
+      y[plane] = static_cast<T>(acc / static_cast<double>(n));
+    }
+  })};
+}
+
+// ---------------------------------------------------------------------------------------------
+// nn.layer_norm(data, gamma, beta): normalize along `axis` (default -1) with the biased variance
+// ---------------------------------------------------------------------------------------------
+
+constexpr const char *kLayerNormArgs[] = {"data", "gamma", "beta"};
+
+// TVM's LayerNormRel: gamma and beta are vectors of the axis' size; the result is the data's type.
+int64_t layer_norm_axis(const std::vector<Shape> &shapes, const Attrs &attrs) {
+  const int64_t axis = normalize_axis(attr_int(attrs, "axis", -1), static_cast<int64_t>(shapes[0].size()));
+  const int64_t c = shapes[0][axis];
+  for (size_t i = 1; i < 3; ++i) {
+    check_rank(shapes[i], 1, kLayerNormArgs[i]);
+    check_dim(shapes[i][0], c,
+              fmt::format("the {} has {} elements but axis {} of the data {} has {}", kLayerNormArgs[i],
+                          shapes[i][0], axis, shape_to_string(shapes[0]), dim_str(c)));
+  }
+  return axis;
+}
+
+Type layer_norm_rel(const std::vector<Type> &args, const Attrs &attrs) {
+  std::vector<Shape> shapes;
+  const TensorType *data = nullptr;
+  for (size_t i = 0; i < 3; ++i) {
+    const TensorType *t = tensor_arg(args, i, kLayerNormArgs[i]);
+    if (!t) return {};
+    if (i == 0) data = t;
+    shapes.push_back(t->shape);
+  }
+  if (!is_float(data->dtype))
+    throw OpError(fmt::format("expected the data to be a float tensor, found {}", to_string(data->dtype)));
+  for (size_t i = 1; i < 3; ++i)
+    check_same_dtype(args[i].as<TensorType>()->dtype, data->dtype, kLayerNormArgs[i]);
+  layer_norm_axis(shapes, attrs);
+  attr_float(attrs, "epsilon", 1e-5);
+  return TensorType::make(data->shape, data->dtype);
+}
+
+// Per (outer, inner) line along the axis: mean and biased variance in double, then
+// (x - mean) / sqrt(var + epsilon) [* gamma] [+ beta], rounded once to the result dtype.
+std::vector<NDArray> layer_norm_kernel(const std::vector<NDArray> &args, const Attrs &attrs) {
+  std::vector<Shape> shapes;
+  std::vector<const NDArray *> ins;
+  for (const NDArray &a : args) {
+    shapes.push_back(a.shape());
+    ins.push_back(&a);
+  }
+  if (!is_float(args[0].dtype()))
+    throw OpError(
+        fmt::format("expected the data to be a float tensor, found {}", to_string(args[0].dtype())));
+  check_same_dtypes(ins, kLayerNormArgs);
+  const int64_t axis = layer_norm_axis(shapes, attrs);
+  const double eps = attr_float(attrs, "epsilon", 1e-5);
+  const bool center = attr_bool(attrs, "center", true), scale = attr_bool(attrs, "scale", true);
+  const Shape &s = shapes[0];
+  const int64_t outer = prod(s, 0, axis), c = s[axis], inner = prod(s, axis + 1, s.size());
+  return {compute(ins, args[0].dtype(), s, [&](const auto &p, auto *y) {
+    using T = std::remove_pointer_t<decltype(y)>;
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t k = 0; k < inner; ++k) {
+        const int64_t base = o * c * inner + k;
+        double mean = 0.0, var = 0.0;
+        for (int64_t ch = 0; ch < c; ++ch) mean += static_cast<double>(p[0][base + ch * inner]);
+        mean /= static_cast<double>(c);
+        for (int64_t ch = 0; ch < c; ++ch) {
+          const double d = static_cast<double>(p[0][base + ch * inner]) - mean;
+          var += d * d;
+        }
+        var /= static_cast<double>(c);
+        const double denom = std::sqrt(var + eps);
+        for (int64_t ch = 0; ch < c; ++ch) {
+          double v = (static_cast<double>(p[0][base + ch * inner]) - mean) / denom;
+          if (scale) v *= static_cast<double>(p[1][ch]);
+          if (center) v += static_cast<double>(p[2][ch]);
+          y[base + ch * inner] = static_cast<T>(v);
+        }
+      }
+  })};
+}
+
+// ---------------------------------------------------------------------------------------------
+// nn.pad(data, pad_value, pad_width=[[before, after], ...], pad_mode="constant")
+// ---------------------------------------------------------------------------------------------
+
+struct PadWidth {
+  std::vector<int64_t> before, after;
+  std::string mode;
+};
+
+// TVM's PadRel: one [before, after] pair of non-negative integers per data dimension; the mode is
+// "constant" (pad_value), "edge" (the nearest element) or "reflect" (mirrored without repeating
+// the edge, so each pad must be smaller than its dimension).
+PadWidth pad_width(const Shape &data, const Attrs &attrs) {
+  require_attr(attrs, "pad_width");
+  const AttrValue *v = attrs.find("pad_width");
+  auto bad = [&] {
+    return OpError(
+        fmt::format("pad_width must be a list of [before, after] pairs of non-negative integers, one "
+                    "per dimension of the data {}",
+                    shape_to_string(data)));
+  };
+  if (v->kind != AttrValue::Kind::List) throw bad();
+  if (v->list.size() != data.size())
+    throw OpError(fmt::format("pad_width has {} pairs but the data {} has rank {}", v->list.size(),
+                              shape_to_string(data), data.size()));
+  PadWidth p;
+  for (const AttrValue &pair : v->list) {
+    if (pair.kind != AttrValue::Kind::List || pair.list.size() != 2) throw bad();
+    for (const AttrValue &x : pair.list)
+      if (x.kind != AttrValue::Kind::Int || x.i < 0) throw bad();
+    p.before.push_back(pair.list[0].i);
+    p.after.push_back(pair.list[1].i);
+  }
+  p.mode = attr_string(attrs, "pad_mode", "constant");
+  if (p.mode != "constant" && p.mode != "edge" && p.mode != "reflect")
+    throw OpError(
+        fmt::format("pad_mode must be \"constant\", \"edge\" or \"reflect\", found \"{}\"", p.mode));
+  for (size_t d = 0; d < data.size(); ++d) {
+    if (!known(data[d]) || (p.before[d] == 0 && p.after[d] == 0)) continue;
+    if (p.mode == "edge" && data[d] == 0)
+      throw OpError(fmt::format("pad_mode \"edge\" cannot pad dimension {} of the data {}: it is empty", d,
+                                shape_to_string(data)));
+    if (p.mode == "reflect" && (p.before[d] >= data[d] || p.after[d] >= data[d]))
+      throw OpError(
+          fmt::format("pad_mode \"reflect\" needs pads smaller than the dimension: dimension {} of "
+                      "the data {} is padded by [{}, {}]",
+                      d, shape_to_string(data), p.before[d], p.after[d]));
+  }
+  return p;
+}
+
+Shape pad_shape(const Shape &data, const PadWidth &p) {
+  Shape out;
+  for (size_t d = 0; d < data.size(); ++d)
+    out.push_back(known(data[d]) ? data[d] + p.before[d] + p.after[d] : kAnyDim);
+  return out;
+}
+
+void check_pad_value(const Shape &value, DType value_dtype, DType data_dtype) {
+  if (!value.empty())
+    throw OpError(
+        fmt::format("expected the pad_value to be a scalar, found shape {}", shape_to_string(value)));
+  check_same_dtype(value_dtype, data_dtype, "pad_value");
+}
+
+Type pad_rel(const std::vector<Type> &args, const Attrs &attrs) {
+  const TensorType *data = tensor_arg(args, 0, "data"), *value = tensor_arg(args, 1, "pad_value");
+  if (!data || !value) return {};
+  check_pad_value(value->shape, value->dtype, data->dtype);
+  return TensorType::make(pad_shape(data->shape, pad_width(data->shape, attrs)), data->dtype);
+}
+
+// Per result element and dimension, the source index: i - before, then for an index outside the
+// data, "constant" takes pad_value, "edge" clamps and "reflect" mirrors (-1 -> 1, n -> n - 2).
+// Bytes are copied, so every dtype works.
+std::vector<NDArray> pad_kernel(const std::vector<NDArray> &args, const Attrs &attrs) {
+  const NDArray &data = args[0], &value = args[1];
+  check_pad_value(value.shape(), value.dtype(), data.dtype());
+  const PadWidth p = pad_width(data.shape(), attrs);
+  const Shape &in = data.shape();
+  NDArray out(data.dtype(), pad_shape(in, p));
+  const Shape &oshape = out.shape();
+  const size_t esize = dtype_bytes(data.dtype()), rank = in.size();
+  std::vector<int64_t> stride(rank, 1), idx(rank, 0);
+  for (size_t d = rank; d-- > 1;) stride[d - 1] = stride[d] * in[d];
+  for (int64_t i = 0; i < out.size(); ++i) {
+    int64_t src = 0;
+    bool padding = false;
+    for (size_t d = 0; d < rank; ++d) {
+      int64_t j = idx[d] - p.before[d];
+      if (j < 0 || j >= in[d]) {
+        if (p.mode == "constant")
+          padding = true;
+        else if (p.mode == "edge")
+          j = j < 0 ? 0 : in[d] - 1;
+        else
+          j = j < 0 ? -j : 2 * (in[d] - 1) - j;
+      }
+      src += j * stride[d];
+    }
+    std::memcpy(out.raw() + i * esize, padding ? value.raw() : data.raw() + src * esize, esize);
+    for (size_t d = rank; d-- > 0;) {
+      if (++idx[d] < oshape[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return {out};
+}
+
 }  // namespace
 
 std::vector<OpDef> nn_ops() {
@@ -665,6 +888,19 @@ std::vector<OpDef> nn_ops() {
         "count_include_pad"},
        pool2d_rel,
        pool2d_kernel<false>},
+      {"nn.global_avg_pool2d",
+       1,
+       P::OutEWiseFusable,
+       {"layout", "out_layout"},
+       global_avg_pool2d_rel,
+       global_avg_pool2d_kernel},
+      {"nn.layer_norm",
+       3,
+       P::OutEWiseFusable,
+       {"axis", "epsilon", "center", "scale"},
+       layer_norm_rel,
+       layer_norm_kernel},
+      {"nn.pad", 2, P::Injective, {"pad_width", "pad_mode"}, pad_rel, pad_kernel},
       {"nn.batch_norm",
        5,
        P::OutEWiseFusable,

@@ -1,4 +1,5 @@
-// Reductions (sum, mean, max) and nn.softmax. Type relations follow TVM's ReduceRel and SoftmaxRel:
+// Reductions (sum, mean, max, argmax) and nn.softmax. Type relations follow TVM's ReduceRel,
+// ArgReduceRel and SoftmaxRel:
 //   * `axis` is an integer, a list of integers, or None; None and [] reduce every axis (TVM's
 //     GetReduceAxes), whatever `exclude` says; negative axes count from the end; an axis out of
 //     range, or listed twice, is an OpError;
@@ -6,6 +7,9 @@
 //   * the result has the input's dtype. sum and mean take float or integer tensors, max any dtype
 //     (on bool it is `any`). mean of integers divides the integer sum by the count, truncating,
 //     as TVM's MeanCompute does;
+//   * argmax takes float, integer or bool tensors and gives int32: per result element, the
+//     row-major index of its largest element within the reduced axes; ties go to the first index
+//     (the last with select_last_index=True); a NaN is never larger (TVM's `>` comparator);
 //   * nn.softmax(axis=-1) takes float tensors and keeps the type; TVM's pattern for it is
 //     OutEWiseFusable.
 // Kernels accumulate float sums in double (float32 results are rounded once) and integer sums with
@@ -134,6 +138,50 @@ std::vector<NDArray> reduce_kernel(const std::vector<NDArray> &args, const Attrs
   return {out};
 }
 
+// ArgReduceRel: the reduction's shape, int32.
+Type argmax_rel(const std::vector<Type> &args, const Attrs &attrs) {
+  const TensorType *x = tensor_arg(args, 0);
+  if (!x) return {};
+  attr_bool(attrs, "select_last_index", false);
+  return TensorType::make(plan_reduce(x->shape, attrs).out_shape, DType::Int32);
+}
+
+// argmax: as reduce_kernel, with a second broadcast index whose offset is the element's row-major
+// index within the reduced axes (the non-reduced axes have size 1 in `reduced_shape`).
+std::vector<NDArray> argmax_kernel(const std::vector<NDArray> &args, const Attrs &attrs) {
+  const NDArray &x = args[0];
+  const ReducePlan plan = plan_reduce(x.shape(), attrs);
+  const bool last = attr_bool(attrs, "select_last_index", false);
+  Shape reduced_shape;
+  int64_t count = 1;
+  for (size_t d = 0; d < plan.reduced.size(); ++d) {
+    reduced_shape.push_back(plan.reduced[d] ? x.shape()[d] : 1);
+    count *= reduced_shape.back();
+  }
+  NDArray out(DType::Int32, plan.out_shape);
+  const int64_t out_size = out.size();
+  if (count == 0 && out_size > 0)
+    throw OpError(fmt::format("argmax over zero elements: the reduced axes of {} are empty",
+                              shape_to_string(x.shape())));
+  visit_dtype(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T *in = x.data<T>();
+    int32_t *o = out.data<int32_t>();
+    std::vector<T> best(out_size);
+    std::vector<bool> seen(out_size, false);
+    BroadcastIndex it(x.shape(), {plan.kept_shape, reduced_shape});
+    for (int64_t i = 0; i < it.size(); ++i, it.next()) {
+      const int64_t r = it[0];
+      if (!seen[r] || in[i] > best[r] || (last && in[i] == best[r])) {
+        seen[r] = true;
+        best[r] = in[i];
+        o[r] = static_cast<int32_t>(it[1]);
+      }
+    }
+  });
+  return {out};
+}
+
 // SoftmaxRel: a float tensor, an axis in range; the type passes through.
 Type softmax_rel(const std::vector<Type> &args, const Attrs &attrs) {
   const TensorType *x = tensor_arg(args, 0);
@@ -185,6 +233,12 @@ std::vector<OpDef> reduce_ops() {
       {"sum", 1, OpPattern::CommReduce, reduce_attrs, reduce_rel<true>, reduce_kernel<Reduction::Sum>},
       {"mean", 1, OpPattern::CommReduce, reduce_attrs, reduce_rel<true>, reduce_kernel<Reduction::Mean>},
       {"max", 1, OpPattern::CommReduce, reduce_attrs, reduce_rel<false>, reduce_kernel<Reduction::Max>},
+      {"argmax",
+       1,
+       OpPattern::CommReduce,
+       {"axis", "keepdims", "exclude", "select_last_index"},
+       argmax_rel,
+       argmax_kernel},
       {"nn.softmax", 1, OpPattern::OutEWiseFusable, {"axis"}, softmax_rel, softmax_kernel},
   };
 }

@@ -1,5 +1,7 @@
 // Tensor transforms: ops that move, select or create elements without arithmetic (TVM's
-// src/relay/op/tensor/transform.cc). Each op's shape rule is one function over shapes that may hold
+// src/relay/op/tensor/transform.cc): concatenate, split, strided_slice, take, reshape, transpose,
+// squeeze, expand_dims, zeros, ones, full, tile and one_hot (broadcast_to is in Elementwise.cpp). Each op's
+// shape rule is one function over shapes that may hold
 // `?`; the type relation calls it on the argument types and the kernel calls it again on the
 // concrete shapes, so every check a `?` postponed happens at run time with the same message.
 // Kernels move bytes (dtype_bytes per element), so they work for every dtype.
@@ -716,6 +718,133 @@ std::vector<NDArray> full_kernel(const std::vector<NDArray> &args, const Attrs &
   return one(filled(dtype, init_shape(attrs), fill.element_as_double(0)));
 }
 
+// ---------------------------------------------------------------------------------------------
+// tile
+// ---------------------------------------------------------------------------------------------
+
+// TVM's TileRel: the shorter of data's shape and reps is padded with leading 1s; each result
+// dimension is the data's times its repetition count (`?` stays `?`, unless the count is 0).
+Shape tile_shape(const Shape &in, const Attrs &attrs, Shape *padded_in) {
+  require_attr(attrs, "reps");
+  std::vector<int64_t> reps = attr_ints(attrs, "reps", {});
+  for (int64_t r : reps)
+    if (r < 0) throw OpError(fmt::format("reps {} has a negative entry", ints_to_string(reps)));
+  const size_t rank = std::max(in.size(), reps.size());
+  Shape data(rank - in.size(), 1);
+  data.insert(data.end(), in.begin(), in.end());
+  reps.insert(reps.begin(), rank - reps.size(), 1);
+  Shape out;
+  for (size_t d = 0; d < rank; ++d)
+    out.push_back(reps[d] == 0 ? 0 : known(data[d]) ? data[d] * reps[d] : kAnyDim);
+  if (padded_in) *padded_in = data;
+  return out;
+}
+
+Type tile_rel(const std::vector<Type> &args, const Attrs &attrs) {
+  const TensorType *data = tensor_arg(args, 0, "data");
+  if (!data) return {};
+  return TensorType::make(tile_shape(data->shape, attrs, nullptr), data->dtype);
+}
+
+// out[i_0, ..., i_n] = in[i_0 % d_0, ..., i_n % d_n] over the padded input shape, byte by byte.
+std::vector<NDArray> tile_kernel(const std::vector<NDArray> &args, const Attrs &attrs) {
+  const NDArray &in = args[0];
+  Shape padded;
+  NDArray out(in.dtype(), tile_shape(in.shape(), attrs, &padded));
+  const size_t esize = dtype_bytes(in.dtype());
+  const std::vector<int64_t> st = strides_of(padded);
+  const Shape &oshape = out.shape();
+  std::vector<int64_t> idx(oshape.size(), 0);
+  for (int64_t i = 0; i < out.size(); ++i) {
+    int64_t src = 0;
+    for (size_t d = 0; d < oshape.size(); ++d) src += (idx[d] % padded[d]) * st[d];
+    std::memcpy(out.raw() + i * esize, in.raw() + src * esize, esize);
+    for (size_t d = oshape.size(); d-- > 0;) {
+      if (++idx[d] < oshape[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return one(out);
+}
+
+// ---------------------------------------------------------------------------------------------
+// one_hot
+// ---------------------------------------------------------------------------------------------
+
+// TVM's OneHotRel: integer indices, scalar on/off values; the result is the indices' shape with a
+// dimension of size `depth` inserted at `axis` (-1: last; 0 ... rank), of dtype `dtype` (the
+// on value's when absent).
+struct OneHot {
+  int64_t depth, axis;
+  DType dtype;
+};
+
+OneHot one_hot_attrs(const Attrs &attrs, int64_t rank, DType on_dtype) {
+  OneHot h;
+  h.depth = attr_int(attrs, "depth", 1);
+  if (h.depth < 0) throw OpError(fmt::format("depth must be >= 0, found {}", h.depth));
+  const int64_t axis = attr_int(attrs, "axis", -1);
+  if (axis < -1 || axis > rank)
+    throw OpError(fmt::format("axis {} is out of range for indices of rank {} (expected -1 <= axis <= {})",
+                              axis, rank, rank));
+  h.axis = axis == -1 ? rank : axis;
+  h.dtype = attr_none(attrs, "dtype") ? on_dtype : init_dtype(attrs, "");
+  return h;
+}
+
+void check_one_hot_args(const Shape &indices, DType indices_dtype, const Shape &on, const Shape &off) {
+  if (!is_int(indices_dtype))
+    throw OpError(fmt::format("the indices must be integers, found {}", to_string(indices_dtype)));
+  if (!on.empty() || !off.empty())
+    throw OpError(fmt::format("on_value and off_value must be scalars, found shapes {} and {}",
+                              shape_to_string(on), shape_to_string(off)));
+}
+
+Type one_hot_rel(const std::vector<Type> &args, const Attrs &attrs) {
+  const TensorType *indices = tensor_arg(args, 0, "indices");
+  const TensorType *on = tensor_arg(args, 1, "on_value");
+  const TensorType *off = tensor_arg(args, 2, "off_value");
+  if (!indices || !on || !off) return {};
+  check_one_hot_args(indices->shape, indices->dtype, on->shape, off->shape);
+  const OneHot h = one_hot_attrs(attrs, static_cast<int64_t>(indices->shape.size()), on->dtype);
+  Shape shape = indices->shape;
+  shape.insert(shape.begin() + h.axis, h.depth);
+  return TensorType::make(shape, h.dtype);
+}
+
+// A scalar converted to `dtype`: integers to integers exactly (through int64), anything else
+// through double.
+NDArray scalar_as(DType dtype, const NDArray &v) {
+  if (is_int(dtype) && is_int(v.dtype())) {
+    NDArray out(dtype, {});
+    const int64_t x = v.element_as_int(0);
+    std::memcpy(out.raw(), &x, dtype_bytes(dtype));  // little-endian: the low bytes
+    return out;
+  }
+  return NDArray::scalar(dtype, v.element_as_double(0));
+}
+
+// Viewing the result as (outer, depth, inner) around the axis: element (o, j, k) is on_value where
+// indices[o, k] == j, else off_value (an index outside [0, depth) matches nothing).
+std::vector<NDArray> one_hot_kernel(const std::vector<NDArray> &args, const Attrs &attrs) {
+  const NDArray &indices = args[0], &on = args[1], &off = args[2];
+  check_one_hot_args(indices.shape(), indices.dtype(), on.shape(), off.shape());
+  const OneHot h = one_hot_attrs(attrs, indices.ndim(), on.dtype());
+  Shape shape = indices.shape();
+  shape.insert(shape.begin() + h.axis, h.depth);
+  NDArray out(h.dtype, shape);
+  const NDArray on_v = scalar_as(h.dtype, on), off_v = scalar_as(h.dtype, off);
+  const size_t esize = dtype_bytes(h.dtype);
+  const int64_t outer = prod(indices.shape(), 0, h.axis),
+                inner = prod(indices.shape(), h.axis, indices.ndim());
+  std::byte *dst = out.raw();
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < h.depth; ++j)
+      for (int64_t k = 0; k < inner; ++k, dst += esize)
+        std::memcpy(dst, (indices.element_as_int(o * inner + k) == j ? on_v : off_v).raw(), esize);
+  return one(out);
+}
+
 }  // namespace
 
 std::vector<OpDef> transform_ops() {
@@ -738,6 +867,8 @@ std::vector<OpDef> transform_ops() {
       {"zeros", 0, P::ElemWise, {"shape", "dtype"}, init_rel, zeros_kernel},
       {"ones", 0, P::ElemWise, {"shape", "dtype"}, init_rel, ones_kernel},
       {"full", 1, P::ElemWise, {"shape", "dtype"}, full_rel, full_kernel},
+      {"tile", 1, P::Injective, {"reps"}, tile_rel, tile_kernel},
+      {"one_hot", 3, P::OutEWiseFusable, {"depth", "axis", "dtype"}, one_hot_rel, one_hot_kernel},
   };
 }
 
