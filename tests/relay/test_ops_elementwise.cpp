@@ -1,9 +1,12 @@
-// The elementwise ops (unary math, clip, logical_not, arithmetic and comparisons with broadcasting,
-// where): type relations and kernels against NumPy (tests/relay/fixtures/ops_elementwise.json, made
-// by make_op_fixtures.py), broadcasting with unknown dims `?`, and the error messages.
+// The elementwise ops (unary math, rounding, clip, logical_not, copy, cast, arithmetic, maximum,
+// minimum, power, logical and/or and comparisons with broadcasting, where, broadcast_to): type relations and
+// kernels against NumPy (tests/relay/fixtures/ops_elementwise.json, made by make_op_fixtures.py),
+// broadcasting with unknown dims `?`, and the error messages.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
 #include <limits>
 #include <set>
 #include <string>
@@ -32,7 +35,8 @@ constexpr int64_t Q = kAnyDim;
 // relative only covers printing. exp/log/tanh/sigmoid/erf (and sqrt) go through libm: 1e-5.
 // float64: 1e-12. Integers and bool: exact.
 std::pair<double, double> tolerance(const std::string &op, DType dtype) {
-  static const std::set<std::string> kTranscendental = {"exp", "log", "sqrt", "tanh", "sigmoid", "erf"};
+  static const std::set<std::string> kTranscendental = {"exp",     "log", "sqrt", "tanh",
+                                                        "sigmoid", "erf", "power"};
   if (dtype == DType::Float32)
     return kTranscendental.count(op) ? std::pair{1e-5, 1e-7} : std::pair{1e-6, 0.0};
   if (dtype == DType::Float64) return {1e-12, 1e-14};
@@ -231,6 +235,121 @@ TEST(ElementwiseOps, EmptyTensors) {
   const std::vector<NDArray> out =
       op("add").kernel({NDArray(DType::Float32, {0, 3}), NDArray(DType::Float32, {1, 3})}, {});
   EXPECT_EQ(out[0].shape(), (Shape{0, 3}));
+}
+
+// The ops TVM-printed modules use (issue 25): each relation's shape and dtype, with `?`.
+TEST(ElementwiseOps, TvmPrintedOpsRelations) {
+  auto type = [](const std::string &name, std::vector<Type> args, Attrs attrs = {}) {
+    return to_string(op(name).relation(args, attrs));
+  };
+  const Attrs f16 = Attrs().with("dtype", AttrValue::of_string("float16"));
+  EXPECT_EQ(type("cast", {tensor({Q, 3})}, f16), "Tensor[(?, 3), float16]");
+  EXPECT_EQ(type("cast", {tensor({2}, DType::Float16)}, Attrs().with("dtype", AttrValue::of_string("int64"))),
+            "Tensor[(2), int64]");
+  EXPECT_EQ(type("copy", {tensor({2, Q}, DType::Bool)}), "Tensor[(2, ?), bool]");
+  EXPECT_EQ(type("floor", {tensor({3}, DType::Int32)}), "Tensor[(3), int32]");
+  EXPECT_EQ(type("round", {tensor({Q}, DType::Float64)}), "Tensor[(?), float64]");
+  EXPECT_EQ(type("maximum", {tensor({Q, 1}), tensor({5})}), "Tensor[(?, 5), float32]");
+  EXPECT_EQ(type("minimum", {tensor({2, 1, 3}, DType::Int64), tensor({4, 3}, DType::Int64)}),
+            "Tensor[(2, 4, 3), int64]");
+  EXPECT_EQ(type("power", {tensor({3}), tensor({})}), "Tensor[(3), float32]");
+  EXPECT_EQ(type("logical_and", {tensor({2, 1}, DType::Bool), tensor({3}, DType::Bool)}),
+            "Tensor[(2, 3), bool]");
+  EXPECT_EQ(type("logical_or", {tensor({Q}, DType::Bool), tensor({1}, DType::Bool)}), "Tensor[(?), bool]");
+  const Attrs to234 = Attrs().with("shape", testing::ints({2, 3, 4}));
+  EXPECT_EQ(type("broadcast_to", {tensor({3, 1}, DType::Int32)}, to234), "Tensor[(2, 3, 4), int32]");
+  EXPECT_EQ(type("broadcast_to", {tensor({Q, Q})}, to234), "Tensor[(2, 3, 4), float32]");
+  EXPECT_EQ(op("cast").attr_names, (std::vector<std::string>{"dtype"}));
+  EXPECT_EQ(op("broadcast_to").attr_names, (std::vector<std::string>{"shape"}));
+  for (const char *name : {"cast", "copy", "floor", "ceil", "round"})
+    EXPECT_EQ(op(name).pattern, OpPattern::ElemWise) << name;
+  for (const char *name : {"maximum", "minimum", "power", "logical_and", "logical_or", "broadcast_to"})
+    EXPECT_EQ(op(name).pattern, OpPattern::Broadcast) << name;
+  EXPECT_FALSE(op("cast").relation({IncompleteType::make()}, f16).defined());
+}
+
+TEST(ElementwiseOps, TvmPrintedOpsErrors) {
+  auto rel_error = [](const std::string &name, std::vector<Type> args, Attrs attrs = {}) {
+    return op_error([&] { op(name).relation(args, attrs); });
+  };
+  EXPECT_EQ(rel_error("cast", {tensor({2})}), "attribute 'dtype' is required");
+  EXPECT_EQ(rel_error("cast", {tensor({2})}, Attrs().with("dtype", AttrValue::of_string("float8"))),
+            "dtype \"float8\" is not a dtype grove knows");
+  EXPECT_EQ(rel_error("floor", {tensor({2}, DType::Bool)}), "expected a float or integer tensor, found bool");
+  EXPECT_EQ(rel_error("maximum", {tensor({2}), tensor({2}, DType::Int32)}),
+            "dtypes differ: float32 and int32");
+  EXPECT_EQ(rel_error("minimum", {tensor({2, 3}), tensor({4, 3})}),
+            "cannot broadcast (2, 3) and (4, 3): dimension 0 is 2 and 4");
+  EXPECT_EQ(rel_error("power", {tensor({2}, DType::Int32), tensor({2}, DType::Int32)}),
+            "expected a float tensor, found int32");
+  EXPECT_EQ(rel_error("logical_and", {tensor({2}), tensor({2})}), "expected a bool tensor, found float32");
+  EXPECT_EQ(rel_error("broadcast_to", {tensor({2, 3})}, Attrs().with("shape", testing::ints({4, 3}))),
+            "cannot broadcast (2, 3) and (4, 3): dimension 0 is 2 and 4");
+  EXPECT_EQ(rel_error("broadcast_to", {tensor({3})}, Attrs().with("shape", testing::ints({-2, 3}))),
+            "shape (-2, 3) has a negative dimension");
+  EXPECT_EQ(rel_error("broadcast_to", {tensor({3})}), "attribute 'shape' is required");
+  EXPECT_EQ(op_error([] { op("ceil").kernel({NDArray(DType::Bool, {2})}, {}); }),
+            "expected a float or integer tensor, found bool");
+}
+
+NDArray floats(DType dtype, std::vector<double> v) {
+  NDArray a(dtype, {static_cast<int64_t>(v.size())});
+  for (size_t k = 0; k < v.size(); ++k)
+    std::memcpy(a.raw() + k * dtype_bytes(dtype), NDArray::scalar(dtype, v[k]).raw(), dtype_bytes(dtype));
+  return a;
+}
+
+std::vector<double> doubles(const NDArray &a) {
+  std::vector<double> v;
+  for (int64_t k = 0; k < a.size(); ++k) v.push_back(a.element_as_double(k));
+  return v;
+}
+
+// Hand-computed: float16 is stored with 11 significant bits (65504 its largest finite value, larger
+// values overflow to infinity); float to integer truncates toward zero and saturates (NaN: 0);
+// integer narrowing wraps around.
+TEST(ElementwiseOps, CastConvertsAsTvm) {
+  auto cast = [](const NDArray &x, const char *to) {
+    return op("cast").kernel({x}, Attrs().with("dtype", AttrValue::of_string(to)))[0];
+  };
+  const double inf = std::numeric_limits<double>::infinity();
+  const NDArray h = cast(floats(DType::Float32, {1.5, 65504, 70000, -2049, 1e-8, 0.1}), "float16");
+  EXPECT_EQ(h.dtype(), DType::Float16);
+  EXPECT_THAT(doubles(h), ::testing::ElementsAre(1.5, 65504, inf, -2048, 0, 0.0999755859375));
+  EXPECT_THAT(doubles(cast(h, "float32")),
+              ::testing::ElementsAre(1.5, 65504, inf, -2048, 0, 0.0999755859375));
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_THAT(doubles(cast(floats(DType::Float32, {-3.7, 3.7, 3e9, -1e20, nan}), "int32")),
+              ::testing::ElementsAre(-3, 3, 2147483647, -2147483648.0, 0));
+  EXPECT_THAT(doubles(cast(floats(DType::Float64, {-1, 300.5}), "uint8")), ::testing::ElementsAre(0, 255));
+  EXPECT_THAT(doubles(cast(floats(DType::Int32, {300, -1}), "uint8")), ::testing::ElementsAre(44, 255));
+  EXPECT_THAT(doubles(cast(floats(DType::Int32, {-1}), "int64")), ::testing::ElementsAre(-1));
+  EXPECT_EQ(cast(floats(DType::Int64, {-1}), "uint64").data<uint64_t>()[0], ~uint64_t{0});
+  EXPECT_THAT(doubles(cast(floats(DType::Float16, {0.5, 0}), "bool")), ::testing::ElementsAre(1, 0));
+}
+
+// maximum/minimum compare as TVM's Max/Min lower (a > b ? a : b): a NaN in b wins, one in a loses.
+// round takes halves away from zero; rounding keeps integers. copy makes a fresh tensor.
+TEST(ElementwiseOps, TvmPrintedOpsHandComputed) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const NDArray a = floats(DType::Float32, {nan, 1, -0.5}), b = floats(DType::Float32, {1, nan, 2});
+  const NDArray mx = op("maximum").kernel({a, b}, {})[0], mn = op("minimum").kernel({a, b}, {})[0];
+  EXPECT_EQ(mx.data<float>()[0], 1.0f);
+  EXPECT_TRUE(std::isnan(mx.data<float>()[1]));
+  EXPECT_EQ(mx.data<float>()[2], 2.0f);
+  EXPECT_EQ(mn.data<float>()[0], 1.0f);
+  EXPECT_TRUE(std::isnan(mn.data<float>()[1]));
+  EXPECT_EQ(mn.data<float>()[2], -0.5f);
+  EXPECT_THAT(doubles(op("round").kernel({floats(DType::Float64, {-2.5, -0.5, 0.5, 1.5, 2.5})}, {})[0]),
+              ::testing::ElementsAre(-3, -1, 1, 2, 3));
+  EXPECT_THAT(doubles(op("power").kernel(
+                  {floats(DType::Float32, {2, 9, 0}), floats(DType::Float32, {10, 0.5, 0})}, {})[0]),
+              ::testing::ElementsAre(1024, 3, 1));
+  const NDArray x = floats(DType::Int64, {7, -8});
+  const NDArray c = op("copy").kernel({x}, {})[0];
+  EXPECT_TRUE(c.bitwise_equal(x));
+  EXPECT_NE(c.raw(), x.raw());
+  EXPECT_THAT(doubles(op("floor").kernel({x}, {})[0]), ::testing::ElementsAre(7, -8));
 }
 
 }  // namespace

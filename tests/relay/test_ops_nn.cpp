@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -235,6 +236,146 @@ TEST(NNOps, LargerConvMatchesDirectSum) {
         }
     EXPECT_NEAR(y[0].data<float>()[(oc * 32 + oy) * 32 + ox], want, 1e-4) << oc << "," << oy << "," << ox;
   }
+}
+
+// pad_width as TVM prints it: [[before, after], ...].
+AttrValue pairs(std::vector<std::pair<int64_t, int64_t>> v) {
+  std::vector<AttrValue> list;
+  for (auto [b, a] : v) list.push_back(ints({b, a}));
+  return AttrValue::of_list(std::move(list));
+}
+
+NDArray array(Shape shape, std::vector<double> v, DType dtype = DType::Float32) {
+  NDArray a(dtype, std::move(shape));
+  for (size_t k = 0; k < v.size(); ++k)
+    std::memcpy(a.raw() + k * dtype_bytes(dtype), NDArray::scalar(dtype, v[k]).raw(), dtype_bytes(dtype));
+  return a;
+}
+
+std::vector<double> values(const NDArray &a) {
+  std::vector<double> v;
+  for (int64_t k = 0; k < a.size(); ++k) v.push_back(a.element_as_double(k));
+  return v;
+}
+
+// nn.layer_norm, nn.pad and nn.global_avg_pool2d as TVM defines them: shapes with `?`, dtypes,
+// patterns, and what the errors say.
+TEST(NNOps, LayerNormPadGlobalPoolRelations) {
+  auto type = [](const std::string &name, std::vector<Type> args, Attrs attrs = {}) {
+    return to_string(op(name).relation(args, attrs));
+  };
+  auto rel_error = [](const std::string &name, std::vector<Type> args, Attrs attrs = {}) {
+    return op_error([&] { op(name).relation(args, attrs); });
+  };
+  EXPECT_EQ(op("nn.layer_norm").pattern, OpPattern::OutEWiseFusable);
+  EXPECT_EQ(op("nn.global_avg_pool2d").pattern, OpPattern::OutEWiseFusable);
+  EXPECT_EQ(op("nn.pad").pattern, OpPattern::Injective);
+  EXPECT_EQ(op("nn.pad").num_args, 2);
+  EXPECT_EQ(op("nn.pad").attr_names, (std::vector<std::string>{"pad_width", "pad_mode"}));
+  EXPECT_EQ(op("nn.layer_norm").attr_names, (std::vector<std::string>{"axis", "epsilon", "center", "scale"}));
+
+  EXPECT_EQ(type("nn.layer_norm", {tensor({Q, 8}), tensor({8}), tensor({8})}), "Tensor[(?, 8), float32]");
+  EXPECT_EQ(
+      type("nn.layer_norm",
+           {tensor({2, 3, 4}, DType::Float64), tensor({3}, DType::Float64), tensor({3}, DType::Float64)},
+           attrs_of({{"axis", i(1)}})),
+      "Tensor[(2, 3, 4), float64]");
+  EXPECT_THAT(rel_error("nn.layer_norm", {tensor({2, 8}), tensor({4}), tensor({8})}),
+              HasSubstr("the gamma has 4 elements but axis 1 of the data (2, 8) has 8"));
+  EXPECT_THAT(rel_error("nn.layer_norm", {tensor({2, 8}), tensor({8}), tensor({8}, DType::Float64)}),
+              HasSubstr("the beta's dtype is float64 but the data's is float32"));
+  EXPECT_THAT(rel_error("nn.layer_norm",
+                        {tensor({2, 8}, DType::Int32), tensor({8}, DType::Int32), tensor({8}, DType::Int32)}),
+              HasSubstr("expected the data to be a float tensor, found int32"));
+  EXPECT_THAT(
+      rel_error("nn.layer_norm", {tensor({2, 8}), tensor({8}), tensor({8})}, attrs_of({{"axis", i(2)}})),
+      HasSubstr("axis 2 is out of range for a tensor of rank 2"));
+
+  const Attrs pad = attrs_of({{"pad_width", pairs({{0, 0}, {0, 0}, {1, 1}, {2, 0}})}});
+  EXPECT_EQ(type("nn.pad", {tensor({1, 2, 3, 3}), tensor({})}, pad), "Tensor[(1, 2, 5, 5), float32]");
+  EXPECT_EQ(type("nn.pad", {tensor({Q, 2, 3, 3}, DType::Int32), tensor({}, DType::Int32)}, pad),
+            "Tensor[(?, 2, 5, 5), int32]");
+  EXPECT_THAT(rel_error("nn.pad", {tensor({2, 3}), tensor({})}, pad),
+              HasSubstr("pad_width has 4 pairs but the data (2, 3) has rank 2"));
+  EXPECT_THAT(rel_error("nn.pad", {tensor({3}), tensor({})}, attrs_of({{"pad_width", pairs({{-1, 0}})}})),
+              HasSubstr("pad_width must be a list of [before, after] pairs of non-negative integers"));
+  EXPECT_THAT(rel_error("nn.pad", {tensor({3}), tensor({})},
+                        attrs_of({{"pad_width", pairs({{1, 0}})}, {"pad_mode", s("wrap")}})),
+              HasSubstr("pad_mode must be \"constant\", \"edge\" or \"reflect\", found \"wrap\""));
+  EXPECT_THAT(
+      rel_error("nn.pad", {tensor({3}), tensor({})},
+                attrs_of({{"pad_width", pairs({{3, 0}})}, {"pad_mode", s("reflect")}})),
+      HasSubstr("pad_mode \"reflect\" needs pads smaller than the dimension: dimension 0 of the data (3,) "
+                "is padded by [3, 0]"));
+  EXPECT_THAT(rel_error("nn.pad", {tensor({3}), tensor({1})}, attrs_of({{"pad_width", pairs({{1, 0}})}})),
+              HasSubstr("expected the pad_value to be a scalar, found shape (1,)"));
+  EXPECT_THAT(rel_error("nn.pad", {tensor({3}), tensor({}, DType::Int32)},
+                        attrs_of({{"pad_width", pairs({{1, 0}})}})),
+              HasSubstr("the pad_value's dtype is int32 but the data's is float32"));
+  EXPECT_THAT(rel_error("nn.pad", {tensor({3}), tensor({})}), HasSubstr("attribute 'pad_width' is required"));
+
+  EXPECT_EQ(type("nn.global_avg_pool2d", {tensor({2, 3, Q, Q})}), "Tensor[(2, 3, 1, 1), float32]");
+  EXPECT_THAT(rel_error("nn.global_avg_pool2d", {tensor({2, 3, 4})}),
+              HasSubstr("expected the data to have rank 4, found shape (2, 3, 4)"));
+  EXPECT_THAT(rel_error("nn.global_avg_pool2d", {tensor({2, 3, 4, 4})}, attrs_of({{"layout", s("NHWC")}})),
+              HasSubstr("grove supports layout NCHW only, found \"NHWC\""));
+  EXPECT_FALSE(op("nn.pad").relation({IncompleteType::make(), tensor({})}, pad).defined());
+  EXPECT_FALSE(
+      op("nn.layer_norm").relation({tensor({2, 8}), IncompleteType::make(), tensor({8})}, {}).defined());
+}
+
+// Hand-computed layer norm: rows [1, 2, 3, 4] (mean 2.5, biased variance 1.25) and [2, 2, 2, 2]
+// (variance 0: the result is beta); gamma and beta apply per column unless scale/center are off.
+TEST(NNOps, LayerNormHandComputed) {
+  const NDArray x = array({2, 4}, {1, 2, 3, 4, 2, 2, 2, 2}), gamma = array({4}, {1, 1, 2, 2}),
+                beta = array({4}, {0, 0, 1, 1});
+  const double d = std::sqrt(1.25 + 1e-5);
+  const NDArray y = op("nn.layer_norm").kernel({x, gamma, beta}, {})[0];
+  const std::vector<double> want = {-1.5 / d, -0.5 / d, 2 * 0.5 / d + 1, 2 * 1.5 / d + 1, 0, 0, 1, 1};
+  EXPECT_TRUE(arrays_close(y, array({2, 4}, want), 1e-6, 1e-7));
+  const NDArray plain = op("nn.layer_norm")
+                            .kernel({x, gamma, beta}, attrs_of({{"epsilon", AttrValue::of_float(0.25)}})
+                                                          .with("center", AttrValue::of_bool(false))
+                                                          .with("scale", AttrValue::of_bool(false)))[0];
+  EXPECT_TRUE(arrays_close(plain,
+                           array({2, 4}, {-1.5 / std::sqrt(1.5), -0.5 / std::sqrt(1.5), 0.5 / std::sqrt(1.5),
+                                          1.5 / std::sqrt(1.5), 0, 0, 0, 0}),
+                           1e-6, 1e-7));
+  // Along axis 0 of the transposed data: the same numbers, column by column.
+  const NDArray xt = array({4, 2}, {1, 2, 2, 2, 3, 2, 4, 2});
+  const NDArray yt =
+      op("nn.layer_norm")
+          .kernel({xt, array({4}, {1, 1, 1, 1}), array({4}, {0, 0, 0, 0})}, attrs_of({{"axis", i(0)}}))[0];
+  EXPECT_TRUE(
+      arrays_close(yt, array({4, 2}, {-1.5 / d, 0, -0.5 / d, 0, 0.5 / d, 0, 1.5 / d, 0}), 1e-6, 1e-7));
+}
+
+// Hand-computed pads of [1, 2, 3] by [2, 1], in each mode, and a 2-d constant pad of int32.
+TEST(NNOps, PadHandComputed) {
+  const NDArray x = array({3}, {1, 2, 3}), nine = NDArray::scalar(DType::Float32, 9);
+  auto pad = [&](const char *mode) {
+    return values(
+        op("nn.pad").kernel({x, nine}, attrs_of({{"pad_width", pairs({{2, 1}})}, {"pad_mode", s(mode)}}))[0]);
+  };
+  EXPECT_THAT(pad("constant"), ::testing::ElementsAre(9, 9, 1, 2, 3, 9));
+  EXPECT_THAT(pad("edge"), ::testing::ElementsAre(1, 1, 1, 2, 3, 3));
+  EXPECT_THAT(pad("reflect"), ::testing::ElementsAre(3, 2, 1, 2, 3, 2));
+  const NDArray m = array({2, 2}, {1, 2, 3, 4}, DType::Int32);
+  const NDArray p = op("nn.pad").kernel({m, NDArray::scalar(DType::Int32, -1)},
+                                        attrs_of({{"pad_width", pairs({{1, 0}, {0, 1}})}}))[0];
+  EXPECT_EQ(p.shape(), (Shape{3, 3}));
+  EXPECT_THAT(values(p), ::testing::ElementsAre(-1, -1, -1, 1, 2, -1, 3, 4, -1));
+}
+
+// Hand-computed plane means; integers truncate toward zero.
+TEST(NNOps, GlobalAvgPoolHandComputed) {
+  const NDArray x = array({1, 2, 2, 2}, {1, 2, 3, 5, -1, -2, -3, -5});
+  const NDArray y = op("nn.global_avg_pool2d").kernel({x}, {})[0];
+  EXPECT_EQ(y.shape(), (Shape{1, 2, 1, 1}));
+  EXPECT_THAT(values(y), ::testing::ElementsAre(2.75, -2.75));
+  const NDArray yi = op("nn.global_avg_pool2d")
+                         .kernel({array({1, 2, 2, 2}, {1, 2, 3, 5, -1, -2, -3, -5}, DType::Int32)}, {})[0];
+  EXPECT_THAT(values(yi), ::testing::ElementsAre(2, -2));
 }
 
 }  // namespace

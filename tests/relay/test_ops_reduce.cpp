@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <set>
 #include <string>
 
@@ -160,6 +162,53 @@ TEST(ReduceOps, EdgeCases) {
   EXPECT_EQ(
       result_shape(op("sum").relation({tensor({2, 3})}, Attrs().with("exclude", AttrValue::of_bool(true)))),
       (Shape{}));
+}
+
+// argmax (TVM's ArgReduceRel): the reduction's shape, always int32; its attributes are the
+// reductions' plus select_last_index.
+TEST(ReduceOps, ArgmaxRelation) {
+  const OpDef &argmax = op("argmax");
+  EXPECT_EQ(argmax.pattern, OpPattern::CommReduce);
+  EXPECT_EQ(argmax.attr_names,
+            (std::vector<std::string>{"axis", "keepdims", "exclude", "select_last_index"}));
+  EXPECT_EQ(to_string(argmax.relation({tensor({Q, 4})}, axis_attrs({1}))), "Tensor[(?), int32]");
+  EXPECT_EQ(to_string(argmax.relation({tensor({2, 4}, DType::Int64)}, axis_attrs({1}, true))),
+            "Tensor[(2, 1), int32]");
+  EXPECT_EQ(to_string(argmax.relation({tensor({2, 3, 4}, DType::Float64)}, axis_attrs({1}, false, true))),
+            "Tensor[(3), int32]");
+  EXPECT_EQ(to_string(argmax.relation({tensor({2, 3})}, {})), "int32");
+  EXPECT_FALSE(argmax.relation({IncompleteType::make()}, {}).defined());
+  EXPECT_EQ(op_error([] {
+              op("argmax").relation({tensor({2, 3})}, axis_attrs({2}));
+            }),
+            "axis 2 is out of range for a tensor of rank 2 (expected -2 <= axis < 2)");
+  EXPECT_THAT(op_error([] {
+                op("argmax").relation({tensor({2})},
+                                      Attrs().with("select_last_index", AttrValue::of_string("y")));
+              }),
+              HasSubstr("attribute 'select_last_index' must be True or False, not a string"));
+}
+
+// Hand-computed: ties take the first index (the last with select_last_index); several axes give
+// the row-major index within them; a NaN compares as in TVM's combiner (it replaces the best so far
+// and the next element replaces it); nothing to reduce is an error.
+TEST(ReduceOps, ArgmaxHandComputed) {
+  NDArray x(DType::Float32, {2, 3});
+  const float v[] = {1, 5, 5, std::nanf(""), -1, 2};
+  std::copy(v, v + 6, x.data<float>());
+  const NDArray first = op("argmax").kernel({x}, axis_attrs({1}))[0];
+  EXPECT_EQ(first.data<int32_t>()[0], 1);
+  EXPECT_EQ(first.data<int32_t>()[1], 2);
+  const NDArray last =
+      op("argmax").kernel({x}, axis_attrs({1}).with("select_last_index", AttrValue::of_bool(true)))[0];
+  EXPECT_EQ(last.data<int32_t>()[0], 2);
+  const NDArray all = op("argmax").kernel({x}, {})[0];
+  EXPECT_EQ(all.shape(), Shape{});
+  EXPECT_EQ(all.data<int32_t>()[0], 5);  // NaN took over from 5, then -1 and 2 from it
+  EXPECT_THAT(op_error([] {
+                op("argmax").kernel({NDArray(DType::Float32, {2, 0})}, axis_attrs({1}));
+              }),
+              HasSubstr("argmax over zero elements: the reduced axes of (2, 0) are empty"));
 }
 
 }  // namespace

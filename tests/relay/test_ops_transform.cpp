@@ -224,5 +224,58 @@ TEST(TransformOps, ErrorsSayWhatWasExpectedAndFound) {
               HasSubstr("index 5 is out of range for a dimension of size 3 (mode \"fast\")"));
 }
 
+// tile (TVM's TileRel) and one_hot (OneHotRel): shapes with `?`, dtypes, and the errors.
+TEST(TransformOps, TileAndOneHotRelations) {
+  auto type = [](const std::string &name, std::vector<Type> args, Attrs attrs) {
+    return to_string(op(name).relation(args, attrs));
+  };
+  auto rel_error = [](const std::string &name, std::vector<Type> args, Attrs attrs) {
+    return op_error([&] { op(name).relation(args, attrs); });
+  };
+  EXPECT_EQ(op("tile").pattern, OpPattern::Injective);
+  EXPECT_EQ(op("one_hot").pattern, OpPattern::OutEWiseFusable);
+  EXPECT_EQ(op("one_hot").num_args, 3);
+  EXPECT_EQ(op("one_hot").attr_names, (std::vector<std::string>{"depth", "axis", "dtype"}));
+  EXPECT_EQ(type("tile", {tensor({2, Q}, DType::Int32)}, attrs_of({{"reps", ints({2, 3})}})),
+            "Tensor[(4, ?), int32]");
+  EXPECT_EQ(type("tile", {tensor({2, 3})}, attrs_of({{"reps", ints({2})}})), "Tensor[(2, 6), float32]");
+  EXPECT_EQ(type("tile", {tensor({3})}, attrs_of({{"reps", ints({2, 1, 2})}})), "Tensor[(2, 1, 6), float32]");
+  EXPECT_THAT(rel_error("tile", {tensor({3})}, attrs_of({{"reps", ints({2, -1})}})),
+              HasSubstr("reps [2, -1] has a negative entry"));
+  EXPECT_THAT(rel_error("tile", {tensor({3})}, {}), HasSubstr("attribute 'reps' is required"));
+
+  const Type on = tensor({}), off = tensor({});
+  const Attrs hot = attrs_of({{"depth", i(4)}, {"axis", i(1)}, {"dtype", s("float32")}});
+  EXPECT_EQ(type("one_hot", {tensor({Q, 3}, DType::Int32), on, off}, hot), "Tensor[(?, 4, 3), float32]");
+  EXPECT_EQ(type("one_hot", {tensor({5}, DType::Int64), tensor({}, DType::Int32), tensor({}, DType::Int32)},
+                 attrs_of({{"depth", i(3)}})),
+            "Tensor[(5, 3), int32]");
+  EXPECT_FALSE(op("one_hot").relation({IncompleteType::make(), on, off}, hot).defined());
+  EXPECT_THAT(rel_error("one_hot", {tensor({2}), on, off}, hot),
+              HasSubstr("the indices must be integers, found float32"));
+  EXPECT_THAT(rel_error("one_hot", {tensor({2}, DType::Int32), tensor({1}), off}, hot),
+              HasSubstr("on_value and off_value must be scalars, found shapes (1,) and ()"));
+  EXPECT_THAT(
+      rel_error("one_hot", {tensor({2}, DType::Int32), on, off}, attrs_of({{"depth", i(2)}, {"axis", i(2)}})),
+      HasSubstr("axis 2 is out of range for indices of rank 1 (expected -1 <= axis <= 1)"));
+  EXPECT_THAT(rel_error("one_hot", {tensor({2}, DType::Int32), on, off}, attrs_of({{"dtype", s("complex")}})),
+              HasSubstr("dtype \"complex\" is not a dtype grove knows"));
+}
+
+// Hand-computed: one_hot of indices outside [0, depth) is all off_value; int on/off values convert
+// exactly.
+TEST(TransformOps, OneHotHandComputed) {
+  NDArray idx(DType::Int32, {3});
+  idx.data<int32_t>()[0] = 1;
+  idx.data<int32_t>()[1] = -1;
+  idx.data<int32_t>()[2] = 2;
+  const NDArray out =
+      op("one_hot").kernel({idx, NDArray::scalar(DType::Int64, 9), NDArray::scalar(DType::Int64, 0)},
+                           attrs_of({{"depth", i(2)}, {"dtype", s("int64")}}))[0];
+  ASSERT_EQ(out.shape(), (Shape{3, 2}));
+  const int64_t want[] = {0, 9, 0, 0, 0, 0};
+  for (int k = 0; k < 6; ++k) EXPECT_EQ(out.data<int64_t>()[k], want[k]) << k;
+}
+
 }  // namespace
 }  // namespace grove::relay

@@ -9,7 +9,9 @@
 //     as TVM's MeanCompute does;
 //   * argmax takes float, integer or bool tensors and gives int32: per result element, the
 //     row-major index of its largest element within the reduced axes; ties go to the first index
-//     (the last with select_last_index=True); a NaN is never larger (TVM's `>` comparator);
+//     (the last with select_last_index=True). As in TVM's combiner, an element replaces the best
+//     so far unless the best is larger (or equal, without select_last_index), so a NaN is taken
+//     where it occurs and replaced by the next element;
 //   * nn.softmax(axis=-1) takes float tensors and keeps the type; TVM's pattern for it is
 //     OutEWiseFusable.
 // Kernels accumulate float sums in double (float32 results are rounded once) and integer sums with
@@ -172,7 +174,9 @@ std::vector<NDArray> argmax_kernel(const std::vector<NDArray> &args, const Attrs
     BroadcastIndex it(x.shape(), {plan.kept_shape, reduced_shape});
     for (int64_t i = 0; i < it.size(); ++i, it.next()) {
       const int64_t r = it[0];
-      if (!seen[r] || in[i] > best[r] || (last && in[i] == best[r])) {
+      // TVM's argmax combiner: the element replaces the best so far unless the best is larger, or
+      // equal without select_last_index.
+      if (!seen[r] || !(best[r] > in[i] || (best[r] == in[i] && !last))) {
         seen[r] = true;
         best[r] = in[i];
         o[r] = static_cast<int32_t>(it[1]);
