@@ -296,7 +296,7 @@ TEST(NNOps, LayerNormPadGlobalPoolRelations) {
   EXPECT_EQ(type("nn.pad", {tensor({Q, 2, 3, 3}, DType::Int32), tensor({}, DType::Int32)}, pad),
             "Tensor[(?, 2, 5, 5), int32]");
   EXPECT_THAT(rel_error("nn.pad", {tensor({2, 3}), tensor({})}, pad),
-              HasSubstr("pad_width has 4 pairs but the data (2, 3) has rank 2"));
+              HasSubstr("pad_width has 4 pair(s) but the data (2, 3) has rank 2"));
   EXPECT_THAT(rel_error("nn.pad", {tensor({3}), tensor({})}, attrs_of({{"pad_width", pairs({{-1, 0}})}})),
               HasSubstr("pad_width must be a list of [before, after] pairs of non-negative integers"));
   EXPECT_THAT(rel_error("nn.pad", {tensor({3}), tensor({})},

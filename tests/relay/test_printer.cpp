@@ -14,6 +14,7 @@
 #include "frontend/relay/Parser.h"
 #include "frontend/relay/Printer.h"
 #include "frontend/relay/StructuralEqual.h"
+#include "frontend/relay/TypeInfer.h"
 #include "tests/UserError.h"
 #include "tests/runtime/TestFiles.h"
 
@@ -158,6 +159,61 @@ TEST(Printer, CallAttributesAsTVMWritesThem) {
   expect_round_trip(m);
   Expr d = var("d", f32({2, 4}));
   expect_round_trip(module_of(fn({d}, call("nn.softmax", {d}, Attrs().with("axis", AttrValue::of_int(-1))))));
+}
+
+// A module as TVM prints one, using the operators of issue 25 with their attributes written out as
+// TVM writes them (nested pad_width lists, argmax's axis list, a float16 cast): it type-checks,
+// and parse(print(m)) equals m.
+TEST(Printer, TvmPrintedOperatorsRoundTrip) {
+  const std::string text = R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(1, 4, 3, 3), float32], %g: Tensor[(3), float32], %b: Tensor[(3), float32], %i: Tensor[(2), int32], %m: Tensor[(1, 4, 3, 3), bool]) {
+  %0 = cast(%x, dtype="float16");
+  %1 = cast(%0, dtype="float32");
+  %2 = copy(%1);
+  %3 = maximum(%2, 0f);
+  %4 = minimum(%3, 6f);
+  %5 = power(%4, 2f);
+  %6 = floor(%5);
+  %7 = ceil(%6);
+  %8 = round(%7);
+  %9 = nn.layer_norm(%8, %g, %b, axis=-1, epsilon=1e-05f, center=True, scale=True);
+  %10 = nn.pad(%9, 0f, pad_width=[[0, 0], [0, 0], [1, 1], [2, 0]], pad_mode="constant");
+  %11 = nn.global_avg_pool2d(%10, layout="NCHW");
+  %12 = argmax(%11, axis=[1], keepdims=False, exclude=False, select_last_index=False);
+  %13 = broadcast_to(%12, shape=[2, 1, 1]);
+  %14 = tile(%13, reps=[1, 3]);
+  %15 = one_hot(%i, 1f, 0f, depth=4, axis=-1, dtype="float32");
+  %16 = greater(%x, 1f);
+  %17 = logical_and(%16, %m);
+  %18 = logical_or(%17, %m);
+  (%14, %15, %18)
+}
+)";
+  Module m;
+  ASSERT_EQ(user_error_of([&] { m = parse_module(text, "tvm.relay"); }), "");
+  infer_types(m);
+  const Expr *main = m.find_function("main");
+  ASSERT_NE(main, nullptr);
+  EXPECT_EQ(to_string(main->as<Function>()->body->checked_type),
+            "(Tensor[(2, 1, 3), int32], Tensor[(2, 4), float32], Tensor[(1, 4, 3, 3), bool])");
+  expect_round_trip(m);
+  const std::string printed = print_module(m).text;
+  EXPECT_THAT(printed, HasSubstr("pad_width=[[0, 0], [0, 0], [1, 1], [2, 0]]"));
+  EXPECT_THAT(printed, HasSubstr("cast(%x, dtype=\"float16\")"));
+}
+
+// A wrong attribute is a type error at the call: file:line:col, the op, and what was expected.
+TEST(Printer, TvmPrintedOperatorErrorsSayWhere) {
+  const std::string text = R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(2, 3), float32]) {
+  nn.pad(%x, 0f, pad_width=[[1, 1]])
+}
+)";
+  Module m = parse_module(text, "tvm.relay");
+  const std::string error = user_error_of([&] { infer_types(m); });
+  EXPECT_THAT(error, StartsWith("tvm.relay:3:3"));
+  EXPECT_THAT(error, HasSubstr("nn.pad"));
+  EXPECT_THAT(error, HasSubstr("pad_width has 1 pair(s) but the data (2, 3) has rank 2"));
 }
 
 TEST(Printer, AdtsMatchAndPolymorphism) {

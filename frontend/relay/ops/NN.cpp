@@ -769,7 +769,7 @@ PadWidth pad_width(const Shape &data, const Attrs &attrs) {
   };
   if (v->kind != AttrValue::Kind::List) throw bad();
   if (v->list.size() != data.size())
-    throw OpError(fmt::format("pad_width has {} pairs but the data {} has rank {}", v->list.size(),
+    throw OpError(fmt::format("pad_width has {} pair(s) but the data {} has rank {}", v->list.size(),
                               shape_to_string(data), data.size()));
   PadWidth p;
   for (const AttrValue &pair : v->list) {
