@@ -36,6 +36,24 @@ HExpr wrapping(char op, HExpr a, HExpr b) {
   return Halide::reinterpret(t, apply(Halide::reinterpret(u, a), Halide::reinterpret(u, b)));
 }
 
+// cast as the interpreter's kernel converts (ops/Elementwise.cpp): to bool, nonzero is 1; a float
+// to an integer truncates toward zero, saturates at the integer's range (whose bounds are powers of
+// two, exact in every float type) and gives 0 for NaN; integers narrow by wrapping (Halide's cast).
+HExpr cast_as_interpreter(HExpr x, Halide::Type to, bool to_bool) {
+  const Halide::Type from = x.type();
+  if (to_bool)
+    return Halide::select(x != Halide::Internal::make_zero(from), Halide::Internal::make_one(to),
+                          Halide::Internal::make_zero(to));
+  if (!from.is_float() || to.is_float()) return Halide::cast(to, x);
+  const int bits = to.bits();
+  const double lo = to.is_int() ? -std::ldexp(1.0, bits - 1) : 0.0;
+  const double hi = to.is_int() ? std::ldexp(1.0, bits - 1) : std::ldexp(1.0, bits);  // exclusive
+  HExpr lo_f = Halide::cast(from, HExpr(lo)), hi_f = Halide::cast(from, HExpr(hi));
+  return Halide::select(
+      Halide::is_nan(x), Halide::Internal::make_zero(to),
+      Halide::select(x >= hi_f, to.max(), Halide::select(x <= lo_f, to.min(), Halide::cast(to, x))));
+}
+
 // Integer division rounding toward zero by a positive constant (Halide's rounds down).
 HExpr trunc_div(HExpr a, int64_t b) {
   HExpr d = Halide::Internal::make_const(a.type(), b);
@@ -184,6 +202,27 @@ Tensor Lowerer::elementwise(const std::string &op, const Call &call, const std::
     unary([t](HExpr x) { return Halide::max(x, zero(t)); });
   else if (op == "logical_not")
     unary([&](HExpr x) { return bool_of(x == zero(u8)); });
+  else if (op == "copy" || op == "broadcast_to")
+    unary([](HExpr x) { return x; });
+  else if (op == "floor" || op == "ceil" || op == "round") {
+    // Integers stay as they are. round takes halves away from zero (std::round, TVM's llvm.round;
+    // Halide's round takes them to even): x - trunc(x) is exact.
+    if (!is_f)
+      unary([](HExpr x) { return x; });
+    else if (op == "floor")
+      unary([](HExpr x) { return Halide::floor(x); });
+    else if (op == "ceil")
+      unary([](HExpr x) { return Halide::ceil(x); });
+    else
+      unary([t](HExpr x) {
+        HExpr r = Halide::trunc(x);
+        HExpr half = Halide::cast(t, HExpr(0.5));
+        return Halide::select(x - r >= half, r + one(t), Halide::select(r - x >= half, r - one(t), r));
+      });
+  } else if (op == "cast")
+    unary([to = htype(out.dtype, call.span), to_bool = out.dtype == DType::Bool](HExpr x) {
+      return cast_as_interpreter(x, to, to_bool);
+    });
   else if (op == "clip") {
     const double lo_d = attr_float(call.attrs, "a_min", 0.0), hi_d = attr_float(call.attrs, "a_max", 0.0);
     // Bounds converted as the interpreter converts them: rounded for floats, truncated toward zero
@@ -208,6 +247,16 @@ Tensor Lowerer::elementwise(const std::string &op, const Call &call, const std::
     binary([](HExpr x, HExpr y) { return wrapping('-', x, y); });
   else if (op == "multiply")
     binary([](HExpr x, HExpr y) { return wrapping('*', x, y); });
+  else if (op == "maximum")  // as TVM's Max lowers and the interpreter computes: a NaN in y wins
+    binary([](HExpr x, HExpr y) { return Halide::select(x > y, x, y); });
+  else if (op == "minimum")
+    binary([](HExpr x, HExpr y) { return Halide::select(x < y, x, y); });
+  else if (op == "power")
+    float_only(), binary([](HExpr x, HExpr y) { return Halide::pow(x, y); });
+  else if (op == "logical_and")
+    binary([&](HExpr x, HExpr y) { return bool_of(x != zero(u8) && y != zero(u8)); });
+  else if (op == "logical_or")
+    binary([&](HExpr x, HExpr y) { return bool_of(x != zero(u8) || y != zero(u8)); });
   else if (op == "divide") {
     // Integer division by zero is an error in the interpreter; a pipeline cannot report it.
     if (!is_f) unsupported(fmt::format("integer divide ({})", to_string(a[0].dtype)), call.span);
@@ -465,9 +514,11 @@ LValue Lowerer::lower_call(const Call &call, const std::vector<LValue> &args, co
   const auto *out = result.as<TensorType>();
   GROVE_CHECK(out, "{} returned {}", op, to_string(result));
   static const std::set<std::string> kElementwise = {
-      "exp",  "log",         "sqrt",       "tanh",          "sigmoid",  "negative",   "abs",   "nn.relu",
-      "clip", "logical_not", "add",        "subtract",      "multiply", "divide",     "equal", "not_equal",
-      "less", "greater",     "less_equal", "greater_equal", "where",    "nn.bias_add"};
+      "exp",         "log",       "sqrt",        "tanh",       "sigmoid",     "negative",      "abs",
+      "nn.relu",     "clip",      "logical_not", "add",        "subtract",    "multiply",      "divide",
+      "equal",       "not_equal", "less",        "greater",    "less_equal",  "greater_equal", "where",
+      "nn.bias_add", "copy",      "cast",        "floor",      "ceil",        "round",         "maximum",
+      "minimum",     "power",     "logical_and", "logical_or", "broadcast_to"};
   if (kElementwise.count(op)) return of(elementwise(op, call, t, *out));
   if (op == "sum" || op == "mean" || op == "max") return of(reduce(op, call, t[0], *out));
   if (op == "nn.softmax") return of(softmax(call, t[0]));

@@ -211,6 +211,49 @@ def @main(%x: Tensor[(3, 11), int64], %y: Tensor[(3, 1), int64]) {
                 kExact);
 }
 
+// The elementwise operators of TVM-printed modules, bit for bit the interpreter's: rounding of
+// exact halves (away from zero), casts that truncate, saturate and wrap, NaN-free maximum/minimum,
+// logical and/or, broadcast_to and copy.
+TEST(HalideKernels, TvmPrintedElementwiseOpsAreExact) {
+  auto d = check_program(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(3, 17), float32], %y: Tensor[(17), float32], %i: Tensor[(3, 17), int32], %b: Tensor[(17), bool]) {
+  %0 = multiply(%x, 3.7f);
+  %1 = add(floor(%0), 0.5f);
+  (floor(%0), ceil(%0), round(%0), round(%1), round(negative(%1)), floor(%i), round(%i))
+})",
+                         kExact);
+  EXPECT_THAT(d[0], HasSubstr("halide: "));
+  const std::vector<std::string> casts = check_program(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(3, 17), float32], %i: Tensor[(3, 17), int32], %b: Tensor[(17), bool]) {
+  (cast(multiply(%x, 3e9f), dtype="int32"), cast(multiply(%x, 300f), dtype="uint8"),
+   cast(multiply(%x, 1e19f), dtype="int64"), cast(%x, dtype="float64"), cast(%i, dtype="float32"),
+   cast(multiply(%i, 1000), dtype="int8"), cast(%i, dtype="int64"), cast(%i, dtype="bool"),
+   cast(%b, dtype="float32"), cast(%x, dtype="bool"), copy(%x))
+})",
+                                                       kExact);
+  const std::vector<std::string> binary = check_program(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(3, 17), float32], %y: Tensor[(17), float32], %i: Tensor[(3, 17), int32], %b: Tensor[(17), bool]) {
+  %0 = greater(%x, 0f);
+  (maximum(%x, %y), minimum(%x, %y), maximum(%i, 3), minimum(%i, 3), logical_and(%0, %b),
+   logical_or(%0, %b), broadcast_to(%y, shape=[4, 17]), broadcast_to(%b, shape=[2, 17]))
+})",
+                                                        kExact);
+  EXPECT_THAT(casts, ::testing::Contains(HasSubstr("cast")));
+  EXPECT_THAT(casts, ::testing::Contains(HasSubstr("copy")));
+  EXPECT_THAT(binary, ::testing::Contains(HasSubstr("maximum")));
+  EXPECT_THAT(binary, ::testing::Contains(HasSubstr("logical_or")));
+  EXPECT_THAT(binary, ::testing::Contains(HasSubstr("broadcast_to")));
+}
+
+TEST(HalideKernels, PowerWithinTolerance) {
+  auto d = check_program(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(3, 17), float32], %y: Tensor[(17), float32], %z: Tensor[(5), float64]) {
+  (power(add(abs(%x), 0.1f), multiply(%y, 2f)), power(add(abs(%z), 0.5f64), 3f64))
+})",
+                         kMath);
+  EXPECT_THAT(d[0], HasSubstr("halide: "));
+}
+
 TEST(HalideKernels, Reductions) {
   check_program(R"(#[version = "0.0.5"]
 def @main(%x: Tensor[(4, 6, 10), float32]) {
