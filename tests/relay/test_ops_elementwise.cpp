@@ -276,6 +276,11 @@ TEST(ElementwiseOps, TvmPrintedOpsErrors) {
   EXPECT_EQ(rel_error("cast", {tensor({2})}, Attrs().with("dtype", AttrValue::of_string("float8"))),
             "dtype \"float8\" is not a dtype grove knows");
   EXPECT_EQ(rel_error("floor", {tensor({2}, DType::Bool)}), "expected a float or integer tensor, found bool");
+  EXPECT_EQ(rel_error("round", {tensor({2}, DType::Bool)}), "expected a float or integer tensor, found bool");
+  EXPECT_THAT(rel_error("copy", {TupleType::make({tensor({2})})}),
+              HasSubstr("argument 1: expected a tensor, found"));
+  EXPECT_EQ(rel_error("logical_or", {tensor({2}, DType::Bool), tensor({2}, DType::Int32)}),
+            "dtypes differ: bool and int32");
   EXPECT_EQ(rel_error("maximum", {tensor({2}), tensor({2}, DType::Int32)}),
             "dtypes differ: float32 and int32");
   EXPECT_EQ(rel_error("minimum", {tensor({2, 3}), tensor({4, 3})}),

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backends/relay/Bytecode.h"
+#include "backends/relay/HalideKernels.h"
 #include "backends/relay/InterpreterKernels.h"
 #include "backends/relay/VM.h"
 #include "backends/relay/VMCompiler.h"
@@ -276,6 +277,37 @@ def @main(%x: Tensor[(?), float32]) -> Tensor[(?), float32] {
   EXPECT_EQ(compiles, 6);  // three kernels, two shapes; the second (3) is cached
   EXPECT_EQ(machine.stats().kernel_compiles, 6u);
   EXPECT_EQ(machine.stats().kernel_calls, 9u);
+}
+
+// A module using the operators of TVM-printed modules on the VM with Halide kernels where they
+// lower and the interpreter's otherwise (as `grove relay run` compiles): the same values as the
+// interpreter (power through libm: 1e-6 relative). Some groups run on Halide, the layer_norm, pad,
+// pooling, argmax, tile and one_hot ones on the fallback.
+TEST(RelayVM, TvmPrintedOperatorsOnHalideOrTheFallback) {
+  Module m = parse(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(1, 4, 3, 3), float32], %g: Tensor[(3), float32], %b: Tensor[(3), float32], %i: Tensor[(2), int32]) {
+  %0 = cast(cast(%x, dtype="int32"), dtype="float32");
+  %1 = power(maximum(minimum(copy(%0), 6f), 0.5f), 2f);
+  %2 = nn.layer_norm(round(%1), %g, %b, epsilon=1e-05f);
+  %3 = nn.pad(%2, 0f, pad_width=[[0, 0], [0, 0], [1, 1], [2, 0]], pad_mode="reflect");
+  %4 = nn.global_avg_pool2d(%3);
+  %5 = tile(broadcast_to(argmax(%4, axis=[1]), shape=[2, 1, 1]), reps=[1, 3]);
+  %6 = one_hot(%i, 1f, 0f, depth=4, axis=-1, dtype="float32");
+  %7 = logical_or(logical_and(greater(%x, 1f), less(%x, 4f)), equal(floor(%x), ceil(%x)));
+  (%5, %6, %7, %4)
+}
+)");
+  NDArray x = filled({1, 4, 3, 3}, -3.25f, 0.25f), g = filled({3}, 0.5f, 0.5f), b = filled({3}, -1, 1);
+  NDArray idx(DType::Int32, {2});
+  idx.data<int32_t>()[0] = 3;
+  idx.data<int32_t>()[1] = -1;
+  const std::vector<Value> args = {tensor_value(x), tensor_value(g), tensor_value(b), tensor_value(idx)};
+  vm::Executable exe = vm::compile(m);
+  auto kernels = make_fallback_kernel_compiler(make_halide_kernel_compiler(),
+                                               make_interpreter_kernel_compiler(exe.module));
+  VirtualMachine machine(std::move(exe), std::move(kernels));
+  std::string why;
+  EXPECT_TRUE(same_value(machine.run_main(args), run_main(m, args), &why, 1e-6)) << why;
 }
 
 // A fused group that only reshapes (squeeze, reshape, expand_dims) runs as a view of its argument,
