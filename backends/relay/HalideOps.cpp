@@ -1,10 +1,10 @@
 // Lowering a Primitive function to one Halide pipeline (HalideLower.h): each op call becomes a
 // Halide Func over its result's dimensions (Halide's dimension 0 is the innermost, so indices are
-// the row-major ones reversed). Elementwise, broadcast and injective ops stay inline in their
-// consumers (Halide's default); reductions, softmax's statistics, pools and the anchor ops (dense,
-// batch_matmul, conv2d: HalideNN.cpp) are computed as root stages with their own schedules; the
-// outputs are vectorized over the innermost dimension and, when big enough (worth_parallel), parallel
-// over the outermost.
+// the row-major ones reversed). Elementwise, broadcast and injective ops (tile, nn.pad and one_hot
+// among them) stay inline in their consumers (Halide's default); reductions (global_avg_pool2d's
+// mean too), softmax's statistics, pools and the anchor ops (dense, batch_matmul, conv2d:
+// HalideNN.cpp) are computed as root stages with their own schedules; the outputs are vectorized
+// over the innermost dimension and, when big enough (worth_parallel), parallel over the outermost.
 
 #include <fmt/format.h>
 
@@ -562,6 +562,63 @@ LValue Lowerer::lower_call(const Call &call, const std::vector<LValue> &args, co
   }
   if (op == "strided_slice") return of(strided_slice(call, t[0], *out));
   if (op == "take") return of(take(call, t[0], t[1], *out));
+  if (op == "tile") {
+    // Result dimension d reads input dimension d - offset (the input padded with leading 1s).
+    const Tensor &x = t[0];
+    const size_t offset = out->shape.size() - x.shape.size();
+    return of(define("tile", out->dtype, out->shape, [&](const std::vector<HExpr> &i) {
+      std::vector<HExpr> idx;
+      for (size_t d = 0; d < x.shape.size(); ++d) idx.push_back(i[d + offset] % static_cast<int>(x.shape[d]));
+      return at(x, idx);
+    }));
+  }
+  if (op == "nn.pad") {
+    // The source index per dimension: i - before, then clamped ("edge"), mirrored ("reflect") or,
+    // outside the data, the pad value ("constant"; the index is clamped all the same, since select
+    // evaluates both branches' bounds).
+    const Tensor &x = t[0], &value = t[1];
+    const std::string mode = attr_string(call.attrs, "pad_mode", "constant");
+    std::vector<int64_t> before;
+    for (const AttrValue &pair : call.attrs.find("pad_width")->list) before.push_back(pair.list[0].i);
+    return of(define("pad", out->dtype, out->shape, [&](const std::vector<HExpr> &i) {
+      std::vector<HExpr> idx;
+      HExpr inside = Halide::Internal::const_true();
+      for (size_t d = 0; d < x.shape.size(); ++d) {
+        const int n = static_cast<int>(x.shape[d]);
+        HExpr j = i[d] - static_cast<int>(before[d]);
+        if (mode == "reflect") j = Halide::select(j < 0, -j, Halide::select(j >= n, 2 * (n - 1) - j, j));
+        if (mode == "constant") inside = inside && j >= 0 && j < n;
+        idx.push_back(Halide::clamp(j, 0, n - 1));
+      }
+      return mode == "constant" ? Halide::select(inside, at(x, idx), at(value, {})) : at(x, idx);
+    }));
+  }
+  if (op == "one_hot") {
+    // Element i is on_value where the index at i without the axis equals i[axis], else off_value;
+    // both converted to the result dtype as cast converts.
+    const int64_t a = attr_int(call.attrs, "axis", -1);
+    const int64_t axis = a == -1 ? static_cast<int64_t>(out->shape.size()) - 1 : a;
+    const Halide::Type to = htype(out->dtype, call.span);
+    const bool to_bool = out->dtype == DType::Bool;
+    return of(define("one_hot", out->dtype, out->shape, [&](const std::vector<HExpr> &i) {
+      std::vector<HExpr> idx = i;
+      idx.erase(idx.begin() + axis);
+      HExpr k = Halide::cast(Halide::Int(64), at(t[0], idx));
+      HExpr on = cast_as_interpreter(at(t[1], {}), to, to_bool),
+            off = cast_as_interpreter(at(t[2], {}), to, to_bool);
+      return Halide::select(k == Halide::cast(Halide::Int(64), i[axis]), on, off);
+    }));
+  }
+  if (op == "nn.global_avg_pool2d") {
+    // The mean over (H, W) with keepdims, as the interpreter sums: in float64, row-major.
+    const Expr mean =
+        Call::make(call.op, call.args,
+                   Attrs()
+                       .with("axis", AttrValue::of_list({AttrValue::of_int(2), AttrValue::of_int(3)}))
+                       .with("keepdims", AttrValue::of_bool(true)),
+                   {}, call.span);
+    return of(reduce("mean", *mean.as<Call>(), t[0], *out));
+  }
   if (op == "nn.dense") return of(dense(call, t[0], t[1], *out));
   if (op == "nn.batch_matmul") return of(batch_matmul(call, t[0], t[1], *out));
   if (op == "nn.conv2d") return of(conv2d(call, t[0], t[1], *out));

@@ -254,6 +254,29 @@ def @main(%x: Tensor[(3, 17), float32], %y: Tensor[(17), float32], %z: Tensor[(5
   EXPECT_THAT(d[0], HasSubstr("halide: "));
 }
 
+// tile, nn.pad (each mode), one_hot and nn.global_avg_pool2d lower too: data movement exactly, the
+// pool's mean (summed in float64, as the interpreter does) within the reductions' tolerance.
+TEST(HalideKernels, TilePadOneHotAndGlobalPool) {
+  const std::vector<std::string> moves = check_program(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(2, 3, 5), float32], %i: Tensor[(4, 3), int32], %b: Tensor[(3), bool]) {
+  (tile(%x, reps=[2, 1, 3]), tile(%b, reps=[2, 2]), nn.pad(%x, 7f, pad_width=[[1, 0], [0, 2], [3, 1]]),
+   nn.pad(%x, 0f, pad_width=[[0, 0], [2, 2], [1, 4]], pad_mode="reflect"),
+   nn.pad(%i, 0, pad_width=[[3, 1], [0, 5]], pad_mode="edge"),
+   one_hot(%i, 1f, 0f, depth=5, axis=-1, dtype="float32"), one_hot(%i, 3, -1, depth=4, axis=1, dtype="int64"),
+   one_hot(%i, True, False, depth=6, axis=0, dtype="bool"))
+})",
+                                                       kExact);
+  EXPECT_THAT(moves, ::testing::Contains(HasSubstr("tile")));
+  EXPECT_THAT(moves, ::testing::Contains(HasSubstr("nn.pad")));
+  EXPECT_THAT(moves, ::testing::Contains(HasSubstr("one_hot")));
+  const std::vector<std::string> pools = check_program(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(2, 3, 7, 9), float32], %y: Tensor[(1, 2, 3, 3), float64], %i: Tensor[(1, 2, 2, 3), int32]) {
+  (nn.global_avg_pool2d(%x), nn.global_avg_pool2d(%y, layout="NCHW"), nn.global_avg_pool2d(%i))
+})",
+                                                       kReduce);
+  EXPECT_THAT(pools, ::testing::Contains(HasSubstr("nn.global_avg_pool2d")));
+}
+
 TEST(HalideKernels, Reductions) {
   check_program(R"(#[version = "0.0.5"]
 def @main(%x: Tensor[(4, 6, 10), float32]) {
