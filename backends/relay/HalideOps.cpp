@@ -2,9 +2,10 @@
 // Halide Func over its result's dimensions (Halide's dimension 0 is the innermost, so indices are
 // the row-major ones reversed). Elementwise, broadcast and injective ops (tile, nn.pad and one_hot
 // among them) stay inline in their consumers (Halide's default); reductions (global_avg_pool2d's
-// mean too), softmax's statistics, pools and the anchor ops (dense, batch_matmul, conv2d:
-// HalideNN.cpp) are computed as root stages with their own schedules; the outputs are vectorized
-// over the innermost dimension and, when big enough (worth_parallel), parallel over the outermost.
+// mean too), softmax's and layer_norm's statistics, pools and the anchor ops (dense, batch_matmul,
+// conv2d: HalideNN.cpp) are computed as root stages with their own schedules; the outputs are
+// vectorized over the innermost dimension and, when big enough (worth_parallel), parallel over the
+// outermost.
 
 #include <fmt/format.h>
 
@@ -607,6 +608,47 @@ LValue Lowerer::lower_call(const Call &call, const std::vector<LValue> &args, co
       HExpr on = cast_as_interpreter(at(t[1], {}), to, to_bool),
             off = cast_as_interpreter(at(t[2], {}), to, to_bool);
       return Halide::select(k == Halide::cast(Halide::Int(64), i[axis]), on, off);
+    }));
+  }
+  if (op == "nn.layer_norm") {
+    // As the interpreter computes it, in float64: the mean and the biased variance along the axis
+    // are root stages, then (x - mean) / sqrt(var + epsilon) [* gamma] [+ beta].
+    const Tensor &x = t[0];
+    const int64_t rank = static_cast<int64_t>(x.shape.size());
+    const int64_t axis = normalize_axis(attr_int(call.attrs, "axis", -1), rank);
+    const double eps = attr_float(call.attrs, "epsilon", 1e-5);
+    const bool center = attr_bool(call.attrs, "center", true), scale = attr_bool(call.attrs, "scale", true);
+    const Halide::Type f64 = Halide::Float(64);
+    const HExpr c = Halide::Internal::make_const(f64, static_cast<double>(x.shape[axis]));
+    Shape stat_shape = x.shape;
+    stat_shape.erase(stat_shape.begin() + axis);
+    const std::vector<HVar> vars = make_vars(stat_shape.size());
+    const std::vector<HVar> rev(vars.rbegin(), vars.rend());
+    RDom r(0, static_cast<int>(x.shape[axis]), fresh("r"));
+    auto x_at = [&](const std::vector<HExpr> &o, HExpr a) {
+      std::vector<HExpr> idx = o;
+      idx.insert(idx.begin() + axis, a);
+      return Halide::cast(f64, at(x, idx));
+    };
+    Func sum(fresh("layer_norm_sum")), mean(fresh("layer_norm_mean")), var(fresh("layer_norm_var"));
+    sum(rev) = zero(f64);
+    sum(rev) += x_at(exprs(vars), r);
+    mean(rev) = sum(rev) / c;
+    HExpr d = x_at(exprs(vars), r) - mean(rev);
+    var(rev) = zero(f64);
+    var(rev) += d * d;
+    for (Func f : {sum, var}) {
+      f.compute_root();
+      schedule_stage(f, stat_shape, DType::Float64, std::max<int64_t>(x.shape[axis], 1));
+    }
+    return of(define("layer_norm", out->dtype, out->shape, [&](const std::vector<HExpr> &i) {
+      std::vector<HExpr> o = i;
+      o.erase(o.begin() + axis);
+      const std::vector<HExpr> ro(o.rbegin(), o.rend());
+      HExpr v = (Halide::cast(f64, at(x, i)) - mean(ro)) / Halide::sqrt(var(ro) / c + HExpr(eps));
+      if (scale) v = v * Halide::cast(f64, at(t[1], {i[axis]}));
+      if (center) v = v + Halide::cast(f64, at(t[2], {i[axis]}));
+      return Halide::strict_float(v);
     }));
   }
   if (op == "nn.global_avg_pool2d") {

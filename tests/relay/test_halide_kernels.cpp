@@ -277,6 +277,17 @@ def @main(%x: Tensor[(2, 3, 7, 9), float32], %y: Tensor[(1, 2, 3, 3), float64], 
   EXPECT_THAT(pools, ::testing::Contains(HasSubstr("nn.global_avg_pool2d")));
 }
 
+TEST(HalideKernels, LayerNorm) {
+  const std::vector<std::string> d = check_program(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(3, 4, 37), float32], %g: Tensor[(37), float32], %b: Tensor[(37), float32],
+          %h: Tensor[(4), float32], %c: Tensor[(4), float32], %y: Tensor[(5, 6), float64], %e: Tensor[(6), float64]) {
+  (nn.layer_norm(%x, %g, %b), nn.layer_norm(%x, %h, %c, axis=1, epsilon=0.01f, center=False),
+   nn.layer_norm(%y, %e, %e, scale=False))
+})",
+                                                   kReduce);
+  EXPECT_THAT(d, ::testing::Contains(HasSubstr("nn.layer_norm")));
+}
+
 TEST(HalideKernels, Reductions) {
   check_program(R"(#[version = "0.0.5"]
 def @main(%x: Tensor[(4, 6, 10), float32]) {
