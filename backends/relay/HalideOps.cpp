@@ -334,6 +334,34 @@ Tensor Lowerer::reduce(const std::string &op, const Call &call, const Tensor &x,
   const std::vector<HVar> vars = make_vars(acc_shape.size());
   const std::vector<HVar> rev(vars.rbegin(), vars.rend());
   Func acc(fresh(op + "_acc"));
+  if (op == "argmax") {
+    // A (index, value) update in the interpreter's order (row-major over the reduced axes, which
+    // the RDom's innermost-first order walks), with TVM's combiner: the element replaces the best so
+    // far unless the best is larger, or equal without select_last_index. `flat` is the element's
+    // row-major index within the reduced axes.
+    if (count == 0) unsupported("argmax over zero elements", call.span);
+    if (ranges.empty())
+      return define("argmax", DType::Int32, out.shape, [](const std::vector<HExpr> &) { return HExpr(0); });
+    const bool last = attr_bool(call.attrs, "select_last_index", false);
+    RDom r(ranges, fresh("r"));
+    HExpr flat = 0;
+    int64_t stride = 1;
+    for (size_t k = 0; k < rdims.size(); ++k) {
+      flat = flat + r[static_cast<int>(k)] * static_cast<int>(stride);
+      stride *= x.shape[rdims[k]];
+    }
+    const HExpr v = at(x, input_index(exprs(vars), r));
+    acc(rev) = Halide::Tuple(HExpr(-1), zero(t));
+    const HExpr best_i = acc(rev)[0], best = acc(rev)[1];
+    const HExpr keep = last ? best > v : best > v || best == v;
+    const HExpr take = best_i < 0 || !keep;
+    acc(rev) = Halide::Tuple(Halide::select(take, flat, best_i), Halide::select(take, v, best));
+    acc.compute_root();
+    schedule_stage(acc, acc_shape, DType::Int32, count);
+    return define("argmax", DType::Int32, out.shape, [&](const std::vector<HExpr> &o) {
+      return acc(std::vector<HExpr>(o.rbegin(), o.rend()))[0];
+    });
+  }
   if (ranges.empty()) {
     acc(rev) = Halide::cast(acc_t, at(x, input_index(exprs(vars), RDom())));
   } else {
@@ -521,7 +549,7 @@ LValue Lowerer::lower_call(const Call &call, const std::vector<LValue> &args, co
       "nn.bias_add", "copy",      "cast",        "floor",      "ceil",        "round",         "maximum",
       "minimum",     "power",     "logical_and", "logical_or", "broadcast_to"};
   if (kElementwise.count(op)) return of(elementwise(op, call, t, *out));
-  if (op == "sum" || op == "mean" || op == "max") return of(reduce(op, call, t[0], *out));
+  if (op == "sum" || op == "mean" || op == "max" || op == "argmax") return of(reduce(op, call, t[0], *out));
   if (op == "nn.softmax") return of(softmax(call, t[0]));
   if (op == "reshape" || op == "squeeze" || op == "expand_dims") return of(reshape(t[0], out->shape));
   if (op == "transpose") {

@@ -301,6 +301,18 @@ def @main(%x: Tensor[(5, 7), int32], %y: Tensor[(5, 7), int64]) {
                 kExact);
 }
 
+// argmax: ties (the integers repeat) to the first index or, with select_last_index, the last;
+// several axes give the row-major index within them.
+TEST(HalideKernels, ArgmaxIsExact) {
+  const std::vector<std::string> d = check_program(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(4, 6, 10), float32], %i: Tensor[(5, 7), int32], %b: Tensor[(3, 4), bool]) {
+  (argmax(%x, axis=[1]), argmax(%x, axis=[0, 2], keepdims=True), argmax(%x, axis=[1], exclude=True), argmax(%x),
+   argmax(%i, axis=[1]), argmax(%i, axis=[0], select_last_index=True), argmax(%b, axis=[1]))
+})",
+                                                   kExact);
+  EXPECT_THAT(d, ::testing::Contains(HasSubstr("argmax")));
+}
+
 TEST(HalideKernels, Softmax) {
   check_program(R"(#[version = "0.0.5"]
 def @main(%x: Tensor[(6, 37), float32], %y: Tensor[(2, 5, 3), float64]) {
