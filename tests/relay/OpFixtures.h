@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -88,6 +89,25 @@ inline std::vector<OpCase> load_op_cases(const std::string &file) {
 }
 
 inline Type type_of(const NDArray &a) { return TensorType::make(a.shape(), a.dtype()); }
+
+// A tensor of `shape` holding `values` (row-major) converted to `dtype` (float16 included), for
+// hand-computed cases.
+inline NDArray array_of(Shape shape, const std::vector<double> &values, DType dtype = DType::Float32) {
+  NDArray a(dtype, std::move(shape));
+  if (static_cast<int64_t>(values.size()) != a.size())
+    throw std::runtime_error("array_of: wrong value count");
+  const size_t esize = dtype_bytes(dtype);
+  for (size_t k = 0; k < values.size(); ++k)
+    std::memcpy(a.raw() + k * esize, NDArray::scalar(dtype, values[k]).raw(), esize);
+  return a;
+}
+
+// The elements of `a` (row-major) as doubles.
+inline std::vector<double> elements_of(const NDArray &a) {
+  std::vector<double> v;
+  for (int64_t k = 0; k < a.size(); ++k) v.push_back(a.element_as_double(k));
+  return v;
+}
 
 // Same dtype and shape, and every element within atol + rtol * |want| (exactly equal for integers
 // and bool, where both tolerances should be 0). Reports the first differing element.

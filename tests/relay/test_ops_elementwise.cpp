@@ -19,7 +19,9 @@
 namespace grove::relay {
 namespace {
 
+using testing::array_of;
 using testing::arrays_close;
+using testing::elements_of;
 using ::testing::HasSubstr;
 using testing::less_precise;
 using testing::load_op_cases;
@@ -297,19 +299,6 @@ TEST(ElementwiseOps, TvmPrintedOpsErrors) {
             "expected a float or integer tensor, found bool");
 }
 
-NDArray floats(DType dtype, std::vector<double> v) {
-  NDArray a(dtype, {static_cast<int64_t>(v.size())});
-  for (size_t k = 0; k < v.size(); ++k)
-    std::memcpy(a.raw() + k * dtype_bytes(dtype), NDArray::scalar(dtype, v[k]).raw(), dtype_bytes(dtype));
-  return a;
-}
-
-std::vector<double> doubles(const NDArray &a) {
-  std::vector<double> v;
-  for (int64_t k = 0; k < a.size(); ++k) v.push_back(a.element_as_double(k));
-  return v;
-}
-
 // Hand-computed: float16 is stored with 11 significant bits (65504 its largest finite value, larger
 // values overflow to infinity); float to integer truncates toward zero and saturates (NaN: 0);
 // integer narrowing wraps around.
@@ -318,26 +307,30 @@ TEST(ElementwiseOps, CastConvertsAsTvm) {
     return op("cast").kernel({x}, Attrs().with("dtype", AttrValue::of_string(to)))[0];
   };
   const double inf = std::numeric_limits<double>::infinity();
-  const NDArray h = cast(floats(DType::Float32, {1.5, 65504, 70000, -2049, 1e-8, 0.1}), "float16");
+  const NDArray h = cast(array_of({6}, {1.5, 65504, 70000, -2049, 1e-8, 0.1}, DType::Float32), "float16");
   EXPECT_EQ(h.dtype(), DType::Float16);
-  EXPECT_THAT(doubles(h), ::testing::ElementsAre(1.5, 65504, inf, -2048, 0, 0.0999755859375));
-  EXPECT_THAT(doubles(cast(h, "float32")),
+  EXPECT_THAT(elements_of(h), ::testing::ElementsAre(1.5, 65504, inf, -2048, 0, 0.0999755859375));
+  EXPECT_THAT(elements_of(cast(h, "float32")),
               ::testing::ElementsAre(1.5, 65504, inf, -2048, 0, 0.0999755859375));
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  EXPECT_THAT(doubles(cast(floats(DType::Float32, {-3.7, 3.7, 3e9, -1e20, nan}), "int32")),
+  EXPECT_THAT(elements_of(cast(array_of({5}, {-3.7, 3.7, 3e9, -1e20, nan}, DType::Float32), "int32")),
               ::testing::ElementsAre(-3, 3, 2147483647, -2147483648.0, 0));
-  EXPECT_THAT(doubles(cast(floats(DType::Float64, {-1, 300.5}), "uint8")), ::testing::ElementsAre(0, 255));
-  EXPECT_THAT(doubles(cast(floats(DType::Int32, {300, -1}), "uint8")), ::testing::ElementsAre(44, 255));
-  EXPECT_THAT(doubles(cast(floats(DType::Int32, {-1}), "int64")), ::testing::ElementsAre(-1));
-  EXPECT_EQ(cast(floats(DType::Int64, {-1}), "uint64").data<uint64_t>()[0], ~uint64_t{0});
-  EXPECT_THAT(doubles(cast(floats(DType::Float16, {0.5, 0}), "bool")), ::testing::ElementsAre(1, 0));
+  EXPECT_THAT(elements_of(cast(array_of({2}, {-1, 300.5}, DType::Float64), "uint8")),
+              ::testing::ElementsAre(0, 255));
+  EXPECT_THAT(elements_of(cast(array_of({2}, {300, -1}, DType::Int32), "uint8")),
+              ::testing::ElementsAre(44, 255));
+  EXPECT_THAT(elements_of(cast(array_of({1}, {-1}, DType::Int32), "int64")), ::testing::ElementsAre(-1));
+  EXPECT_EQ(cast(array_of({1}, {-1}, DType::Int64), "uint64").data<uint64_t>()[0], ~uint64_t{0});
+  EXPECT_THAT(elements_of(cast(array_of({2}, {0.5, 0}, DType::Float16), "bool")),
+              ::testing::ElementsAre(1, 0));
 }
 
 // maximum/minimum compare as TVM's Max/Min lower (a > b ? a : b): a NaN in b wins, one in a loses.
 // round takes halves away from zero; rounding keeps integers. copy makes a fresh tensor.
 TEST(ElementwiseOps, TvmPrintedOpsHandComputed) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  const NDArray a = floats(DType::Float32, {nan, 1, -0.5}), b = floats(DType::Float32, {1, nan, 2});
+  const NDArray a = array_of({3}, {nan, 1, -0.5}, DType::Float32),
+                b = array_of({3}, {1, nan, 2}, DType::Float32);
   const NDArray mx = op("maximum").kernel({a, b}, {})[0], mn = op("minimum").kernel({a, b}, {})[0];
   EXPECT_EQ(mx.data<float>()[0], 1.0f);
   EXPECT_TRUE(std::isnan(mx.data<float>()[1]));
@@ -345,16 +338,18 @@ TEST(ElementwiseOps, TvmPrintedOpsHandComputed) {
   EXPECT_EQ(mn.data<float>()[0], 1.0f);
   EXPECT_TRUE(std::isnan(mn.data<float>()[1]));
   EXPECT_EQ(mn.data<float>()[2], -0.5f);
-  EXPECT_THAT(doubles(op("round").kernel({floats(DType::Float64, {-2.5, -0.5, 0.5, 1.5, 2.5})}, {})[0]),
-              ::testing::ElementsAre(-3, -1, 1, 2, 3));
-  EXPECT_THAT(doubles(op("power").kernel(
-                  {floats(DType::Float32, {2, 9, 0}), floats(DType::Float32, {10, 0.5, 0})}, {})[0]),
-              ::testing::ElementsAre(1024, 3, 1));
-  const NDArray x = floats(DType::Int64, {7, -8});
+  EXPECT_THAT(
+      elements_of(op("round").kernel({array_of({5}, {-2.5, -0.5, 0.5, 1.5, 2.5}, DType::Float64)}, {})[0]),
+      ::testing::ElementsAre(-3, -1, 1, 2, 3));
+  EXPECT_THAT(
+      elements_of(op("power").kernel(
+          {array_of({3}, {2, 9, 0}, DType::Float32), array_of({3}, {10, 0.5, 0}, DType::Float32)}, {})[0]),
+      ::testing::ElementsAre(1024, 3, 1));
+  const NDArray x = array_of({2}, {7, -8}, DType::Int64);
   const NDArray c = op("copy").kernel({x}, {})[0];
   EXPECT_TRUE(c.bitwise_equal(x));
   EXPECT_NE(c.raw(), x.raw());
-  EXPECT_THAT(doubles(op("floor").kernel({x}, {})[0]), ::testing::ElementsAre(7, -8));
+  EXPECT_THAT(elements_of(op("floor").kernel({x}, {})[0]), ::testing::ElementsAre(7, -8));
 }
 
 }  // namespace

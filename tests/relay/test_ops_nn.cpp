@@ -18,8 +18,10 @@
 namespace grove::relay {
 namespace {
 
+using testing::array_of;
 using testing::arrays_close;
 using testing::attrs_of;
+using testing::elements_of;
 using ::testing::HasSubstr;
 using testing::i;
 using testing::input_types;
@@ -245,19 +247,6 @@ AttrValue pairs(std::vector<std::pair<int64_t, int64_t>> v) {
   return AttrValue::of_list(std::move(list));
 }
 
-NDArray array(Shape shape, std::vector<double> v, DType dtype = DType::Float32) {
-  NDArray a(dtype, std::move(shape));
-  for (size_t k = 0; k < v.size(); ++k)
-    std::memcpy(a.raw() + k * dtype_bytes(dtype), NDArray::scalar(dtype, v[k]).raw(), dtype_bytes(dtype));
-  return a;
-}
-
-std::vector<double> values(const NDArray &a) {
-  std::vector<double> v;
-  for (int64_t k = 0; k < a.size(); ++k) v.push_back(a.element_as_double(k));
-  return v;
-}
-
 // nn.layer_norm, nn.pad and nn.global_avg_pool2d as TVM defines them: shapes with `?`, dtypes,
 // patterns, and what the errors say.
 TEST(NNOps, LayerNormPadGlobalPoolRelations) {
@@ -327,55 +316,55 @@ TEST(NNOps, LayerNormPadGlobalPoolRelations) {
 // Hand-computed layer norm: rows [1, 2, 3, 4] (mean 2.5, biased variance 1.25) and [2, 2, 2, 2]
 // (variance 0: the result is beta); gamma and beta apply per column unless scale/center are off.
 TEST(NNOps, LayerNormHandComputed) {
-  const NDArray x = array({2, 4}, {1, 2, 3, 4, 2, 2, 2, 2}), gamma = array({4}, {1, 1, 2, 2}),
-                beta = array({4}, {0, 0, 1, 1});
+  const NDArray x = array_of({2, 4}, {1, 2, 3, 4, 2, 2, 2, 2}), gamma = array_of({4}, {1, 1, 2, 2}),
+                beta = array_of({4}, {0, 0, 1, 1});
   const double d = std::sqrt(1.25 + 1e-5);
   const NDArray y = op("nn.layer_norm").kernel({x, gamma, beta}, {})[0];
   const std::vector<double> want = {-1.5 / d, -0.5 / d, 2 * 0.5 / d + 1, 2 * 1.5 / d + 1, 0, 0, 1, 1};
-  EXPECT_TRUE(arrays_close(y, array({2, 4}, want), 1e-6, 1e-7));
+  EXPECT_TRUE(arrays_close(y, array_of({2, 4}, want), 1e-6, 1e-7));
   const NDArray plain = op("nn.layer_norm")
                             .kernel({x, gamma, beta}, attrs_of({{"epsilon", AttrValue::of_float(0.25)}})
                                                           .with("center", AttrValue::of_bool(false))
                                                           .with("scale", AttrValue::of_bool(false)))[0];
   EXPECT_TRUE(arrays_close(plain,
-                           array({2, 4}, {-1.5 / std::sqrt(1.5), -0.5 / std::sqrt(1.5), 0.5 / std::sqrt(1.5),
-                                          1.5 / std::sqrt(1.5), 0, 0, 0, 0}),
+                           array_of({2, 4}, {-1.5 / std::sqrt(1.5), -0.5 / std::sqrt(1.5),
+                                             0.5 / std::sqrt(1.5), 1.5 / std::sqrt(1.5), 0, 0, 0, 0}),
                            1e-6, 1e-7));
   // Along axis 0 of the transposed data: the same numbers, column by column.
-  const NDArray xt = array({4, 2}, {1, 2, 2, 2, 3, 2, 4, 2});
-  const NDArray yt =
-      op("nn.layer_norm")
-          .kernel({xt, array({4}, {1, 1, 1, 1}), array({4}, {0, 0, 0, 0})}, attrs_of({{"axis", i(0)}}))[0];
+  const NDArray xt = array_of({4, 2}, {1, 2, 2, 2, 3, 2, 4, 2});
+  const NDArray yt = op("nn.layer_norm")
+                         .kernel({xt, array_of({4}, {1, 1, 1, 1}), array_of({4}, {0, 0, 0, 0})},
+                                 attrs_of({{"axis", i(0)}}))[0];
   EXPECT_TRUE(
-      arrays_close(yt, array({4, 2}, {-1.5 / d, 0, -0.5 / d, 0, 0.5 / d, 0, 1.5 / d, 0}), 1e-6, 1e-7));
+      arrays_close(yt, array_of({4, 2}, {-1.5 / d, 0, -0.5 / d, 0, 0.5 / d, 0, 1.5 / d, 0}), 1e-6, 1e-7));
 }
 
 // Hand-computed pads of [1, 2, 3] by [2, 1], in each mode, and a 2-d constant pad of int32.
 TEST(NNOps, PadHandComputed) {
-  const NDArray x = array({3}, {1, 2, 3}), nine = NDArray::scalar(DType::Float32, 9);
+  const NDArray x = array_of({3}, {1, 2, 3}), nine = NDArray::scalar(DType::Float32, 9);
   auto pad = [&](const char *mode) {
-    return values(
+    return elements_of(
         op("nn.pad").kernel({x, nine}, attrs_of({{"pad_width", pairs({{2, 1}})}, {"pad_mode", s(mode)}}))[0]);
   };
   EXPECT_THAT(pad("constant"), ::testing::ElementsAre(9, 9, 1, 2, 3, 9));
   EXPECT_THAT(pad("edge"), ::testing::ElementsAre(1, 1, 1, 2, 3, 3));
   EXPECT_THAT(pad("reflect"), ::testing::ElementsAre(3, 2, 1, 2, 3, 2));
-  const NDArray m = array({2, 2}, {1, 2, 3, 4}, DType::Int32);
+  const NDArray m = array_of({2, 2}, {1, 2, 3, 4}, DType::Int32);
   const NDArray p = op("nn.pad").kernel({m, NDArray::scalar(DType::Int32, -1)},
                                         attrs_of({{"pad_width", pairs({{1, 0}, {0, 1}})}}))[0];
   EXPECT_EQ(p.shape(), (Shape{3, 3}));
-  EXPECT_THAT(values(p), ::testing::ElementsAre(-1, -1, -1, 1, 2, -1, 3, 4, -1));
+  EXPECT_THAT(elements_of(p), ::testing::ElementsAre(-1, -1, -1, 1, 2, -1, 3, 4, -1));
 }
 
 // Hand-computed plane means; integers truncate toward zero.
 TEST(NNOps, GlobalAvgPoolHandComputed) {
-  const NDArray x = array({1, 2, 2, 2}, {1, 2, 3, 5, -1, -2, -3, -5});
+  const NDArray x = array_of({1, 2, 2, 2}, {1, 2, 3, 5, -1, -2, -3, -5});
   const NDArray y = op("nn.global_avg_pool2d").kernel({x}, {})[0];
   EXPECT_EQ(y.shape(), (Shape{1, 2, 1, 1}));
-  EXPECT_THAT(values(y), ::testing::ElementsAre(2.75, -2.75));
+  EXPECT_THAT(elements_of(y), ::testing::ElementsAre(2.75, -2.75));
   const NDArray yi = op("nn.global_avg_pool2d")
-                         .kernel({array({1, 2, 2, 2}, {1, 2, 3, 5, -1, -2, -3, -5}, DType::Int32)}, {})[0];
-  EXPECT_THAT(values(yi), ::testing::ElementsAre(2, -2));
+                         .kernel({array_of({1, 2, 2, 2}, {1, 2, 3, 5, -1, -2, -3, -5}, DType::Int32)}, {})[0];
+  EXPECT_THAT(elements_of(yi), ::testing::ElementsAre(2, -2));
 }
 
 }  // namespace
