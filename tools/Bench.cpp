@@ -120,6 +120,10 @@ int bench(const BenchCommand &c, std::ostream &out) {
     timing = time_passes(model, inputs, c.batch, c.repeat, &progress);
   }
 
+  // The arithmetic that ran (precision=bf16 falls back to fp32 with a note where it has no kernel).
+  const bool bf16 = std::any_of(model.abi().packed.begin(), model.abi().packed.end(),
+                                [](const PackedWeight &w) { return w.element == PackedElement::BF16; });
+  const char *precision = bf16 ? "bf16" : "fp32";
   double median = percentile(timing.ms_per_batch, 50);
   double flops_per_batch = inputs_flops(node_flops(program, sizes), inputs) / double(timing.calls);
   double gflops = flops_per_batch / (median * 1e6);
@@ -130,6 +134,7 @@ int bench(const BenchCommand &c, std::ostream &out) {
                         {"model_file", c.model},
                         {"sizes", sizes},
                         {"schedule", model.schedule()},
+                        {"precision", precision},
                         {"batch", c.batch},
                         {"inputs", inputs.what},
                         {"trees", inputs.count()},
@@ -153,6 +158,8 @@ int bench(const BenchCommand &c, std::ostream &out) {
                      inputs.count(), inputs.path, timing.pass.nodes, timing.pass.levels, timing.calls,
                      c.batch);
   out << fmt::format("schedule  {}\n", model.schedule());
+  out << fmt::format("precision {}\n",
+                     bf16 ? "bf16 level GEMMs (bf16 weights and inputs, fp32 accumulation)" : "fp32");
   out << fmt::format("compile   {:.1f} ms\n", model.compile_ms());
   out << fmt::format("inspector {:.4f} ms per batch (median; inside the timed passes)\n",
                      timing.inspector_ms_per_batch);

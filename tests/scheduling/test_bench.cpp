@@ -105,6 +105,22 @@ TEST_F(BenchCommandTest, JsonReportsTheProtocolsFigures) {
   EXPECT_GT(j["compile_ms"].get<double>(), 0);
   EXPECT_GE(j["inspector_ms"].get<double>(), 0);
   EXPECT_THAT(j["schedule"].get<std::string>(), HasSubstr("batch=on"));
+  EXPECT_EQ(j["precision"], "fp32");
+}
+
+// The precision that ran: bf16 where this CPU has bf16 kernels, else fp32 (and the schedule says so).
+TEST_F(BenchCommandTest, ReportsThePrecisionThatRan) {
+  BenchCommand c = command();
+  c.schedule = "precision=bf16";
+  std::ostringstream out;
+  ASSERT_EQ(bench(c, out), 0);
+  nlohmann::json j = nlohmann::json::parse(out.str());
+  const bool bf16 = j["schedule"].get<std::string>().find("precision=bf16") != std::string::npos;
+  EXPECT_EQ(j["precision"], bf16 ? "bf16" : "fp32");
+  c.json = false;
+  std::ostringstream text;
+  ASSERT_EQ(bench(c, text), 0);
+  EXPECT_THAT(text.str(), HasSubstr(bf16 ? "precision bf16 level GEMMs" : "precision fp32"));
 }
 
 TEST_F(BenchCommandTest, ThreadsAndLimitReachTheScheduleAndTheTrees) {
