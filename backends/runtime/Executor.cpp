@@ -6,6 +6,7 @@
 #include <climits>
 #include <future>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <utility>
 
@@ -32,13 +33,29 @@ std::string param_names(const ModelAbi &abi) {
 
 }  // namespace
 
+// A packed weight's words, on a cache line boundary: the kernels read them a 64-byte vector at a
+// time, and a buffer where malloc happens to place it (16-byte aligned) would split every read in
+// two lines.
+template <typename T>
+struct CacheLineAllocator {
+  using value_type = T;
+  static constexpr std::align_val_t kAlign{64};
+  CacheLineAllocator() = default;
+  template <typename U>
+  CacheLineAllocator(const CacheLineAllocator<U> &) {}
+  T *allocate(size_t n) { return static_cast<T *>(::operator new(n * sizeof(T), kAlign)); }
+  void deallocate(T *p, size_t) { ::operator delete(p, kAlign); }
+  bool operator==(const CacheLineAllocator &) const { return true; }
+};
+using Panels = std::vector<float, CacheLineAllocator<float>>;
+
 // One bound set of weights, immutable once published. A run holds the snapshot it started with
 // for all of its batches, so it never mixes two sets; a bind builds the next set outside any lock
 // and swaps the pointer.
 struct Executor::WeightSet {
-  Weights owned;                           // weights bound by value
-  std::vector<const float *> data;         // per abi.params: into `owned` or the caller's buffers
-  std::vector<std::vector<float>> panels;  // per abi.packed, when abi.hoist: its words() 32-bit words
+  Weights owned;                    // weights bound by value
+  std::vector<const float *> data;  // per abi.params: into `owned` or the caller's buffers
+  std::vector<Panels> panels;       // per abi.packed, when abi.hoist: its words() 32-bit words
   // Set when `data` points into the caller's buffers: fulfilled when the last run holding this
   // set lets go of it, so that a bind can return only once the caller may free the old buffers.
   std::shared_ptr<std::promise<void>> released;
@@ -65,7 +82,7 @@ struct Executor::Impl {
   template <typename Map>
   void check(const Map &weights, const std::string &file, auto shape_of) const;
   // Every packed weight's panels, from `data` (per abi.params).
-  std::vector<std::vector<float>> pack_panels(const std::vector<const float *> &data) const;
+  std::vector<Panels> pack_panels(const std::vector<const float *> &data) const;
 
   void run_batch(const WeightSet &w, std::span<const Tree> trees, int64_t first_number, float *out,
                  RunStats *stats) const;
@@ -110,8 +127,8 @@ void Executor::Impl::check(const Map &weights, const std::string &file, auto sha
   }
 }
 
-std::vector<std::vector<float>> Executor::Impl::pack_panels(const std::vector<const float *> &data) const {
-  std::vector<std::vector<float>> out;
+std::vector<Panels> Executor::Impl::pack_panels(const std::vector<const float *> &data) const {
+  std::vector<Panels> out;
   for (const PackedWeight &w : abi.packed) {
     size_t p = 0;
     while (abi.params[p].name != w.param) p++;
@@ -214,9 +231,9 @@ void Executor::Impl::execute(const WeightSet &w, const LinearizedBatch &batch, s
     }
   }
 
-  std::vector<std::vector<float>> repacked;
+  std::vector<Panels> repacked;
   if (!abi.hoist) repacked = pack_panels(w.data);
-  const std::vector<std::vector<float>> *packed = abi.hoist ? &w.panels : &repacked;
+  const std::vector<Panels> *packed = abi.hoist ? &w.panels : &repacked;
 
   static const std::vector<int32_t> kNoLevels{0};  // a batch without levels reads nothing
   std::vector<Halide::Runtime::Buffer<float>> floats;
@@ -229,7 +246,7 @@ void Executor::Impl::execute(const WeightSet &w, const LinearizedBatch &batch, s
   // A packed weight's buffer: its words as floats, or as twice as many bfloat16 values.
   std::vector<Halide::Runtime::Buffer<void>> bf16s;
   bf16s.reserve(abi.args.size());
-  auto packed_buffer = [&](const PackedWeight &pw, const std::vector<float> &words) {
+  auto packed_buffer = [&](const PackedWeight &pw, const Panels &words) {
     if (pw.element == PackedElement::F32) return float_buffer(words.data(), int64_t(words.size()));
     halide_type_t bf16(halide_type_bfloat, 16);
     return bf16s.emplace_back(bf16, const_cast<float *>(words.data()), int(2 * words.size())).raw_buffer();
