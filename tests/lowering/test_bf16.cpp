@@ -349,6 +349,7 @@ INSTANTIATE_TEST_SUITE_P(Bf16, EveryModel,
                                            Case{ModelKind::TreeLSTM, 23, "threads=1"},
                                            Case{ModelKind::TreeLSTM, 23, "region=off,hoist=off"},
                                            Case{ModelKind::TreeLSTM, 23, "threads=3,node_block=3"},
+                                           Case{ModelKind::TreeLSTM, 23, "unroll=2,threads=2"},
                                            Case{ModelKind::DAGRNN, 23, "persist=off,epilogue=on"},
                                            Case{ModelKind::LSTM, 23, "epilogue=on"}),
                          [](const ::testing::TestParamInfo<Case> &info) {
