@@ -580,9 +580,20 @@ class Inferencer {
     if (!types_.count(c->op.get())) set_type(c->op, FuncType::make(args, result, {}, op->span));
     Span at = e->span;
     Attrs attrs = c->attrs;
-    int id = solver_.add_relation(args, [this, def, attrs, result, at](const std::vector<Type> &resolved) {
+    int id = solver_.add_relation(args, [this, def, attrs, result, at, args](const std::vector<Type> &known) {
+      std::vector<Type> resolved = known;
       Type out;
       try {
+        // 1. Arguments still unknown that the op can type from the others (an untyped weight).
+        if (def->infer_args) {
+          std::vector<Type> given = def->infer_args(resolved, attrs, false);
+          for (size_t i = 0; i < given.size() && i < args.size(); ++i) {
+            if (!given[i].defined()) continue;
+            unify_or_fail(args[i], given[i], at, msg::argument(i, def->name));
+            resolved[i] = solver_.resolve(args[i]);
+          }
+        }
+        // 2. The result.
         out = def->relation(resolved, attrs);
       } catch (const OpError &err) {
         throw msg::op_error(at, def->name, err.what());
@@ -663,10 +674,27 @@ class Inferencer {
   // The end of a component
   // -------------------------------------------------------------------------------------------
 
+  // An op call whose relation is still pending because an argument the op could type (a weight)
+  // lacks the attributes it needs: the op says which, at the call.
+  void explain_missing_arguments(const Expr &site) {
+    const auto *c = site.as<Call>();
+    const Op *op = c ? c->op.as<Op>() : nullptr;
+    if (!op || !op->def || !op->def->infer_args) return;
+    std::vector<Type> resolved;
+    for (const Expr &a : c->args) resolved.push_back(solver_.resolve(types_.at(a.get())));
+    try {
+      op->def->infer_args(resolved, c->attrs, true);
+    } catch (const OpError &err) {
+      throw msg::op_error(site->span, op->def->name, err.what());
+    }
+  }
+
   void finish() {
     solver_.solve();
-    // 1. A variable with an unknown type is the most useful thing to report: annotating it is
-    //    the fix. Then a relation that never had enough information, then any other expression.
+    // 1. An op that could type an argument but lacks an attribute for it says which (conv2d's
+    //    weight without channels). Then a variable with an unknown type: annotating it is the fix.
+    //    Then a relation that never had enough information, then any other expression.
+    for (int id : solver_.pending(relations_from_)) explain_missing_arguments(relation_sites_.at(id));
     for (const Expr &e : order_)
       if (e.as<Var>() && solver_.has_holes(types_.at(e.get()))) throw msg::cannot_infer(e->span, describe(e));
     for (int id : solver_.pending(relations_from_)) {

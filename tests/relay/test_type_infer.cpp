@@ -586,6 +586,65 @@ TEST(TypeInferText, AGlobalReturningItselfIsAnInfiniteTypeError) {
         << text;
 }
 
+TEST(TypeInferText, AnUntypedWeightIsInferredFromTheOpsAttributes) {
+  // TVM's Conv2DRel and DenseRel assign the weight's type: OIHW from channels, kernel_size, groups
+  // and the data's channels; [units, in] from units.
+  EXPECT_EQ(
+      main_type("def @main(%x: Tensor[(1, 3, 8, 8), float32], %w) {\n"
+                "  nn.conv2d(%x, %w, channels=4, kernel_size=[3, 3])\n}\n"),
+      "fn (Tensor[(1, 3, 8, 8), float32], Tensor[(4, 3, 3, 3), float32]) -> Tensor[(1, 4, 6, 6), float32]");
+  EXPECT_EQ(
+      main_type("def @main(%x: Tensor[(2, 6, 5, 5), float64], %w) {\n"
+                "  nn.conv2d(%x, %w, padding=[1, 1], groups=3, channels=9, kernel_size=[3, 1])\n}\n"),
+      "fn (Tensor[(2, 6, 5, 5), float64], Tensor[(9, 2, 3, 1), float64]) -> Tensor[(2, 9, 5, 7), float64]");
+  EXPECT_EQ(main_type("def @main(%x: Tensor[(2, 5), float32], %w) {\n  nn.dense(%x, %w, units=7)\n}\n"),
+            "fn (Tensor[(2, 5), float32], Tensor[(7, 5), float32]) -> Tensor[(2, 7), float32]");
+  // The data's type is learnt after the call is seen: the weight's follows.
+  EXPECT_EQ(main_type("def @main(%a: Tensor[(3, 4), float32], %w) {\n"
+                      "  let %f = fn (%x) { nn.dense(%x, %w, units=2) };\n  %f(%a)\n}\n"),
+            "fn (Tensor[(3, 4), float32], Tensor[(2, 4), float32]) -> Tensor[(3, 2), float32]");
+  // An unknown channel count stays unknown in the weight.
+  Module m = parse_module(
+      "#[version = \"0.0.5\"]\ndef @main(%x: Tensor[(1, ?, 8, 8), float32], %w) {\n"
+      "  nn.conv2d(%x, %w, channels=4, kernel_size=3)\n}\n",
+      "t.relay");
+  infer_types(m);
+  EXPECT_EQ(
+      to_string((*m.find_function("main"))->checked_type),
+      "fn (Tensor[(1, ?, 8, 8), float32], Tensor[(4, ?, 3, 3), float32]) -> Tensor[(1, 4, 6, 6), float32]");
+}
+
+TEST(TypeInferText, AnUntypedWeightWithoutTheAttributesSaysWhatIsMissing) {
+  auto error = [](const std::string &text) { return user_error_of([&] { main_type(text); }); };
+  EXPECT_EQ(
+      error("def @main(%x: Tensor[(1, 3, 8, 8), float32], %w) {\n  nn.conv2d(%x, %w)\n}\n"),
+      "t.relay:3:3: type error in nn.conv2d: cannot infer the weight's type without channels and "
+      "kernel_size (the weight is OIHW: [channels, in_channels / groups, kernel_size]): give channels and "
+      "kernel_size or annotate the weight");
+  EXPECT_THAT(
+      error("def @main(%x: Tensor[(1, 3, 8, 8), float32], %w) {\n  nn.conv2d(%x, %w, channels=2)\n}\n"),
+      HasSubstr("t.relay:3:3: type error in nn.conv2d: cannot infer the weight's type without kernel_size "));
+  EXPECT_EQ(
+      error("def @main(%x: Tensor[(2, 5), float32], %w) {\n  %0 = nn.dense(%x, %w);\n  %0\n}\n"),
+      "t.relay:3:8: type error in nn.dense: cannot infer the weight's type without units (the weight is "
+      "[units, in]): give units=N or annotate the weight");
+  EXPECT_THAT(
+      error("def @main(%x: Tensor[(1, 4, 8, 8), float32], %w) {\n"
+            "  nn.conv2d(%x, %w, groups=3, channels=3, kernel_size=3)\n}\n"),
+      HasSubstr("t.relay:3:3: type error in nn.conv2d: the data (1, 4, 8, 8) has 4 input channels, which "
+                "do not divide into groups=3"));
+  EXPECT_THAT(error("def @main(%x: Tensor[(1, 4, 8, 8), float32], %w) {\n"
+                    "  nn.conv2d(%x, %w, channels=3, kernel_size=3, data_layout=\"NHWC\")\n}\n"),
+              HasSubstr("grove supports data_layout NCHW only"));
+  // A weight typed elsewhere needs no attributes; one typed both ways must agree.
+  EXPECT_EQ(main_type("def @main(%x: Tensor[(2, 5), float32], %w) {\n"
+                      "  let %v: Tensor[(3, 5), float32] = %w;\n  nn.dense(%x, %w)\n}\n"),
+            "fn (Tensor[(2, 5), float32], Tensor[(3, 5), float32]) -> Tensor[(2, 3), float32]");
+  EXPECT_THAT(error("def @main(%x: Tensor[(2, 5), float32], %w) {\n"
+                    "  %0 = nn.dense(%x, %w, units=4);\n  let %v: Tensor[(3, 5), float32] = %w;\n  %0\n}\n"),
+              HasSubstr("t.relay:3:8: type error in nn.dense: units=4 but the weight (3, 5) has 3 rows"));
+}
+
 TEST(TypeInferText, ErrorsPointAtTheSource) {
   auto error = [](const std::string &text) { return user_error_of([&] { main_type(text); }); };
   EXPECT_EQ(

@@ -243,6 +243,28 @@ Type dense_rel(const std::vector<Type> &args, const Attrs &attrs) {
   return TensorType::make(dense_shape(data->shape, weight->shape, attrs), out_dtype(attrs, data->dtype));
 }
 
+bool has_attr(const Attrs &attrs, const char *name) {
+  const AttrValue *v = attrs.find(name);
+  return v && v->kind != AttrValue::Kind::None;
+}
+
+// TVM's DenseRel assigns an untyped weight [units, K] of the data's dtype when units is given.
+std::vector<Type> dense_args(const std::vector<Type> &args, const Attrs &attrs, bool explain) {
+  const TensorType *data = tensor_arg(args, 0, "data");
+  if (!data || !args[1].as<IncompleteType>()) return {};
+  if (data->shape.empty()) throw OpError("expected the data to have rank >= 1, found a scalar");
+  if (!has_attr(attrs, "units")) {
+    if (explain)
+      throw OpError(
+          "cannot infer the weight's type without units (the weight is [units, in]): give units=N or "
+          "annotate the weight");
+    return {};
+  }
+  const int64_t units = attr_int(attrs, "units", 0);
+  if (units <= 0) throw OpError(fmt::format("units must be positive, found {}", units));
+  return {Type(), TensorType::make({units, data->shape.back()}, data->dtype)};
+}
+
 std::vector<NDArray> dense_kernel(const std::vector<NDArray> &args, const Attrs &attrs) {
   const NDArray &data = args[0], &weight = args[1];
   check_same_dtype(weight.dtype(), data.dtype(), "weight");
@@ -427,6 +449,38 @@ Type conv2d_rel(const std::vector<Type> &args, const Attrs &attrs) {
   check_same_dtype(weight->dtype, data->dtype, "weight");
   const Conv2D g = conv2d_geometry(data->shape, weight->shape, attrs);
   return TensorType::make({g.n, g.o, g.oh, g.ow}, out_dtype(attrs, data->dtype));
+}
+
+// TVM's Conv2DRel assigns an untyped weight OIHW [channels, C / groups, KH, KW] of the data's dtype
+// when channels and kernel_size are given.
+std::vector<Type> conv2d_args(const std::vector<Type> &args, const Attrs &attrs, bool explain) {
+  const TensorType *data = tensor_arg(args, 0, "data");
+  if (!data || !args[1].as<IncompleteType>()) return {};
+  check_layout(attrs, "data_layout", "NCHW", "NCHW");
+  check_layout(attrs, "kernel_layout", "OIHW", "OIHW");
+  check_rank(data->shape, 4, "data");
+  std::vector<std::string> missing;
+  for (const char *name : {"channels", "kernel_size"})
+    if (!has_attr(attrs, name)) missing.push_back(name);
+  if (!missing.empty()) {
+    if (explain)
+      throw OpError(fmt::format(
+          "cannot infer the weight's type without {} (the weight is OIHW: [channels, in_channels / groups, "
+          "kernel_size]): give {} or annotate the weight",
+          fmt::join(missing, " and "), fmt::join(missing, " and ")));
+    return {};
+  }
+  const int64_t channels = attr_int(attrs, "channels", 0);
+  if (channels <= 0) throw OpError(fmt::format("channels must be positive, found {}", channels));
+  const std::array<int64_t, 2> ks = pair_attr(attrs, "kernel_size", {});
+  const int64_t groups = attr_int(attrs, "groups", 1);
+  if (groups <= 0) throw OpError(fmt::format("groups must be positive, found {}", groups));
+  const int64_t c = data->shape[1];
+  if (known(c) && c % groups != 0)
+    throw OpError(fmt::format("the data {} has {} input channels, which do not divide into groups={}",
+                              shape_to_string(data->shape), c, groups));
+  const int64_t in = known(c) ? c / groups : kAnyDim;
+  return {Type(), TensorType::make({channels, in, ks[0], ks[1]}, data->dtype)};
 }
 
 // ceil(a / b) and floor(a / b) for b > 0 and any sign of a.
@@ -860,7 +914,7 @@ std::vector<NDArray> pad_kernel(const std::vector<NDArray> &args, const Attrs &a
 std::vector<OpDef> nn_ops() {
   using P = OpPattern;
   return {
-      {"nn.dense", 2, P::OutEWiseFusable, {"units", "out_dtype"}, dense_rel, dense_kernel},
+      {"nn.dense", 2, P::OutEWiseFusable, {"units", "out_dtype"}, dense_rel, dense_kernel, dense_args},
       {"nn.batch_matmul",
        2,
        P::OutEWiseFusable,
@@ -874,7 +928,8 @@ std::vector<OpDef> nn_ops() {
        {"strides", "padding", "dilation", "groups", "channels", "kernel_size", "data_layout", "kernel_layout",
         "out_layout", "out_dtype"},
        conv2d_rel,
-       conv2d_kernel},
+       conv2d_kernel,
+       conv2d_args},
       {"nn.max_pool2d",
        1,
        P::OutEWiseFusable,

@@ -9,6 +9,12 @@
 //     retries after other constraints are solved;
 //   * it throws OpError when the arguments or attributes are wrong — the message says what was
 //     expected and what was found; the type checker adds the call's file:line:col and the op name.
+// An op may also have an *argument inference* (TVM's relations assign argument types too): from the
+// known argument types and the attributes it gives the type of an argument that is still a hole
+// (nn.conv2d's and nn.dense's weight), which the type checker unifies before running the relation:
+//   * it returns one entry per argument, null where it gives nothing (or an empty vector);
+//   * with `explain` (inference is over and the argument is still a hole) it throws OpError naming
+//     the attributes it lacks instead of giving nothing.
 // Unknown dimensions (kAnyDim, `?`) follow Relay's `Any`: in broadcasting, `?` against n gives n
 // (checked at run time), `?` against `?` gives `?`; elsewhere a result dimension computed from a `?`
 // is `?`.
@@ -47,6 +53,7 @@ class OpError : public std::runtime_error {
 };
 
 using TypeRelation = Type (*)(const std::vector<Type> &args, const Attrs &attrs);
+using ArgInference = std::vector<Type> (*)(const std::vector<Type> &args, const Attrs &attrs, bool explain);
 using OpKernel = std::vector<NDArray> (*)(const std::vector<NDArray> &args, const Attrs &attrs);
 
 struct OpDef {
@@ -56,6 +63,7 @@ struct OpDef {
   std::vector<std::string> attr_names;  // the keyword attributes the op accepts
   TypeRelation relation;
   OpKernel kernel;
+  ArgInference infer_args = nullptr;  // types for arguments still unknown, or null
 };
 
 // The op named `name`, or null.
