@@ -599,6 +599,9 @@ TEST(TypeInferText, AnUntypedWeightIsInferredFromTheOpsAttributes) {
       "fn (Tensor[(2, 6, 5, 5), float64], Tensor[(9, 2, 3, 1), float64]) -> Tensor[(2, 9, 5, 7), float64]");
   EXPECT_EQ(main_type("def @main(%x: Tensor[(2, 5), float32], %w) {\n  nn.dense(%x, %w, units=7)\n}\n"),
             "fn (Tensor[(2, 5), float32], Tensor[(7, 5), float32]) -> Tensor[(2, 7), float32]");
+  // TVM's BiasAddRel likewise types the bias: [the data's size along axis].
+  EXPECT_EQ(main_type("def @main(%x: Tensor[(2, 5), float32], %b) {\n  nn.bias_add(%x, %b, axis=-1)\n}\n"),
+            "fn (Tensor[(2, 5), float32], Tensor[(5), float32]) -> Tensor[(2, 5), float32]");
   // The data's type is learnt after the call is seen: the weight's follows.
   EXPECT_EQ(main_type("def @main(%a: Tensor[(3, 4), float32], %w) {\n"
                       "  let %f = fn (%x) { nn.dense(%x, %w, units=2) };\n  %f(%a)\n}\n"),

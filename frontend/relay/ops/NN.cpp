@@ -371,6 +371,14 @@ Type bias_add_rel(const std::vector<Type> &args, const Attrs &attrs) {
   return TensorType::make(shape, data->dtype);
 }
 
+// TVM's BiasAddRel assigns an untyped bias [the data's size along axis] of the data's dtype.
+std::vector<Type> bias_add_args(const std::vector<Type> &args, const Attrs &attrs, bool explain) {
+  const TensorType *data = tensor_arg(args, 0, "data");
+  if (!data || !args[1].as<IncompleteType>()) return {};
+  const int64_t axis = normalize_axis(attr_int(attrs, "axis", 1), static_cast<int64_t>(data->shape.size()));
+  return {Type(), TensorType::make({data->shape[axis]}, data->dtype)};
+}
+
 std::vector<NDArray> bias_add_kernel(const std::vector<NDArray> &args, const Attrs &attrs) {
   const NDArray &data = args[0], &bias = args[1];
   check_same_dtype(bias.dtype(), data.dtype(), "bias");
@@ -921,7 +929,7 @@ std::vector<OpDef> nn_ops() {
        {"out_dtype", "transpose_a", "transpose_b"},
        batch_matmul_rel,
        batch_matmul_kernel},
-      {"nn.bias_add", 2, P::Broadcast, {"axis"}, bias_add_rel, bias_add_kernel},
+      {"nn.bias_add", 2, P::Broadcast, {"axis"}, bias_add_rel, bias_add_kernel, bias_add_args},
       {"nn.conv2d",
        2,
        P::OutEWiseFusable,

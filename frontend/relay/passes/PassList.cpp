@@ -14,6 +14,7 @@
 #include "frontend/relay/passes/EliminateCommonSubexpr.h"
 #include "frontend/relay/passes/FoldConstant.h"
 #include "frontend/relay/passes/FuseOps.h"
+#include "frontend/relay/passes/InferType.h"
 #include "frontend/relay/passes/Inline.h"
 #include "frontend/relay/passes/MergeCompilerRegions.h"
 #include "frontend/relay/passes/MergeComposite.h"
@@ -34,6 +35,8 @@ int debug_level() {
 using Targets = std::vector<const ExternalTarget *>;
 
 const std::vector<PassInfo> kPasses = {
+    {"infer", "type inference (TVM's InferType): every missing type annotation filled in", false,
+     [](const Module &m, const PassOptions &, const Targets &) { return infer_type_annotations(m); }},
     {"dce", "dead-code elimination: unused let bindings without effects", false,
      [](const Module &m, const PassOptions &, const Targets &) { return dead_code_elimination(m); }},
     {"fold", "constant folding: op calls on constants, through let and if (no reassociation)", false,
