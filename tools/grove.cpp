@@ -187,9 +187,10 @@ int main(int argc, char **argv) {
   grove::tool::RelayOptCommand relay_opt;
   CLI::App *ro = relay->add_subcommand("opt", "Run passes over FILE in the given order and print the module");
   ro->add_option("file", relay_opt.file, "Relay text file")->required()->check(CLI::ExistingFile);
-  ro->add_option("--passes", relay_opt.passes,
-                 "Comma-separated passes: dce, fold, cse, inline, anf, graph, fuse, merge-composite=T, "
-                 "annotate=T, merge-regions, partition (T: a code generator, or T1+T2)")
+  ro->add_option(
+        "--passes", relay_opt.passes,
+        "Comma-separated passes: infer, dce, fold, cse, inline, anf, graph, fuse, merge-composite=T, "
+        "annotate=T, merge-regions, partition (T: a code generator, or T1+T2)")
       ->required();
   ro->add_option("--out", relay_opt.out,
                  "Write the module to this file (atomically; large constants to its .meta.safetensors) "
