@@ -26,13 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "peak_args.h"
+#include "peak_common.h"
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* --- What the CPU and the OS offer (cpuid, XCR0) --------------------------------------------- */
 
@@ -135,26 +130,6 @@ __attribute__((target("amx-tile,amx-bf16"))) static float amx_chains(long iterat
 }
 
 /* --- Driver ---------------------------------------------------------------------------------- */
-
-typedef float (*kernel)(long);
-
-static void measure(const char *peer, kernel fn, long iterations, double flops_per_iteration, int runs) {
-  for (int threads = 1; threads <= 2; threads++) {
-    double best = 1e30;
-    float sink = 0;
-    for (int r = 0; r < runs; r++) {
-      double t0 = now_s();
-#pragma omp parallel num_threads(threads) reduction(+ : sink)
-      sink += fn(iterations);
-      double s = now_s() - t0;
-      if (s < best) best = s;
-    }
-    double flops = (double)threads * (double)iterations * flops_per_iteration;
-    printf("{\"peer\":\"%s\",\"threads\":%d,\"gflops\":%.1f,\"best_ms\":%.3f,\"check\":%g}\n", peer, threads,
-           flops / best / 1e9, best * 1e3, (double)sink);
-    fflush(stdout);
-  }
-}
 
 static void skipped(const char *peer, const char *why) {
   printf("{\"peer\":\"%s\",\"skipped\":\"%s\"}\n", peer, why);

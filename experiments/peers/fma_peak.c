@@ -10,13 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "peak_args.h"
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "peak_common.h"
 
 /* 16 chains × 16 lanes × 2 FLOPs per iteration; returns a value that depends on every chain. */
 static float chains(long iterations) {
@@ -35,19 +29,6 @@ int main(int argc, char **argv) {
   long iterations = 20000000;
   if (parse_peak_args("fma_peak", argc, argv, &runs, &iterations)) return 2;
   setenv("OMP_PROC_BIND", "spread", 0); /* read when the OpenMP runtime starts, below */
-  for (int threads = 1; threads <= 2; threads++) {
-    double best = 1e30;
-    float sink = 0;
-    for (int r = 0; r < runs; r++) {
-      double t0 = now_s();
-#pragma omp parallel num_threads(threads) reduction(+ : sink)
-      sink += chains(iterations);
-      double s = now_s() - t0;
-      if (s < best) best = s;
-    }
-    double flops = (double)threads * (double)iterations * 16.0 * 16.0 * 2.0;
-    printf("{\"peer\":\"fma-peak\",\"threads\":%d,\"gflops\":%.1f,\"best_ms\":%.3f,\"check\":%g}\n", threads,
-           flops / best / 1e9, best * 1e3, (double)sink);
-  }
+  measure("fma-peak", chains, iterations, 16.0 * 16.0 * 2.0, runs);
   return 0;
 }
