@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
@@ -92,12 +91,8 @@ LoweredModel lower(const ilir::Program &program, const LowerOptions &options) {
       // Unless asked otherwise, blocks of 64 rows × 6 nodes: 24 accumulators of the 32 registers,
       // one operand broadcast per four vdpbf16ps (not two) and half the panels of 32 × 8; measured
       // faster or equal at H = 150, 256 and 512, batches 1 to 25, on a Zen 5.
-      const auto asked = [&](const char *key) {
-        return std::find(schedule.requested.begin(), schedule.requested.end(), key) !=
-               schedule.requested.end();
-      };
-      if (!asked("panel") && !asked("vector")) schedule.panel = 4 * kBf16Rows;
-      if (!asked("node_block")) schedule.node_block = 6;
+      if (!schedule.asked("panel") && !schedule.asked("vector")) schedule.panel = 4 * kBf16Rows;
+      if (!schedule.asked("node_block")) schedule.node_block = 6;
       target = bf16.codegen_target;
       result.llvm_cpu = bf16.mcpu;
       result.llvm_features = bf16.mattrs;

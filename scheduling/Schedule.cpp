@@ -87,7 +87,7 @@ void Schedule::apply(const std::vector<std::pair<std::string, std::string>> &ove
       precision = Precision(it - std::begin(kPrecisionNames));
     }
     if (!found) user_error(msg::kUnknownKey, where, key, known_keys());
-    if (std::find(requested.begin(), requested.end(), key) == requested.end()) requested.push_back(key);
+    if (!asked(key)) requested.push_back(key);
   }
   if (panel % vector != 0) user_error(msg::kPanelNotMultiple, where, panel, vector);
 }
@@ -117,10 +117,11 @@ std::string missing(std::initializer_list<std::pair<const char *, bool>> needs) 
 
 }  // namespace
 
+bool Schedule::asked(const std::string &key) const {
+  return std::find(requested.begin(), requested.end(), key) != requested.end();
+}
+
 std::vector<std::string> Schedule::notes(ilir::StructureKind structure) const {
-  auto asked = [&](const char *key) {
-    return std::find(requested.begin(), requested.end(), key) != requested.end();
-  };
   const bool level_gemms = batch && specialize && gemm;
   const auto gemm_needs = {
       std::pair<const char *, bool>{"batch=on", batch}, {"specialize=on", specialize}, {"gemm=on", gemm}};

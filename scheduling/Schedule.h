@@ -82,6 +82,8 @@ struct Schedule {
   // The keys set by apply() (the model's schedule block, --schedule), in the order first set: the
   // options a user asked for, as opposed to defaults.
   std::vector<std::string> requested;
+  // Whether `key` is among them.
+  bool asked(const std::string &key) const;
 
   // One sentence for each requested option that cannot take effect with the rest of the schedule
   // on a `structure` model (epilogue=on with batch=off, unroll=4 on a DAG model, ...): what grove

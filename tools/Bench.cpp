@@ -121,8 +121,7 @@ int bench(const BenchCommand &c, std::ostream &out) {
   }
 
   // The arithmetic that ran (precision=bf16 falls back to fp32 with a note where it has no kernel).
-  const bool bf16 = std::any_of(model.abi().packed.begin(), model.abi().packed.end(),
-                                [](const PackedWeight &w) { return w.element == PackedElement::BF16; });
+  const bool bf16 = model.abi().bf16_panels();
   const char *precision = bf16 ? "bf16" : "fp32";
   double median = percentile(timing.ms_per_batch, 50);
   double flops_per_batch = inputs_flops(node_flops(program, sizes), inputs) / double(timing.calls);

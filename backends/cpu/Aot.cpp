@@ -5,7 +5,6 @@
 #include <fmt/ranges.h>
 #include <sys/wait.h>
 
-#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <climits>
@@ -454,9 +453,7 @@ AotResult compile_library(const ilir::Program &program, const std::map<std::stri
   LoweredForCpu lowered = lower_for_cpu(program, sizes, options);
   std::vector<ModelAbi> variants{lowered.abi};
   std::vector<std::string> objects;
-  const bool bf16 = std::any_of(lowered.abi.packed.begin(), lowered.abi.packed.end(),
-                                [](const PackedWeight &w) { return w.element == PackedElement::BF16; });
-  if (bf16) {
+  if (lowered.abi.bf16_panels()) {
     lowered = lower_for_cpu(program, sizes, options, false, "grove_model_bf16", /*runtime=*/false);
     variants = {lowered.abi};
     objects.push_back((tmp / "model_bf16.o").string());

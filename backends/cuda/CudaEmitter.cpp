@@ -689,14 +689,11 @@ CudaSource Emitter::run() {
 CudaSource emit_cuda(const plan::LevelPlan &plan, const CudaOptions &options) {
   if (!plan.unbound_sizes.empty()) user_error(msg::kUnboundSize, plan.unbound_sizes[0]);
   if (options.blocks < 1 || options.threads < 1) user_error(msg::kBadGrid, options.blocks, options.threads);
-  for (const PackedWeight &w : plan.abi.packed)
-    GROVE_CHECK(w.element == PackedElement::F32, "a CUDA kernel over the {} panels of {}", "bf16", w.buffer);
+  GROVE_CHECK(!plan.abi.bf16_panels(), "a CUDA kernel over bf16 panels");
   CudaSource src = Emitter(plan, options).run();
-  const std::vector<std::string> &asked = plan.schedule.requested;
-  auto requested = [&](const char *key) { return std::find(asked.begin(), asked.end(), key) != asked.end(); };
   if (!plan.schedule.batch) src.notes.push_back(msg::kNoteBatch);
   for (const char *key : {"region", "unroll", "threads", "parallel", "node_block", "vector", "precision"})
-    if (requested(key)) src.notes.push_back(fmt::format(msg::kNoteCpuOnly, key));
+    if (plan.schedule.asked(key)) src.notes.push_back(fmt::format(msg::kNoteCpuOnly, key));
   return src;
 }
 

@@ -97,9 +97,8 @@ struct Executor::Impl {
 
 Executor::Executor(ModelAbi abi, EntryPoints entry) : impl_(std::make_unique<Impl>()) {
   GROVE_CHECK(entry.argv, "a compiled model without an entry function");
-  for (const PackedWeight &w : abi.packed)
-    if (w.element == PackedElement::BF16 && !cpu_features().avx512bf16)
-      user_error(msg::kNeedsAvx512Bf16, abi.model, abi.target);
+  if (abi.bf16_panels() && !cpu_features().avx512bf16)
+    user_error(msg::kNeedsAvx512Bf16, abi.model, abi.target);
   impl_->abi = std::move(abi);
   impl_->entry = entry;
   if (impl_->abi.threads > 0 && entry.set_num_threads)

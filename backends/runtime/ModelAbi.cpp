@@ -1,5 +1,6 @@
 #include "backends/runtime/ModelAbi.h"
 
+#include <algorithm>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <vector>
@@ -29,9 +30,11 @@ float bf16_to_float(uint16_t h) {
 }
 
 void pack(const PackedWeight &w, const float *param, void *out) {
+  // bf16 values are built in a vector of their own and copied in: `out` holds 32-bit words.
   const bool bf16 = w.element == PackedElement::BF16;
-  std::vector<float> f32(bf16 ? 0 : w.size(), 0.0f);
+  float *f32 = static_cast<float *>(out);
   std::vector<uint16_t> b16(bf16 ? w.size() : 0, 0);
+  if (!bf16) std::fill(f32, f32 + w.size(), 0.0f);
   for (int64_t p = 0; p < w.panels(); p++)
     for (int64_t k = 0; k < w.cols; k++)
       for (int64_t r = 0; r < w.panel && p * w.panel + r < w.rows; r++) {
@@ -41,13 +44,15 @@ void pack(const PackedWeight &w, const float *param, void *out) {
         else
           f32[w.offset(p, k, r)] = v;
       }
-  if (bf16)
-    std::memcpy(out, b16.data(), b16.size() * sizeof(uint16_t));
-  else
-    std::memcpy(out, f32.data(), f32.size() * sizeof(float));
+  if (bf16) std::memcpy(out, b16.data(), b16.size() * sizeof(uint16_t));
 }
 
 int64_t ModelAbi::output_elements() const { return Tensor::num_elements(output_shape); }
+
+bool ModelAbi::bf16_panels() const {
+  return std::any_of(packed.begin(), packed.end(),
+                     [](const PackedWeight &w) { return w.element == PackedElement::BF16; });
+}
 
 namespace {
 

@@ -118,6 +118,8 @@ struct ModelAbi {
   int threads = 0;      // > 0: the thread pool is set to this many threads
 
   bool runs_dags() const { return predecessor_slots > 0; }
+  // Whether the GEMMs read bf16 panels (precision=bf16 with its kernels; the panels share one element).
+  bool bf16_panels() const;
   int64_t output_elements() const;
 };
 
