@@ -193,18 +193,17 @@ Stmt block_kernel(const TensorAccess &access, const ilir::Compute &op, const pla
     for (int i = 0; i < nb; i++)
       body.push_back(HI::For::make("lane", 0, pr, HI::ForType::Vectorized, Halide::DeviceAPI::None,
                                    store(accs[m], 0.0f, i * pr + lane, false)));
-    HExpr x = ExprLowering(access, nullptr, nullptr).lower(term.x);
     const PackedWeight &pw = packed[term.packed];
-    if (pw.element == PackedElement::BF16) {
-      if (staged) {
-        body.push_back(bf16_products(pw, accs[m], staged->at(term.sum), nb, pr));
-      } else {
-        Bf16Operand o{fmt::format("gxs{}_{}", m, nb), x, term.sum->var, int(term.cols),
-                      int(pw.padded_cols())};
-        body.push_back(allocate_bf16(
-            o, nb, HI::Block::make(stage_bf16(o, nb), bf16_products(pw, accs[m], o.xs, nb, pr))));
-      }
+    auto lowered_x = [&] { return ExprLowering(access, nullptr, nullptr).lower(term.x); };
+    if (pw.element == PackedElement::BF16 && staged) {
+      body.push_back(bf16_products(pw, accs[m], staged->at(term.sum), nb, pr));
+    } else if (pw.element == PackedElement::BF16) {
+      Bf16Operand o{fmt::format("gxs{}_{}", m, nb), lowered_x(), term.sum->var, int(term.cols),
+                    int(pw.padded_cols())};
+      body.push_back(
+          allocate_bf16(o, nb, HI::Block::make(stage_bf16(o, nb), bf16_products(pw, accs[m], o.xs, nb, pr))));
     } else {
+      const HExpr x = lowered_x();
       std::vector<Stmt> fmas;
       for (int i = 0; i < nb; i++) {
         HExpr acc = load(Halide::Float(32), accs[m], i * pr + lane, false);
@@ -251,20 +250,31 @@ Stmt lower_gemms(const TensorAccess &access, const ilir::Case &c, const std::vec
   const HExpr &base = loops.first, &size = loops.count;
   HExpr full = size / nb * nb;
 
-  // Per GEMM: its full blocks of nb nodes, then the level's remaining r < nb nodes as one block of
-  // exactly r nodes (a kernel per r), so no block computes a node twice or branches per node.
-  std::vector<Stmt> full_blocks, tail_blocks;
-  std::vector<int> panels;
-  for (const plan::Gemm &gemm : gemms) {
-    const ilir::Compute &op = c.body[gemm.compute];
-    panels.push_back(int(gemm.panels()));
-    full_blocks.push_back(block_kernel(access, op, gemm, packed, nb, base + var("block") * nb));
-    Stmt tail = HI::Evaluate::make(0);
+  // A level's full blocks of nb nodes, then its remaining r < nb nodes as one block of exactly r
+  // nodes (a kernel per r, `of_size(r)`), so no block computes a node twice or branches per node.
+  auto tail = [&](const std::function<Stmt(int)> &of_size) {
+    Stmt s = HI::Evaluate::make(0);
     for (int r = nb - 1; r >= 1; r--)
-      tail = HI::IfThenElse::make(size - full == r, block_kernel(access, op, gemm, packed, r, base + full),
-                                  r == nb - 1 ? Stmt() : tail);
-    tail_blocks.push_back(tail);
-  }
+      s = HI::IfThenElse::make(size - full == r, of_size(r), r == nb - 1 ? Stmt() : s);
+    return s;
+  };
+  std::vector<int> panels;
+  for (const plan::Gemm &gemm : gemms) panels.push_back(int(gemm.panels()));
+  // Per GEMM: its kernel for a full block, and for the tail.
+  auto full_blocks = [&] {
+    std::vector<Stmt> blocks;
+    for (const plan::Gemm &gemm : gemms)
+      blocks.push_back(
+          block_kernel(access, c.body[gemm.compute], gemm, packed, nb, base + var("block") * nb));
+    return blocks;
+  };
+  auto tail_blocks = [&] {
+    std::vector<Stmt> blocks;
+    for (const plan::Gemm &gemm : gemms)
+      blocks.push_back(tail(
+          [&](int r) { return block_kernel(access, c.body[gemm.compute], gemm, packed, r, base + full); }));
+    return blocks;
+  };
 
   // The GEMMs of the group share one loop over their panels, one after another: panel p belongs
   // to the first GEMM whose panels reach past p.
@@ -319,32 +329,30 @@ Stmt lower_gemms(const TensorAccess &access, const ilir::Case &c, const std::vec
       HExpr chunk = var("panel_chunk"), lo = total * chunk / chunks, hi = total * (chunk + 1) / chunks;
       Stmt blocks = HI::For::make("block", 0, size / nb, HI::ForType::Serial, Halide::DeviceAPI::None,
                                   staged_block(nb, base + var("block") * nb, full_kernels, lo, hi));
-      Stmt tail = HI::Evaluate::make(0);
-      for (int r = nb - 1; r >= 1; r--)
-        tail = HI::IfThenElse::make(size - full == r, staged_block(r, base + full, tail_kernels[r], lo, hi),
-                                    r == nb - 1 ? Stmt() : tail);
-      return split("panel_chunk", chunks, allocated(HI::Block::make(blocks, tail)));
+      Stmt last = tail([&](int r) { return staged_block(r, base + full, tail_kernels[r], lo, hi); });
+      return split("panel_chunk", chunks, allocated(HI::Block::make(blocks, last)));
     }
     Stmt blocks = split("block", size / nb,
                         allocated(staged_block(nb, base + var("block") * nb, full_kernels, 0, total)));
-    return HI::Block::make(blocks, split("group_panel", total, by_panel(tail_blocks).first));
+    return HI::Block::make(blocks, split("group_panel", total, by_panel(tail_blocks()).first));
   }
 
   // With persistence each thread sweeps every node block of a fixed set of panels (in a region,
   // the same panels at every level, so that their weights stay in that core's cache).
+  const std::vector<Stmt> fulls = full_blocks(), tails = tail_blocks();
   if (loops.persist) {
     std::vector<Stmt> bodies;
     for (size_t g = 0; g < gemms.size(); g++)
       bodies.push_back(HI::Block::make(
-          HI::For::make("block", 0, size / nb, HI::ForType::Serial, Halide::DeviceAPI::None, full_blocks[g]),
-          tail_blocks[g]));
+          HI::For::make("block", 0, size / nb, HI::ForType::Serial, Halide::DeviceAPI::None, fulls[g]),
+          tails[g]));
     auto [s, total] = by_panel(bodies);
     return split("group_panel", total, s);
   }
-  auto [full_s, total] = by_panel(full_blocks);
+  auto [full_s, total] = by_panel(fulls);
   Stmt s = HI::For::make("group_panel", 0, total, HI::ForType::Serial, Halide::DeviceAPI::None, full_s);
   s = split("block", size / nb, s);
-  auto [tail_s, unused] = by_panel(tail_blocks);
+  auto [tail_s, unused] = by_panel(tails);
   return HI::Block::make(s, split("group_panel", total, tail_s));
 }
 
