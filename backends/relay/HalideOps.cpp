@@ -55,6 +55,38 @@ HExpr cast_as_interpreter(HExpr x, Halide::Type to, bool to_bool) {
       Halide::select(x >= hi_f, to.max(), Halide::select(x <= lo_f, to.min(), Halide::cast(to, x))));
 }
 
+// The lines of a tensor of shape `x` along `axis`, for a statistic per line (softmax's max and sum,
+// layer_norm's mean and variance): the shape without the axis, its Vars (and reversed: the order a
+// Func takes them), a reduction domain over the axis, and the two index conversions.
+struct AxisLines {
+  int64_t axis;
+  Shape shape;
+  std::vector<HVar> vars, rev;
+  RDom r;
+  AxisLines(const Shape &x, int64_t axis, const std::string &r_name)
+      : axis(axis),
+        shape(without(x, axis)),
+        vars(make_vars(shape.size())),
+        rev(vars.rbegin(), vars.rend()),
+        r(0, static_cast<int>(x[axis]), r_name) {}
+  // The tensor's index for the line `o` at `a` along the axis.
+  std::vector<HExpr> with_axis(std::vector<HExpr> o, HExpr a) const {
+    o.insert(o.begin() + axis, std::move(a));
+    return o;
+  }
+  // A statistic's index (reversed) for the tensor's index `i`.
+  std::vector<HExpr> line_of(std::vector<HExpr> i) const {
+    i.erase(i.begin() + axis);
+    return {i.rbegin(), i.rend()};
+  }
+
+ private:
+  static Shape without(Shape s, int64_t axis) {
+    s.erase(s.begin() + axis);
+    return s;
+  }
+};
+
 // Integer division rounding toward zero by a positive constant (Halide's rounds down).
 HExpr trunc_div(HExpr a, int64_t b) {
   HExpr d = Halide::Internal::make_const(a.type(), b);
@@ -399,29 +431,20 @@ Tensor Lowerer::softmax(const Call &call, const Tensor &x) {
   const int64_t rank = static_cast<int64_t>(x.shape.size());
   const int64_t axis = normalize_axis(attr_int(call.attrs, "axis", -1), rank);
   const Halide::Type f64 = Halide::Float(64);
-  Shape stat_shape = x.shape;
-  stat_shape.erase(stat_shape.begin() + axis);
-  const std::vector<HVar> vars = make_vars(stat_shape.size());
-  const std::vector<HVar> rev(vars.rbegin(), vars.rend());
-  RDom r(0, static_cast<int>(x.shape[axis]), fresh("r"));
-  auto with_axis = [&](const std::vector<HExpr> &o, HExpr a) {
-    std::vector<HExpr> idx = o;
-    idx.insert(idx.begin() + axis, a);
-    return idx;
-  };
+  const AxisLines lines(x.shape, axis, fresh("r"));
+  const std::vector<HVar> &rev = lines.rev;
+  auto x_at = [&](HExpr a) { return Halide::cast(f64, at(x, lines.with_axis(exprs(lines.vars), a))); };
   Func mx(fresh("softmax_max")), sum(fresh("softmax_sum"));
   mx(rev) = Halide::cast(f64, -INFINITY);
-  mx(rev) = Halide::max(mx(rev), Halide::cast(f64, at(x, with_axis(exprs(vars), r))));
+  mx(rev) = Halide::max(mx(rev), x_at(lines.r));
   sum(rev) = zero(f64);
-  sum(rev) += Halide::exp(Halide::cast(f64, at(x, with_axis(exprs(vars), r))) - mx(rev));
+  sum(rev) += Halide::exp(x_at(lines.r) - mx(rev));
   for (Func f : {mx, sum}) {
     f.compute_root();
-    schedule_stage(f, stat_shape, DType::Float64, std::max<int64_t>(x.shape[axis], 1));
+    schedule_stage(f, lines.shape, DType::Float64, std::max<int64_t>(x.shape[axis], 1));
   }
   return define("nn.softmax", x.dtype, x.shape, [&](const std::vector<HExpr> &i) {
-    std::vector<HExpr> o = i;
-    o.erase(o.begin() + axis);
-    std::vector<HExpr> ro(o.rbegin(), o.rend());
+    const std::vector<HExpr> ro = lines.line_of(i);
     return Halide::exp(Halide::cast(f64, at(x, i)) - mx(ro)) / sum(ro);
   });
 }
@@ -648,31 +671,22 @@ LValue Lowerer::lower_call(const Call &call, const std::vector<LValue> &args, co
     const bool center = attr_bool(call.attrs, "center", true), scale = attr_bool(call.attrs, "scale", true);
     const Halide::Type f64 = Halide::Float(64);
     const HExpr c = Halide::Internal::make_const(f64, static_cast<double>(x.shape[axis]));
-    Shape stat_shape = x.shape;
-    stat_shape.erase(stat_shape.begin() + axis);
-    const std::vector<HVar> vars = make_vars(stat_shape.size());
-    const std::vector<HVar> rev(vars.rbegin(), vars.rend());
-    RDom r(0, static_cast<int>(x.shape[axis]), fresh("r"));
-    auto x_at = [&](const std::vector<HExpr> &o, HExpr a) {
-      std::vector<HExpr> idx = o;
-      idx.insert(idx.begin() + axis, a);
-      return Halide::cast(f64, at(x, idx));
-    };
+    const AxisLines lines(x.shape, axis, fresh("r"));
+    const std::vector<HVar> &rev = lines.rev;
+    auto x_at = [&](HExpr a) { return Halide::cast(f64, at(x, lines.with_axis(exprs(lines.vars), a))); };
     Func sum(fresh("layer_norm_sum")), mean(fresh("layer_norm_mean")), var(fresh("layer_norm_var"));
     sum(rev) = zero(f64);
-    sum(rev) += x_at(exprs(vars), r);
+    sum(rev) += x_at(lines.r);
     mean(rev) = sum(rev) / c;
-    HExpr d = x_at(exprs(vars), r) - mean(rev);
+    HExpr d = x_at(lines.r) - mean(rev);
     var(rev) = zero(f64);
     var(rev) += d * d;
     for (Func f : {sum, var}) {
       f.compute_root();
-      schedule_stage(f, stat_shape, DType::Float64, std::max<int64_t>(x.shape[axis], 1));
+      schedule_stage(f, lines.shape, DType::Float64, std::max<int64_t>(x.shape[axis], 1));
     }
     return of(define("layer_norm", out->dtype, out->shape, [&](const std::vector<HExpr> &i) {
-      std::vector<HExpr> o = i;
-      o.erase(o.begin() + axis);
-      const std::vector<HExpr> ro(o.rbegin(), o.rend());
+      const std::vector<HExpr> ro = lines.line_of(i);
       HExpr v = (Halide::cast(f64, at(x, i)) - mean(ro)) / Halide::sqrt(var(ro) / c + HExpr(eps));
       if (scale) v = v * Halide::cast(f64, at(t[1], {i[axis]}));
       if (center) v = v + Halide::cast(f64, at(t[2], {i[axis]}));
