@@ -162,16 +162,20 @@ void Lowerer::schedule_stage(Func f, const Shape &shape, DType dtype, int64_t up
   const int w = lanes(dtype);
   const bool parallel = worth_parallel(numel(shape) * kElementWork * std::max<int64_t>(update_steps, 1));
   // Pure definitions shift the last vector inwards (the region stays exact: an intermediate's would
-  // otherwise be rounded up, reading its inputs out of bounds); updates, which must not compute a
-  // point twice, guard it.
-  auto apply = [&](auto &&stage, Halide::TailStrategy tail) {
-    if (w > 1 && shape.back() >= w) stage.vectorize(inner, w, tail);
+  // otherwise be rounded up, reading its inputs out of bounds). Updates must not compute a point
+  // twice, so they have no tail at all: the widest power-of-two width that divides the extent.
+  // (GuardWithIf is not enough: Halide 14 drops the guard of an update that reads another root
+  // stage, e.g. layer_norm's variance over 5 lines in pairs, writing and reading a sixth.)
+  auto apply = [&](auto &&stage, int width, Halide::TailStrategy tail) {
+    if (width > 1 && shape.back() >= width) stage.vectorize(inner, width, tail);
     if (rank >= 2 && shape.front() > 1 && parallel) stage.parallel(outer);
   };
-  apply(f, Halide::TailStrategy::ShiftInwards);
+  apply(f, w, Halide::TailStrategy::ShiftInwards);
   if (update_steps > 0) {
+    int exact = w;
+    while (exact > 1 && shape.back() % exact != 0) exact /= 2;
     Halide::Stage u = f.update();
-    apply(u, Halide::TailStrategy::GuardWithIf);
+    apply(u, exact, Halide::TailStrategy::RoundUp);
   }
 }
 

@@ -6,6 +6,7 @@
 // within 1e-5, each relative to max(1, |reference|) (the interpreter accumulates in float64,
 // Halide's GEMM and convolution in the tensor's dtype).
 
+#include <Halide.h>
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -28,6 +29,7 @@
 #include "frontend/relay/Visitor.h"
 #include "frontend/relay/passes/FuseOps.h"
 #include "ilir/Error.h"
+#include "lowering/HostTarget.h"
 #include "tests/UserError.h"
 
 namespace grove::relay {
@@ -122,7 +124,8 @@ void expect_close(const NDArray &got, const NDArray &want, double tol, const std
 }
 
 // Runs every Primitive function of the fused `text` both ways; returns their descriptions.
-std::vector<std::string> check_program(const std::string &text, double tol, bool positive = false) {
+std::vector<std::string> check_program(const std::string &text, double tol, bool positive = false,
+                                       KernelCompiler &with = compiler()) {
   Module m = fused(text);
   std::vector<std::string> described;
   uint32_t state = 12345;
@@ -136,7 +139,7 @@ std::vector<std::string> check_program(const std::string &text, double tol, bool
     std::vector<DType> dtypes;
     std::vector<Shape> shapes;
     for (const NDArray &a : inputs) dtypes.push_back(a.dtype()), shapes.push_back(a.shape());
-    std::shared_ptr<Kernel> kernel = compiler().compile(prim, dtypes, shapes);
+    std::shared_ptr<Kernel> kernel = with.compile(prim, dtypes, shapes);
     std::vector<NDArray> got = kernel->run(inputs);
     EXPECT_EQ(got.size(), want.size()) << kernel->describe();
     for (size_t i = 0; i < std::min(got.size(), want.size()); ++i)
@@ -286,6 +289,25 @@ def @main(%x: Tensor[(3, 4, 37), float32], %g: Tensor[(37), float32], %b: Tensor
 })",
                                                    kReduce);
   EXPECT_THAT(d, ::testing::Contains(HasSubstr("nn.layer_norm")));
+}
+
+// An update stage vectorized over lines whose count is not a multiple of the width (here 2-wide
+// float64 and 4-wide float32 vectors) must neither read past its input nor write past its own
+// allocation: ThreadSanitizer's and AddressSanitizer's builds check it, every build checks the values.
+TEST(HalideKernels, UpdatesOverAnOddNumberOfLinesOnNarrowVectors) {
+  using T = Halide::Target;
+  const T host = grove::lowering::host_target();
+  std::vector<T::Feature> features;  // the host's SSE4.1, and its ThreadSanitizer instrumentation if any
+  for (T::Feature f : {T::SSE41, T::TSAN})
+    if (host.has_feature(f)) features.push_back(f);
+  HalideKernelOptions sse;
+  sse.target = T(host.os, host.arch, host.bits, features).to_string();
+  std::unique_ptr<KernelCompiler> narrow = make_halide_kernel_compiler(sse);
+  check_program(R"(#[version = "0.0.5"]
+def @main(%y: Tensor[(5, 6), float64], %e: Tensor[(6), float64], %x: Tensor[(7, 3), float32]) {
+  (nn.layer_norm(%y, %e, %e, scale=False), nn.softmax(%x, axis=0), sum(%x, axis=[1]), max(%y, axis=[1]))
+})",
+                kReduce, false, *narrow);
 }
 
 TEST(HalideKernels, Reductions) {
