@@ -452,7 +452,7 @@ struct Call : ExprNode {
   static constexpr ExprKind kKind = ExprKind::Call;
   Expr op;  // an Op, a Constructor, a GlobalVar, or any expression of function type
   std::vector<Expr> args;
-  Attrs attrs;                  // op calls only
+  Attrs attrs;                  // an op's; on other calls kept as written (TVM's call attrs), ignored
   std::vector<Type> type_args;  // explicit type arguments, if written; usually inferred
   static Expr make(Expr op, std::vector<Expr> args, Attrs attrs = {}, std::vector<Type> type_args = {},
                    Span span = {});

@@ -103,9 +103,6 @@ inline constexpr char kUnsupportedVirtualDevice[] =
     "grove does not support virtual device annotations on parameters ('%{} {{...}}')";
 inline constexpr char kUnsupportedGlobalMeta[] =
     "grove does not support 'def @{} = meta[...]' (external functions); expected 'def @{}(...) {{ ... }}'";
-inline constexpr char kCallAttrsOnNonOp[] =
-    "grove does not support keyword attributes on a call of a non-operator: only operator calls such as "
-    "nn.conv2d(%x, %w, padding=[1, 1]) take attributes";
 
 // Meta constants
 inline constexpr char kMetaOutOfRange[] =

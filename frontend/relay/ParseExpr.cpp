@@ -317,6 +317,9 @@ Expr Parser::parse_call(Expr callee, std::vector<Type> type_args, const Token &s
   next();  // '('
   std::vector<Expr> args;
   Attrs attrs;
+  // Attributes may follow the arguments of any call: an operator's configure it; on a call of a
+  // global, a closure or a constructor TVM keeps them as the call's attributes (a DictAttrs, or the
+  // class `attrs_type_key` names), which evaluation ignores. grove keeps them too, key for key.
   const Token *first_attr = nullptr;
   while (peek().kind != Tok::RParen) {
     if (attribute_ahead()) {
@@ -329,7 +332,6 @@ Expr Parser::parse_call(Expr callee, std::vector<Type> type_args, const Token &s
     if (!accept(Tok::Comma)) break;
   }
   expect(Tok::RParen, "',' or ')' in the call's arguments");
-  if (first_attr && !callee.as<Op>()) error(*first_attr, msg::kCallAttrsOnNonOp);
   if (const auto *c = callee.as<Constructor>(); c && c->inputs.size() != args.size())
     error(start, msg::kConstructorArity, c->name, c->inputs.size(), args.size());
   return Call::make(std::move(callee), std::move(args), std::move(attrs), std::move(type_args),

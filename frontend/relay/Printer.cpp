@@ -250,9 +250,11 @@ class Printer : public ExprFunctor<std::string, int> {
   std::string visit_Call(const Call *n, const Expr &, int) override {
     std::string head = name_of(n->op);
     if (!n->type_args.empty()) head += "[" + join_types(n->type_args) + "]";
-    // A constructor without fields is written bare (`Nil`), as TVM writes it.
+    // A constructor without fields is written bare (`Nil`), as TVM writes it (unless the call has
+    // attributes to write).
     const auto *ctor = n->op.as<Constructor>();
-    if (ctor && ctor->inputs.empty() && n->args.empty() && n->type_args.empty()) return head;
+    if (ctor && ctor->inputs.empty() && n->args.empty() && n->type_args.empty() && n->attrs.empty())
+      return head;
     std::string args = join(n->args, [&](const Expr &a) { return name_of(a); });
     std::string attrs = attr_list(n->attrs);
     if (!args.empty() && !attrs.empty()) args += ", ";

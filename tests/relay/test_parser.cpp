@@ -324,9 +324,39 @@ TEST(RelayParserExprs, AttributeErrors) {
       expr_error("free_var %x: float32; nn.relu(%x, a=%x)"),
       HasSubstr(
           "expected an attribute value (an integer, float, bool, string, None or a [list]), found '%x'"));
-  EXPECT_THAT(expr_error("free_var %f: fn (float32) -> float32; %f(1f, name=\"x\")"),
-              HasSubstr("test.relay:1:46: error: grove does not support keyword attributes on a call of a "
-                        "non-operator"));
+  EXPECT_THAT(expr_error("free_var %f: fn (float32) -> float32; %f(a=1, 1f)"),
+              HasSubstr("test.relay:1:47: error: positional argument after keyword attributes: expected "
+                        "'name=value' or ')', found '1f'"));
+}
+
+// As TVM's parser does, a call of a closure, a global or a constructor keeps keyword attributes
+// after its arguments as the call's attributes (TVM: a DictAttrs, or the class attrs_type_key
+// names), in the order written; evaluation ignores them.
+TEST(RelayParserExprs, AttributesOnCallsOfFunctions) {
+  const Call &closure =
+      as<Call>(parse("free_var %f: fn (float32) -> float32; %f(1f, name=\"func_call_attrs\", "
+                     "attrs_type_key=\"attrs.TestAttrs\")"));
+  EXPECT_NE(closure.op.as<Var>(), nullptr);
+  ASSERT_EQ(closure.args.size(), 1u);
+  ASSERT_EQ(closure.attrs.entries().size(), 2u);
+  EXPECT_EQ(closure.attrs.entries()[0].first, "name");
+  EXPECT_EQ(*closure.attrs.find("name"), AttrValue::of_string("func_call_attrs"));
+  EXPECT_EQ(*closure.attrs.find("attrs_type_key"), AttrValue::of_string("attrs.TestAttrs"));
+
+  Module m = parse_module(std::string(kList) + R"(
+def @id(%x: int32) -> int32 { %x }
+def @main() { (@id(1, inline=True, n=[1, 2]), Cons(1, Nil, tag=3), Nil(note="empty")) }
+)",
+                          "test.relay");
+  const Tuple &t = as<Tuple>(main_of(m).body);
+  EXPECT_EQ(*as<Call>(t.fields[0]).attrs.find("inline"), AttrValue::of_bool(true));
+  EXPECT_EQ(*as<Call>(t.fields[0]).attrs.find("n"),
+            AttrValue::of_list({AttrValue::of_int(1), AttrValue::of_int(2)}));
+  EXPECT_EQ(*as<Call>(t.fields[1]).attrs.find("tag"), AttrValue::of_int(3));
+  EXPECT_EQ(as<Call>(t.fields[2]).args.size(), 0u);
+  EXPECT_EQ(*as<Call>(t.fields[2]).attrs.find("note"), AttrValue::of_string("empty"));
+  EXPECT_THAT(module_error("def @f(%x: int32) { %x }\ndef @main() { @f(1, a=1, a=2) }"),
+              HasSubstr("test.relay:2:26: error: attribute 'a' is given twice"));
 }
 
 TEST(RelayParserExprs, UnknownOperatorIsAnErrorAtItsLocation) {

@@ -161,6 +161,39 @@ TEST(Printer, CallAttributesAsTVMWritesThem) {
   expect_round_trip(module_of(fn({d}, call("nn.softmax", {d}, Attrs().with("axis", AttrValue::of_int(-1))))));
 }
 
+// Attributes on a call of a global, a closure or a constructor print after its arguments, as TVM
+// prints a call's DictAttrs; a constructor without fields then keeps its parentheses.
+TEST(Printer, AttributesOnCallsOfFunctions) {
+  const std::string text = R"(#[version = "0.0.5"]
+type List[A] {
+  Cons(A, List[A]),
+  Nil,
+}
+
+def @id(%x: int32) -> int32 {
+  %x
+}
+
+def @main() {
+  %0 = @id(1, name="func_call_attrs", attrs_type_key="attrs.TestAttrs");
+  %1 = Nil(note="empty");
+  %2 = Cons(%0, %1, tag=3);
+  %3 = fn (%y: int32) {
+    %y
+  };
+  %4 = %3(2, inline=True);
+  (%2, %4)
+}
+)";
+  Module m;
+  ASSERT_EQ(user_error_of([&] { m = parse_module(text, "attrs.relay"); }), "");
+  EXPECT_EQ(print_module(m).text, text);
+  expect_round_trip(m);
+  // They do not change the call's type.
+  infer_types(m);
+  EXPECT_EQ(to_string(m.find_function("main")->as<Function>()->body->checked_type), "(List[int32], int32)");
+}
+
 // A module as TVM prints one, using the operators of issue 25 with their attributes written out as
 // TVM writes them (nested pad_width lists, argmax's axis list, a float16 cast): it type-checks,
 // and parse(print(m)) equals m.
@@ -871,6 +904,17 @@ TEST(Printer, TVMParserTestPrograms) {
           add(%1, 1f)
       };
       %2(%p0, %p1)
+    }
+  )");
+  // test_call_attrs_def: attributes on the call of a closure.
+  expect_text_round_trip(R"(
+    def @main(%p0: Tensor[(2, 4), float32], %p1: Tensor[(2, 4), float32]) {
+      %2 = fn (%data: Tensor[(2, 4), float32], %weight: Tensor[(2, 4), float32]) {
+          %0 = nn.dense(%data, %weight, units=None);
+          %1 = nn.relu(%0);
+          add(%1, 1f)
+      };
+      %2(%p0, %p1, name="func_call_attrs", attrs_type_key="attrs.TestAttrs")
     }
   )");
   expect_text_round_trip(R"(
