@@ -10,6 +10,7 @@
 #include <limits>
 #include <random>
 
+#include "frontend/relay/Interpreter.h"
 #include "frontend/relay/NDArrayIO.h"
 #include "frontend/relay/Parser.h"
 #include "frontend/relay/Printer.h"
@@ -189,9 +190,19 @@ def @main() {
   ASSERT_EQ(user_error_of([&] { m = parse_module(text, "attrs.relay"); }), "");
   EXPECT_EQ(print_module(m).text, text);
   expect_round_trip(m);
-  // They do not change the call's type.
+  // They do not change the call's type, nor its value: the interpreter ignores them, as TVM's does.
   infer_types(m);
   EXPECT_EQ(to_string(m.find_function("main")->as<Function>()->body->checked_type), "(List[int32], int32)");
+  Module twice = parse_module(R"(#[version = "0.0.5"]
+def @twice(%x: float32) -> float32 { multiply(%x, 2f) }
+def @main() -> float32 {
+  %0 = fn (%y: float32) { add(%y, 1f) };
+  @twice(%0(3f, name="func_call_attrs", attrs_type_key="attrs.TestAttrs"), inline=True)
+}
+)",
+                              "attrs.relay");
+  infer_types(twice);
+  EXPECT_EQ(tensor_of(run_main(twice, {})).element_as_double(0), 8.0);
 }
 
 // A module as TVM prints one, using the operators of issue 25 with their attributes written out as
