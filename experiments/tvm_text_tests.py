@@ -395,6 +395,18 @@ def run(cmd):
         return 124, "timed out after 60 s"
 
 
+def round_trip(grove, path):
+    """None if grove's printed text of the typed program reads back as the same module, else what went
+    wrong: print it with every type written (`opt --passes infer`), read that and print it again."""
+    once, twice = path[:-len(".relay")] + ".printed.relay", path[:-len(".relay")] + ".reprinted.relay"
+    for src, dst in ((path, once), (once, twice)):
+        rc, msg = run([grove, "relay", "opt", src, "--passes", "infer", "--out", dst])
+        if rc != 0:
+            return msg
+    rc, msg = run([grove, "relay", "equal", once, twice])
+    return None if rc == 0 else msg
+
+
 def strip_location(message, path):
     """grove's message without `grove: `, `error: ` and the program's file:line:col."""
     m = re.sub(r"^grove:\s*", "", message)
@@ -451,7 +463,7 @@ def main():
 
     work = args.keep or tempfile.mkdtemp(prefix="tvm_text_tests.")
     os.makedirs(work, exist_ok=True)
-    results = []
+    results, round_trips = [], []
     for i, p in enumerate(unique):
         if p.excluded:
             continue
@@ -465,6 +477,8 @@ def main():
         else:
             ok, msg = parse_rc == 0, parse_msg
         results.append((p, path, ok, msg, parse_rc == 0, check_rc == 0, check_msg))
+        if check_rc == 0:
+            round_trips.append((p, round_trip(args.grove, path)))
 
     # The programs a test expects TVM to reject: grove should reject them too, at file:line:col.
     rejected, wrongly_accepted = 0, []
@@ -521,7 +535,11 @@ def main():
                                                        or "none"))
     out.append(f"- of the {rejected + len(wrongly_accepted)} programs a test expects TVM to reject, grove rejects "
                f"{rejected} with an error at file:line:col" +
-               "".join(f"; not {p.file}:{p.line} ({p.test}): {msg}" for p, msg in wrongly_accepted) + "\n")
+               "".join(f"; not {p.file}:{p.line} ({p.test}): {msg}" for p, msg in wrongly_accepted))
+    bad_trips = [(p, m) for p, m in round_trips if m is not None]
+    out.append(f"- round trip: grove's printed text of {len(round_trips) - len(bad_trips)} of the {len(round_trips)} "
+               "programs grove types reads back as the same module (`opt --passes infer` twice, then `equal`)" +
+               "".join(f"; not {p.file}:{p.line} ({p.test}): `{m}`" for p, m in bad_trips) + "\n")
     titles = {"missing operator": "Stopped at an operator grove does not have",
               "operator relation": "Stopped at an operator's type relation",
               "other": "Other failures, by cause"}
