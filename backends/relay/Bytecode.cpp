@@ -62,6 +62,11 @@ std::string instruction_text(const Executable &exe, const Instruction &in) {
       return fmt::format("ReshapeTensor {} <- k{}({}), a view", reg(in.dst), in.index, reg(in.a));
     case Opcode::InvokeRecursive:
       return fmt::format("InvokeRecursive {} <- rec{}{}", reg(in.dst), in.index, regs(in.args));
+    case Opcode::StackList:
+      return fmt::format("StackList {} <- {}, rows along axis 0", reg(in.dst), reg(in.a));
+    case Opcode::UnstackList:
+      return fmt::format("UnstackList {} <- {}, a {} of its rows", reg(in.dst), reg(in.a),
+                         exe.constructors[in.index].as<Constructor>()->name);
   }
   return "";
 }
@@ -137,6 +142,8 @@ const char *to_string(Opcode op) {
     GROVE_OPCODE_NAME(RefWrite)
     GROVE_OPCODE_NAME(ReshapeTensor)
     GROVE_OPCODE_NAME(InvokeRecursive)
+    GROVE_OPCODE_NAME(StackList)
+    GROVE_OPCODE_NAME(UnstackList)
 #undef GROVE_OPCODE_NAME
   }
   return "?";

@@ -41,6 +41,10 @@ enum class Opcode {
   InvokeRecursive,  // dst = recursive[index](args): args[0] the List of trees (or the one tree), then
                     // the weights in parameter order — one batched run of grove's compiled function;
                     // a fold over a sequence: its arguments in parameter order
+  StackList,        // dst = the elements of the non-empty List in a stacked along axis 0: each
+                    // element a tensor [1, ...] (or tuples of them), the result [N, ...] (or tuples)
+  UnstackList,      // dst = the List (constructors[index] Cons, constructors[nil] Nil) of the rows
+                    // of a: tensors [N, ...] (or tuples of them) → N elements [1, ...]
 };
 const char *to_string(Opcode op);
 
@@ -54,6 +58,7 @@ struct Instruction {
   int a = -1, b = -1;            // operand registers
   int index = -1;                // function, kernel, constant, constructor, field, tag or storage slot
   int target = -1;               // If / Goto: the instruction to jump to
+  int nil = -1;                  // UnstackList: the Nil constructor's index in constructors[]
   std::vector<int> args;         // argument, field or captured registers
   std::vector<int> outs;         // InvokeKernel: one register per output tensor (a tuple result flattened)
   std::vector<Type> out_types;   // InvokeKernel: the call's static type of each output tensor

@@ -25,6 +25,12 @@ inline constexpr char kKernelOutputCount[] =
     "{}error in the fused kernel {}: it returned {} tensors, expected {}";
 inline constexpr char kReshapeError[] = "{}error in {}: {}";
 inline constexpr char kNotCompiled[] = "cannot call {}: the VM did not compile this function";
+inline constexpr char kStackRow[] =
+    "{}cannot stack the list's elements into rows: an element's tensor has shape {}, not [1, ...]";
+inline constexpr char kStackMismatch[] =
+    "{}cannot stack the list's elements into rows: an element is {} where the first is {}";
+inline constexpr char kUnstackRows[] =
+    "{}cannot split the batched result into the list's rows: it is {}, expected tensors of {} rows";
 }  // namespace msg
 
 std::string at(const Span &span) { return span.defined() ? to_string(span) + ": " : ""; }
@@ -52,6 +58,69 @@ bool same_weights(const std::vector<Value> &a, const std::vector<Value> &b) {
     if (x->data.raw() != y->data.raw() && !x->data.bitwise_equal(y->data)) return false;
   }
   return true;
+}
+
+// StackList: the elements of a List (Cons cells walked iteratively), each a tensor [1, ...] or tuples
+// of them, stacked along axis 0 field by field; `where` names the instruction in errors.
+Value stack_rows(const std::vector<Value> &elements, const std::string &where) {
+  const Value &first = elements.front();
+  if (const auto *tuple = first->as<TupleValue>()) {
+    std::vector<Value> fields;
+    for (size_t f = 0; f < tuple->fields.size(); ++f) {
+      std::vector<Value> column;
+      for (const Value &e : elements) {
+        const auto *t = e->as<TupleValue>();
+        if (t == nullptr || t->fields.size() != tuple->fields.size())
+          user_error(msg::kStackMismatch, where, describe_value(e), describe_value(first));
+        column.push_back(t->fields[f]);
+      }
+      fields.push_back(stack_rows(column, where));
+    }
+    return tuple_value(std::move(fields));
+  }
+  const NDArray &row = tensor_of(first);
+  if (row.ndim() < 1 || row.shape()[0] != 1) user_error(msg::kStackRow, where, shape_to_string(row.shape()));
+  Shape shape = row.shape();
+  shape[0] = static_cast<int64_t>(elements.size());
+  NDArray out(row.dtype(), shape);
+  const size_t bytes = row.nbytes();
+  for (size_t i = 0; i < elements.size(); ++i) {
+    const auto *t = elements[i]->as<TensorValue>();
+    if (t == nullptr || t->data.dtype() != row.dtype() || t->data.shape() != row.shape())
+      user_error(msg::kStackMismatch, where, describe_value(elements[i]), describe_value(first));
+    if (bytes > 0) std::memcpy(out.raw() + i * bytes, t->data.raw(), bytes);
+  }
+  return tensor_value(std::move(out));
+}
+
+// UnstackList's rows: row `i` of every tensor of `v` ([N, ...] → [1, ...]), in `v`'s tuple structure.
+Value row_of(const Value &v, int64_t i) {
+  if (const auto *tuple = v->as<TupleValue>()) {
+    std::vector<Value> fields;
+    for (const Value &f : tuple->fields) fields.push_back(row_of(f, i));
+    return tuple_value(std::move(fields));
+  }
+  const NDArray &all = tensor_of(v);
+  Shape shape = all.shape();
+  shape[0] = 1;
+  NDArray out(all.dtype(), shape);
+  if (out.nbytes() > 0) std::memcpy(out.raw(), all.raw() + i * out.nbytes(), out.nbytes());
+  return tensor_value(std::move(out));
+}
+
+// The rows every tensor of `v` has (the leading dimension, equal in all of them), or -1.
+int64_t rows_of(const Value &v) {
+  if (const auto *tuple = v->as<TupleValue>()) {
+    int64_t n = -1;
+    for (const Value &f : tuple->fields) {
+      int64_t m = rows_of(f);
+      if (m < 0 || (n >= 0 && m != n)) return -1;
+      n = m;
+    }
+    return n;
+  }
+  const auto *t = v->as<TensorValue>();
+  return t != nullptr && t->data.ndim() >= 1 ? t->data.shape()[0] : -1;
 }
 
 }  // namespace
@@ -346,6 +415,28 @@ Value VirtualMachine::invoke(int function, std::vector<Value> args, const Value 
           user_error(msg::kReshapeError, at(in.span), exe_.kernels[in.index].ops, err.what());
         }
         ++stats_.reshapes;
+        break;
+      }
+      case Opcode::StackList: {
+        std::vector<Value> elements;
+        for (Value cur = regs[in.a];;) {
+          const auto *cell = cur->as<ADTValue>();
+          GROVE_CHECK(cell != nullptr, "StackList of {}", describe_value(cur));
+          if (cell->fields.size() != 2) break;  // Nil
+          elements.push_back(cell->fields[0]);
+          cur = cell->fields[1];
+        }
+        GROVE_CHECK(!elements.empty(), "StackList of an empty list");
+        regs[in.dst] = stack_rows(elements, at(in.span));
+        break;
+      }
+      case Opcode::UnstackList: {
+        const Value &all = regs[in.a];
+        const int64_t n = rows_of(all);
+        if (n < 0) user_error(msg::kUnstackRows, at(in.span), describe_value(all), "equal");
+        Value list = adt_value(exe_.constructors[in.nil], {});
+        for (int64_t i = n; i-- > 0;) list = adt_value(exe_.constructors[in.index], {row_of(all, i), list});
+        regs[in.dst] = std::move(list);
         break;
       }
       case Opcode::InvokeRecursive: {

@@ -10,6 +10,7 @@
 
 #include "backends/relay/MemoryPlan.h"
 #include "backends/relay/RecursiveFunctions.h"
+#include "backends/relay/RowWise.h"
 #include "backends/relay/TreeAdts.h"
 #include "frontend/relay/Printer.h"
 #include "frontend/relay/TypeInfer.h"
@@ -46,6 +47,21 @@ void flatten_type(const Type &t, std::vector<Type> &out) {
   out.push_back(t);
 }
 
+// `t` with the leading dimension of each tensor `?` (tuples walked): a kernel's output type where it
+// runs on the stacked rows of a list's elements, whose count is known only at run time.
+Type any_rows(const Type &t) {
+  if (const auto *tuple = t.as<TupleType>()) {
+    std::vector<Type> fields;
+    for (const Type &f : tuple->fields) fields.push_back(any_rows(f));
+    return TupleType::make(std::move(fields), t->span);
+  }
+  const auto *tensor = t.as<TensorType>();
+  if (tensor == nullptr || tensor->shape.empty()) return t;
+  Shape shape = tensor->shape;
+  shape[0] = kAnyDim;
+  return TensorType::make(std::move(shape), tensor->dtype, t->span);
+}
+
 // What lifting a closure needs: its Function node, the variables it captures, the variable naming
 // it inside itself, and the fused kernels bound outside it that it calls.
 struct Pending {
@@ -79,6 +95,8 @@ class FunctionCompiler {
   int compile_call(const Call *call, const Expr &e);
   int try_recursive_call(const Call *call, const Expr &e);
   int try_recursive_map(const Call *call, const Expr &e);
+  int batched_rest(const std::vector<int> &lists, const std::vector<Expr> &results, const Expr &rest,
+                   const std::string &cons, const std::string &nil, const Expr &e);
   int invoke_kernel(int kernel, const std::vector<int> &args, const Expr &call);
   int build_result(const Type &type, const std::vector<int> &outs, size_t *next, const Span &span);
   int compile_closure(const Expr &function, const Expr &self);
@@ -94,6 +112,9 @@ class FunctionCompiler {
   std::unordered_map<const ExprNode *, int> var_reg_;
   std::unordered_map<const ExprNode *, int> var_kernel_;    // let-bound Primitive functions
   std::unordered_map<const ExprNode *, Expr> var_closure_;  // let-bound closures' Function nodes
+  // Compiling a mapped closure's rest over the stacked rows of every element (batched_rest): the
+  // kernels' outputs have as many rows as the list has elements.
+  bool stacked_rows_ = false;
 };
 
 class ModuleCompiler {
@@ -163,6 +184,27 @@ class ModuleCompiler {
       exe_.kernels.push_back(KernelInfo{primitive, kernel_op_names(primitive)});
     kernel_index_.emplace(primitive.get(), index);
     return index;
+  }
+
+  // The kernel `index` for the stacked rows of a list's elements (FunctionCompiler::batched_rest): its
+  // function with every parameter's leading dimension of 1 made `?`, typed again, so that each
+  // operator's result type has as many rows as its inputs.
+  int rows_kernel(int index) {
+    if (auto found = rows_kernel_.find(index); found != rows_kernel_.end()) return found->second;
+    const auto *fn = exe_.kernels[index].primitive.as<Function>();
+    std::vector<Expr> params;
+    std::unordered_map<Expr, Expr, ExprHash, ExprEqual> rename;
+    for (const Expr &p : fn->params) {
+      Expr q = Var::make(p.as<Var>()->name_hint, any_rows(p->checked_type), p->span);
+      rename.emplace(p, q);
+      params.push_back(q);
+    }
+    Expr rows =
+        Function::make(params, substitute(fn->body, rename), {}, fn->type_params, fn->attrs, fn->span);
+    infer_type(rows, exe_.module);
+    const int k = kernel(rows);
+    rows_kernel_.emplace(index, k);
+    return k;
   }
 
   // An operator call that fusion left alone: a Primitive function of that one call, typed.
@@ -303,6 +345,7 @@ class ModuleCompiler {
   std::deque<Pending> queue_;
   std::unordered_map<const ExprNode *, int> kernel_index_;
   std::unordered_map<std::string, int> kernel_by_text_;
+  std::unordered_map<int, int> rows_kernel_;
   std::unordered_map<std::string, int> constructor_index_;
   std::unordered_map<std::string, int> constructor_function_;
 };
@@ -527,12 +570,16 @@ int FunctionCompiler::try_recursive_call(const Call *call, const Expr &e) {
 
 // `@map(fn (%t) { let %r = @f(%t, ws...); rest }, xs)` (or a closure body `@f(%t, ws...).i.j`):
 // 1. @map is the standard map over a List and its closure argument is a known Function of one
-//    parameter. 2. The closure's first binding (or its body under projections) calls a recursively
-//    compiled @f with %t as the tree and variables bound outside the closure as the weights; the
-//    fused kernels that fusion binds first (`let %k = fn (..., Primitive=1) {...}`), which do not
-//    use %t, move into the rest. 3. The rest does not use %t. Then: InvokeRecursive over xs, and
-//    the rest, as a closure of %r, mapped over the results by @map itself (nothing when the rest is
-//    %r): an encoder feeding a classifier keeps its one batched call. -1 when any step fails.
+//    parameter. 2. The closure's first bindings are encoders: calls of recursively compiled globals
+//    with %t — or a projection of it, `%t.0` of a pair of trees, let-bound first — as the tree and
+//    variables bound outside the closure as the weights; the fused kernels that fusion binds among
+//    them (`let %k = fn (..., Primitive=1) {...}`), which do not use %t, move into the rest.
+//    3. The rest uses neither %t nor its projections. Then each encoder is one InvokeRecursive over
+//    xs (over `@map(fn (%p) { %p.0 }, xs)` for a projection), and the rest runs either once over the
+//    stacked results (batched_rest) when it computes each element's rows apart (RowWise.h: an
+//    encoder feeding a classifier, a pair of encoders, a tuple of results), or — one encoder only —
+//    as a closure of %r mapped over the results by @map itself (nothing when the rest is %r).
+//    -1, with nothing emitted, when any step fails.
 int FunctionCompiler::try_recursive_map(const Call *call, const Expr &e) {
   const std::string &map_name = call->op.as<GlobalVar>()->name;
   std::string cons, nil;
@@ -542,73 +589,184 @@ int FunctionCompiler::try_recursive_map(const Call *call, const Expr &e) {
   const auto *fn = closure.as<Function>();
   if (fn == nullptr || is_primitive(fn) || fn->params.size() != 1) return -1;
   const Expr &t = fn->params[0];
-  // 2. The kernels bound before the call, the call, the variable naming its result, and the rest.
+  // 2. The encoders (and the projections of %t they take), the kernels bound among them, the rest.
+  struct Encoder {
+    const Call *call;
+    Expr result;
+    int tree;
+    std::vector<int> path;  // the projection of %t it takes, outermost index first
+    Type type;
+  };
+  std::vector<Encoder> encoders;
+  std::unordered_map<const ExprNode *, std::vector<int>> projections;  // let-bound projections of %t
   std::vector<const Let *> kernels;
+  // The tree an encoder takes: %t, or a projection of it (its path); false for anything else.
+  auto tree_path = [&](const Expr &arg, std::vector<int> *path) {
+    if (arg.same_as(t)) return true;
+    auto p = projections.find(arg.get());
+    if (p == projections.end()) return false;
+    *path = p->second;
+    return true;
+  };
+  // An encoder's call: a recursively compiled global on a tree of %t, with outer variables as weights.
+  auto encoder = [&](const Expr &value, Encoder *out) {
+    const auto *c = value.as<Call>();
+    const auto *callee = c != nullptr ? c->op.as<GlobalVar>() : nullptr;
+    if (callee == nullptr) return false;
+    const int tree = mc_.recursive_tree_param(callee->name);
+    std::vector<int> path;
+    if (tree < 0 || !tree_path(c->args[tree], &path)) return false;
+    for (size_t i = 0; i < c->args.size(); ++i) {
+      if (static_cast<int>(i) == tree) continue;
+      const Expr &w = c->args[i];
+      if (w.as<Var>() == nullptr || w.same_as(t) || projections.count(w.get()) != 0 ||
+          var_kernel_.count(w.get()) != 0)
+        return false;
+      for (const Encoder &other : encoders)
+        if (w.same_as(other.result)) return false;
+    }
+    *out = Encoder{c, Expr(), tree, std::move(path), value->checked_type};
+    return true;
+  };
   Expr body = fn->body;
   while (const auto *let = body.as<Let>()) {
     const auto *kernel = let->value.as<Function>();
-    if (kernel == nullptr || !is_primitive(kernel)) break;
-    kernels.push_back(let);
+    if (kernel != nullptr && is_primitive(kernel)) {
+      kernels.push_back(let);
+    } else if (const auto *get = let->value.as<TupleGetItem>()) {
+      std::vector<int> path;
+      if (!tree_path(get->tuple, &path)) break;
+      path.push_back(get->index);
+      projections[let->var.get()] = std::move(path);
+    } else {
+      Encoder enc;
+      if (!encoder(let->value, &enc)) break;
+      enc.result = let->var;
+      encoders.push_back(std::move(enc));
+    }
     body = let->body;
   }
-  Expr rec, result, rest;
-  if (const auto *let = body.as<Let>()) {
-    rec = let->value;
-    result = let->var;
-    rest = let->body;
-  } else {
+  Expr rest = body;
+  if (encoders.empty()) {
+    // The closure's body is the call itself, maybe under projections.
     std::vector<int> path;
     Expr cur = body;
     while (const auto *get = cur.as<TupleGetItem>()) {
       path.push_back(get->index);
       cur = get->tuple;
     }
-    rec = cur;
-    result = Var::make("rec", {}, cur->span);
-    rest = result;
+    Encoder enc;
+    if (!encoder(cur, &enc)) return -1;
+    enc.result = Var::make("rec", {}, cur->span);
+    rest = enc.result;
     for (auto it = path.rbegin(); it != path.rend(); ++it) rest = TupleGetItem::make(rest, *it, body->span);
+    encoders.push_back(std::move(enc));
   }
-  if (!rest.same_as(result))  // the kernels go with the rest that calls them
+  const bool bare = encoders.size() == 1 && rest.same_as(encoders[0].result);
+  if (!bare)  // the kernels go with the rest that calls them
     for (auto it = kernels.rbegin(); it != kernels.rend(); ++it)
       rest = Let::make((*it)->var, (*it)->value, rest, (*it)->span);
-  const auto *rec_call = rec.as<Call>();
-  const auto *callee = rec_call != nullptr ? rec_call->op.as<GlobalVar>() : nullptr;
-  if (callee == nullptr) return -1;
-  const int tree = mc_.recursive_tree_param(callee->name);
-  if (tree < 0 || !rec_call->args[tree].same_as(t)) return -1;
-  for (size_t i = 0; i < rec_call->args.size(); ++i) {
-    if (static_cast<int>(i) == tree) continue;
-    const Expr &w = rec_call->args[i];
-    if (w.as<Var>() == nullptr || w.same_as(t) || var_kernel_.count(w.get()) != 0) return -1;
-  }
-  // 3. The rest, as a closure of the result.
+  // 3. The rest, of the encoders' results only.
+  std::vector<Expr> results;
+  std::vector<Type> result_types;
+  for (const Encoder &enc : encoders) results.push_back(enc.result), result_types.push_back(enc.type);
   Expr remainder;
-  if (!rest.same_as(result)) {
-    remainder = Function::make({result}, rest, {}, {}, {}, fn->span);
+  if (!bare) {
+    remainder = Function::make(results, rest, {}, {}, {}, fn->span);
     for (const Expr &v : free_vars(remainder))
-      if (v.same_as(t)) return -1;
+      if (v.same_as(t) || projections.count(v.get()) != 0) return -1;
   }
-  std::vector<int> args{compile(call->args[1])};
-  for (size_t i = 0; i < rec_call->args.size(); ++i)
-    if (static_cast<int>(i) != tree) args.push_back(compile(rec_call->args[i]));
-  int results = fresh();
-  Instruction &in = emit(Opcode::InvokeRecursive, e->span);
-  in.dst = results;
-  in.index = mc_.recursive_entry(callee->name, true, cons, nil);
-  in.args = std::move(args);
-  if (!remainder.defined()) return results;
+  const bool batched =
+      !bare && computes_rows_apart(results, result_types, rest, [&](const Expr &callee) -> const Function * {
+        auto k = var_kernel_.find(callee.get());
+        return k == var_kernel_.end() ? nullptr : mc_.exe_.kernels[k->second].primitive.as<Function>();
+      });
+  if (!bare && !batched && encoders.size() > 1) return -1;  // @map takes one list of results
+  // Emission: the list each encoder runs over, then its one batched call.
+  const int xs = compile(call->args[1]);
+  std::vector<int> lists;
+  for (const Encoder &enc : encoders) {
+    int trees = xs;
+    if (!enc.path.empty()) {
+      Expr p = Var::make("pair", {}, call->span);
+      Expr projected = p;
+      for (int i : enc.path) projected = TupleGetItem::make(projected, i, call->span);
+      int project = compile_closure(Function::make({p}, projected, {}, {}, {}, call->span), Expr());
+      trees = fresh();
+      Instruction &map = emit(Opcode::Invoke, e->span);
+      map.dst = trees;
+      map.index = mc_.global(map_name, e->span);
+      map.args = {project, xs};
+    }
+    std::vector<int> args{trees};
+    for (size_t i = 0; i < enc.call->args.size(); ++i)
+      if (static_cast<int>(i) != enc.tree) args.push_back(compile(enc.call->args[i]));
+    int out = fresh();
+    Instruction &in = emit(Opcode::InvokeRecursive, e->span);
+    in.dst = out;
+    in.index = mc_.recursive_entry(enc.call->op.as<GlobalVar>()->name, true, cons, nil);
+    in.args = std::move(args);
+    lists.push_back(out);
+  }
+  if (bare) return lists[0];
+  if (batched) return batched_rest(lists, results, rest, cons, nil, e);
   int rest_closure = compile_closure(remainder, Expr());
   int dst = fresh();
   Instruction &map = emit(Opcode::Invoke, e->span);
   map.dst = dst;
   map.index = mc_.global(map_name, e->span);
-  map.args = {rest_closure, results};
+  map.args = {rest_closure, lists[0]};
+  return dst;
+}
+
+// The rest of a mapped closure that computes each element's rows apart (RowWise.h), run once over
+// the list: unless the results are Nil, each encoder's results are stacked into rows ([N, ...]), the
+// rest is compiled here with their variables bound to them (its kernels run on N rows), and its
+// result is split back into a List of N elements. Nil stays Nil, as @map gives. The encoders ran
+// over the same list, so their results have the same length.
+int FunctionCompiler::batched_rest(const std::vector<int> &lists, const std::vector<Expr> &results,
+                                   const Expr &rest, const std::string &cons, const std::string &nil,
+                                   const Expr &e) {
+  const Expr &cons_ctor = *mc_.exe_.module.find_constructor(cons);
+  const Expr &nil_ctor = *mc_.exe_.module.find_constructor(nil);
+  int tag = fresh();
+  Instruction &get_tag = emit(Opcode::GetTag, e->span);
+  get_tag.dst = tag;
+  get_tag.a = lists[0];
+  int dst = fresh();
+  int branch = here();
+  Instruction &test = emit(Opcode::If, e->span);
+  test.a = tag;
+  test.index = cons_ctor.as<Constructor>()->tag;
+  for (size_t i = 0; i < lists.size(); ++i) {
+    int stacked = fresh();
+    Instruction &stack = emit(Opcode::StackList, e->span);
+    stack.dst = stacked;
+    stack.a = lists[i];
+    var_reg_[results[i].get()] = stacked;
+  }
+  stacked_rows_ = true;
+  int rows = compile(rest);
+  stacked_rows_ = false;
+  Instruction &unstack = emit(Opcode::UnstackList, e->span);
+  unstack.dst = dst;
+  unstack.a = rows;
+  unstack.index = mc_.constructor(cons_ctor);
+  unstack.nil = mc_.constructor(nil_ctor);
+  int jump = here();
+  emit(Opcode::Goto, e->span);
+  code_[branch].target = here();
+  Instruction &empty = emit(Opcode::Move, e->span);
+  empty.dst = dst;
+  empty.a = lists[0];
+  code_[jump].target = here();
   return dst;
 }
 
 // A kernel call: one output register per tensor of the call's type, then the tuple (if the result
 // is one) rebuilt from them.
 int FunctionCompiler::invoke_kernel(int kernel, const std::vector<int> &args, const Expr &call) {
+  if (stacked_rows_) kernel = mc_.rows_kernel(kernel);
   // A group that only reshapes: a view, no kernel (its tuple argument's field taken first).
   if (std::optional<int> field = reshaped_field(mc_.exe_.kernels[kernel].primitive);
       field && args.size() == 1) {
@@ -628,7 +786,7 @@ int FunctionCompiler::invoke_kernel(int kernel, const std::vector<int> &args, co
     return dst;
   }
   std::vector<Type> leaves;
-  flatten_type(call->checked_type, leaves);
+  flatten_type(stacked_rows_ ? any_rows(call->checked_type) : call->checked_type, leaves);
   std::vector<int> outs;
   for (size_t i = 0; i < leaves.size(); ++i) outs.push_back(fresh());
   Instruction &in = emit(Opcode::InvokeKernel, call->span);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backends/relay/Bytecode.h"
+#include "backends/relay/HalideKernels.h"
 #include "backends/relay/InterpreterKernels.h"
 #include "backends/relay/VM.h"
 #include "backends/relay/VMCompiler.h"
@@ -137,10 +138,38 @@ TEST(RelayVMRecursive, TurnedOffRunsNodeByNode) {
   EXPECT_GT(machine.stats().kernel_calls, 0u);
 }
 
+// A classifier's weight [5, H] with values that differ per element.
+NDArray classifier_weight(const LoadedModel &l, int64_t classes = 5) {
+  const int64_t hidden = l.fixture.at("b_f").shape()[0];
+  NDArray wc(DType::Float32, {classes, hidden});
+  for (int64_t i = 0; i < wc.size(); ++i) wc.data<float>()[i] = 0.05f * float((i * 7) % 11) - 0.25f;
+  return wc;
+}
+
+// The trees of the fixture as a List of pairs (tree i, tree i + 1 mod count), for @main's first
+// parameter List[(Tree[int32], Tree[int32])].
+Value tree_pairs(const LoadedModel &l, size_t *count) {
+  const std::string path = testing::kModels + "fixtures/treelstm_trees.txt";
+  std::vector<Tree> read = read_ptb_trees(path, nullptr);
+  *count = read.size();
+  const auto *pairs = l.module.find_function("main")->as<Function>()->params[0].type().as<TypeCall>();
+  const Type tree = pairs->args[0].as<TupleType>()->fields[0];
+  Value trees = trees_to_value(l.module, TypeCall::make(pairs->func, {tree}), read, path);
+  std::vector<Value> items;
+  for (Value cur = trees; !cur->as<ADTValue>()->fields.empty(); cur = cur->as<ADTValue>()->fields[1])
+    items.push_back(cur->as<ADTValue>()->fields[0]);
+  const Expr &cons = *l.module.find_constructor("Cons");
+  Value list = adt_value(*l.module.find_constructor("Nil"), {});
+  for (size_t i = items.size(); i-- > 0;)
+    list = adt_value(cons, {tuple_value({items[i], items[(i + 1) % items.size()]}), list});
+  return list;
+}
+
 // An encoder feeding a classifier, written the natural way: the closure's fused kernels are bound
 // before the call (fusion's let-bound Primitive functions), and the classifier runs on each result.
-// The trees stay one batched call; the classifier's kernels run per tree over the results.
-TEST(RelayVMRecursive, EncoderFeedingAClassifierKeepsOneBatchedCall) {
+// The trees stay one batched call, and the classifier, which computes each tree's row apart, runs
+// once over the stacked results: its kernels run once, not once per tree.
+TEST(RelayVMRecursive, EncoderFeedingAClassifierIsOneBatchedCallAndOneBatchedHead) {
   auto l = treelstm_with_main(std::string("def @main(%trees: List[Tree[int32]], ") + kWeights +
                               R"(, %Wc: Tensor[(5, ?), float32]) -> List[Tensor[(1, 5), float32]] {
   %0 = fn (%t: Tree[int32]) -> Tensor[(1, 5), float32] {
@@ -151,18 +180,108 @@ TEST(RelayVMRecursive, EncoderFeedingAClassifierKeepsOneBatchedCall) {
 })");
   size_t count = 0;
   Value trees = testing::treelstm_trees(l, &count);
-  const int64_t hidden = l.fixture.at("b_f").shape()[0];
-  NDArray wc(DType::Float32, {5, hidden});
-  for (int64_t i = 0; i < wc.size(); ++i) wc.data<float>()[i] = 0.05f * float((i * 7) % 11) - 0.25f;
-  std::vector<Value> args = main_args(l, {{"trees", trees}, {"Wc", tensor_value(wc)}});
+  std::vector<Value> args = main_args(l, {{"trees", trees}, {"Wc", tensor_value(classifier_weight(l))}});
   std::string dump = vm::to_string(vm::compile(l.module));
   EXPECT_THAT(dump, HasSubstr("@treelstm over a List (grove recursive compiler)"));
+  EXPECT_THAT(dump, HasSubstr("StackList $"));
+  EXPECT_THAT(dump, HasSubstr("UnstackList $"));
   VirtualMachine machine = make_vm(l.module);
   Value got = machine.run_main(args);
   EXPECT_EQ(list_length(got), count);
   expect_near(got, run_main(l.module, args), 1e-5f);
   EXPECT_EQ(machine.stats().recursive_calls, 1u) << "one batched call for the whole list";
-  EXPECT_EQ(machine.stats().kernel_calls, 2 * count) << "dense and softmax per tree";
+  EXPECT_LE(machine.stats().kernel_calls, 2u) << "dense and softmax once, over every tree's row";
+  EXPECT_GE(machine.stats().kernel_calls, 1u);
+  // An empty list maps to Nil without running the classifier.
+  std::vector<Value> none = main_args(l, {{"trees", adt_value(*l.module.find_constructor("Nil"), {})},
+                                          {"Wc", tensor_value(classifier_weight(l))}});
+  EXPECT_EQ(list_length(make_vm(l.module).run_main(none)), 0u);
+}
+
+// The same program on the command line's kernels (Halide, else the interpreter's): the classifier's
+// kernels compile for the list's row count, and equal the interpreter.
+TEST(RelayVMRecursive, BatchedHeadOnHalideKernels) {
+  auto l = treelstm_with_main(
+      std::string("def @main(%trees: List[Tree[int32]], ") + kWeights +
+      R"(, %Wc: Tensor[(?, ?), float32]) -> List[(Tensor[(1, ?), float32], Tensor[(1, ?), float32])] {
+  %0 = fn (%t: Tree[int32]) -> (Tensor[(1, ?), float32], Tensor[(1, ?), float32]) {
+    %1 = @treelstm(%t, %emb, %W_iou, %U_iou, %b_iou, %U_f, %b_f);
+    (log(nn.softmax(nn.bias_add(nn.dense(tanh(%1.0), %Wc), %b_f))), add(%1.1, %b_f))
+  };
+  @map(%0, %trees)
+})");
+  size_t count = 0;
+  Value trees = testing::treelstm_trees(l, &count);
+  // The classifier has H classes, so that b_f serves as its bias.
+  const int64_t hidden = l.fixture.at("b_f").shape()[0];
+  std::vector<Value> args =
+      main_args(l, {{"trees", trees}, {"Wc", tensor_value(classifier_weight(l, hidden))}});
+  vm::Executable exe = vm::compile(l.module);
+  EXPECT_THAT(vm::to_string(exe), HasSubstr("StackList $"));
+  VirtualMachine machine(std::move(exe),
+                         make_fallback_kernel_compiler(make_halide_kernel_compiler(),
+                                                       make_interpreter_kernel_compiler(l.module)));
+  Value got = machine.run_main(args);
+  EXPECT_EQ(list_length(got), count);
+  expect_near(got, run_main(l.module, args), 1e-5f);
+  EXPECT_EQ(machine.stats().recursive_calls, 1u);
+  EXPECT_LE(machine.stats().kernel_calls, 4u) << "each of the head's kernels once";
+}
+
+// A head that does not compute each tree's row apart — sum over all of a row's elements gives a
+// scalar, not a row — runs per tree over the batched results, as before.
+TEST(RelayVMRecursive, HeadThatMixesRowsRunsPerTree) {
+  auto l = treelstm_with_main(std::string("def @main(%trees: List[Tree[int32]], ") + kWeights +
+                              R"() -> List[float32] {
+  %0 = fn (%t: Tree[int32]) -> float32 {
+    %1 = @treelstm(%t, %emb, %W_iou, %U_iou, %b_iou, %U_f, %b_f);
+    sum(tanh(%1.0))
+  };
+  @map(%0, %trees)
+})");
+  size_t count = 0;
+  std::vector<Value> args = main_args(l, {{"trees", testing::treelstm_trees(l, &count)}});
+  std::string dump = vm::to_string(vm::compile(l.module));
+  EXPECT_THAT(dump, Not(HasSubstr("StackList")));
+  VirtualMachine machine = make_vm(l.module);
+  expect_near(machine.run_main(args), run_main(l.module, args), 1e-5f);
+  EXPECT_EQ(machine.stats().recursive_calls, 1u);
+  EXPECT_EQ(machine.stats().kernel_calls, count) << "the head per tree";
+}
+
+// A pair of encoders over a list of pairs of trees (a sentence-pair model): each encoder is one
+// batched call over the projected trees, and the head combining them runs once over the rows.
+TEST(RelayVMRecursive, PairOfEncodersOverPairsOfTreesIsTwoBatchedCalls) {
+  auto l = treelstm_with_main(std::string("def @main(%pairs: List[(Tree[int32], Tree[int32])], ") + kWeights +
+                              R"(, %Wc: Tensor[(5, ?), float32]) -> List[Tensor[(1, 5), float32]] {
+  %0 = fn (%p: (Tree[int32], Tree[int32])) -> Tensor[(1, 5), float32] {
+    let %a = %p.0;
+    let %b = %p.1;
+    let %ha = @treelstm(%a, %emb, %W_iou, %U_iou, %b_iou, %U_f, %b_f);
+    let %hb = @treelstm(%b, %emb, %W_iou, %U_iou, %b_iou, %U_f, %b_f);
+    let %d = multiply(%ha.0, %hb.0);
+    let %s = subtract(%ha.0, %hb.0);
+    nn.softmax(add(nn.dense(%d, %Wc), nn.dense(abs(%s), %Wc)))
+  };
+  @map(%0, %pairs)
+})");
+  size_t count = 0;
+  Value pairs = tree_pairs(l, &count);
+  std::vector<Value> args = main_args(l, {{"pairs", pairs}, {"Wc", tensor_value(classifier_weight(l))}});
+  std::string dump = vm::to_string(vm::compile(l.module));
+  EXPECT_THAT(dump, HasSubstr("StackList $"));
+  VirtualMachine machine = make_vm(l.module);
+  Value got = machine.run_main(args);
+  EXPECT_EQ(list_length(got), count);
+  expect_near(got, run_main(l.module, args), 1e-5f);
+  EXPECT_EQ(machine.stats().recursive_calls, 2u) << "one batched call per encoder";
+  // The head runs once over the rows: as many kernel calls as for a list of one pair.
+  const auto *first = pairs->as<ADTValue>();
+  Value one =
+      adt_value(first->constructor, {first->fields[0], adt_value(*l.module.find_constructor("Nil"), {})});
+  VirtualMachine single = make_vm(l.module);
+  single.run_main(main_args(l, {{"pairs", one}, {"Wc", tensor_value(classifier_weight(l))}}));
+  EXPECT_EQ(machine.stats().kernel_calls, single.stats().kernel_calls);
 }
 
 // A weight computed inside the closure is not loop-invariant: no batched map. Each element's
