@@ -103,8 +103,18 @@ class Lowerer {
     std::replace(name.begin(), name.end(), '.', '_');
     return fmt::format("{}_{}", name, counter_++);
   }
-  int lanes(DType d) const { return std::max<int>(1, vector_bytes_ / static_cast<int>(dtype_bytes(d))); }
+  // float16 stages compute in float32 (htype), so they take float32's vector width.
+  int lanes(DType d) const {
+    return std::max<int>(
+        1, vector_bytes_ / static_cast<int>(dtype_bytes(d == DType::Float16 ? DType::Float32 : d)));
+  }
+  // The type a stage computes with; float16 tensors hold float32 values that float16 represents.
   Halide::Type htype(DType d, const Span &span) const;
+  // The type of buffers in memory (inputs, constants, outputs): htype, but Float(16) for float16.
+  Halide::Type storage_type(DType d, const Span &span) const;
+  // `v` with every float16 tensor rounded to float16 (to nearest even) and widened back: what
+  // storing an op's float16 result and loading it again gives.
+  LValue round_float16(const LValue &v);
   Tensor define(const std::string &base, DType dtype, const Shape &shape,
                 const std::function<HExpr(const std::vector<HExpr> &)> &value);
   Tensor materialize(const Tensor &t);

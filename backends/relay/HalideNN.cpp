@@ -9,6 +9,15 @@
 #include "frontend/relay/ops/Op.h"
 
 namespace grove::relay::halide_internal {
+namespace {
+
+// The anchors compute float to the same dtype, or float16 to float32 (mixed precision: float16
+// tensors are float32 values inside the pipeline, so the product is the float32 one, not rounded).
+bool float_to(DType in, DType out) {
+  return is_float(in) && (in == out || (in == DType::Float16 && out == DType::Float32));
+}
+
+}  // namespace
 
 // C[b, i, j] = sum_k a(b, i, k) * B[b, k, j], with B a root tensor (batch, k, n) or (k, n): a
 // register-blocked GEMM. The output is tiled into `rows` x `cols` blocks (cols a multiple of the
@@ -162,7 +171,7 @@ Tensor Lowerer::gemm_dot(const std::string &name, DType dtype, int64_t batch, in
 }
 
 Tensor Lowerer::dense(const Call &call, const Tensor &x, const Tensor &w, const TensorType &out) {
-  if (x.dtype != out.dtype || !is_float(x.dtype))
+  if (!float_to(x.dtype, out.dtype))
     unsupported(fmt::format("nn.dense of {} to {}", to_string(x.dtype), to_string(out.dtype)), call.span);
   const int64_t k = w.shape[1], n = w.shape[0], m = numel(x.shape) / k;
   const Tensor x2 = materialize(reshape(x, {m, k}));
@@ -179,7 +188,7 @@ Tensor Lowerer::dense(const Call &call, const Tensor &x, const Tensor &w, const 
 }
 
 Tensor Lowerer::batch_matmul(const Call &call, const Tensor &x, const Tensor &y, const TensorType &out) {
-  if (x.dtype != out.dtype || !is_float(x.dtype))
+  if (!float_to(x.dtype, out.dtype))
     unsupported(fmt::format("nn.batch_matmul of {} to {}", to_string(x.dtype), to_string(out.dtype)),
                 call.span);
   const bool ta = attr_bool(call.attrs, "transpose_a", false),
@@ -221,7 +230,7 @@ Tensor Lowerer::batch_matmul(const Call &call, const Tensor &x, const Tensor &y,
 // over (columns, output channels); each tile accumulates in a stage computed inside it, with the
 // window and input channels outermost, output channels unrolled and columns vectorized.
 Tensor Lowerer::conv2d(const Call &call, const Tensor &x, const Tensor &w, const TensorType &out) {
-  if (x.dtype != out.dtype || !is_float(x.dtype))
+  if (!float_to(x.dtype, out.dtype))
     unsupported(fmt::format("nn.conv2d of {} to {}", to_string(x.dtype), to_string(out.dtype)), call.span);
   const Halide::Type t = htype(x.dtype, call.span);
   std::vector<int64_t> strides = attr_ints(call.attrs, "strides", {1, 1});

@@ -115,14 +115,32 @@ Halide::Type Lowerer::htype(DType d, const Span &span) const {
       return Halide::UInt(32);
     case DType::UInt64:
       return Halide::UInt(64);
+    case DType::Float16:
     case DType::Float32:
       return Halide::Float(32);
     case DType::Float64:
       return Halide::Float(64);
-    case DType::Float16:
-      break;
   }
   unsupported(fmt::format("dtype {}", to_string(d)), span);
+}
+
+Halide::Type Lowerer::storage_type(DType d, const Span &span) const {
+  return d == DType::Float16 ? Halide::Float(16) : htype(d, span);
+}
+
+// Halide converts float to Float(16) rounding to nearest even (F16C's vcvtps2ph, or its emulation
+// on targets without it), as the interpreter's narrow_to_float16 does.
+LValue Lowerer::round_float16(const LValue &v) {
+  if (v.is_tuple) {
+    LValue r = v;
+    for (LValue &f : r.fields) f = round_float16(f);
+    return r;
+  }
+  if (v.tensor.dtype != DType::Float16) return v;
+  const Tensor &t = v.tensor;
+  return of(define("float16", DType::Float16, t.shape, [&](const std::vector<HExpr> &i) {
+    return Halide::cast(Halide::Float(32), Halide::cast(Halide::Float(16), at(t, i)));
+  }));
 }
 
 Tensor Lowerer::define(const std::string &base, DType dtype, const Shape &shape,
@@ -237,6 +255,14 @@ Tensor Lowerer::elementwise(const std::string &op, const Call &call, const std::
     unary([t](HExpr x) { return Halide::select(x < zero(t), wrapping('-', zero(t), x), x); });
   else if (op == "nn.relu")
     unary([t](HExpr x) { return Halide::max(x, zero(t)); });
+  else if (op == "nn.leaky_relu")
+    float_only(), unary([t, alpha = attr_float(call.attrs, "alpha", 0.25)](HExpr x) {
+      return Halide::select(x > zero(t), x, x * Halide::cast(t, HExpr(alpha)));
+    });
+  else if (op == "zeros_like")
+    unary([t](HExpr) { return zero(t); });
+  else if (op == "ones_like")
+    unary([t](HExpr) { return one(t); });
   else if (op == "logical_not")
     unary([&](HExpr x) { return bool_of(x == zero(u8)); });
   else if (op == "copy" || op == "broadcast_to")
@@ -570,20 +596,31 @@ LValue Lowerer::lower_call(const Call &call, const std::vector<LValue> &args, co
   const auto *out = result.as<TensorType>();
   GROVE_CHECK(out, "{} returned {}", op, to_string(result));
   static const std::set<std::string> kElementwise = {
-      "exp",         "log",       "sqrt",        "tanh",       "sigmoid",     "negative",      "abs",
-      "nn.relu",     "clip",      "logical_not", "add",        "subtract",    "multiply",      "divide",
-      "equal",       "not_equal", "less",        "greater",    "less_equal",  "greater_equal", "where",
-      "nn.bias_add", "copy",      "cast",        "floor",      "ceil",        "round",         "maximum",
-      "minimum",     "power",     "logical_and", "logical_or", "broadcast_to"};
+      "exp",         "log",           "sqrt",         "tanh",          "sigmoid",    "negative",
+      "abs",         "nn.relu",       "clip",         "logical_not",   "add",        "subtract",
+      "multiply",    "divide",        "equal",        "not_equal",     "less",       "greater",
+      "less_equal",  "greater_equal", "where",        "nn.bias_add",   "copy",       "cast",
+      "floor",       "ceil",          "round",        "maximum",       "minimum",    "power",
+      "logical_and", "logical_or",    "broadcast_to", "nn.leaky_relu", "zeros_like", "ones_like"};
   if (kElementwise.count(op)) return of(elementwise(op, call, t, *out));
   if (op == "sum" || op == "mean" || op == "max" || op == "argmax") return of(reduce(op, call, t[0], *out));
   if (op == "nn.softmax") return of(softmax(call, t[0]));
-  if (op == "reshape" || op == "squeeze" || op == "expand_dims") return of(reshape(t[0], out->shape));
-  if (op == "transpose") {
+  if (op == "reshape" || op == "squeeze" || op == "expand_dims" || op == "nn.batch_flatten")
+    return of(reshape(t[0], out->shape));
+  if (op == "transpose" || op == "layout_transform") {
     const int64_t rank = static_cast<int64_t>(t[0].shape.size());
-    std::vector<int64_t> axes = attr_ints(call.attrs, "axes", {});
-    if (axes.empty())
-      for (int64_t d = rank; d-- > 0;) axes.push_back(d);
+    std::vector<int64_t> axes;
+    if (op == "layout_transform") {
+      // A permutation (the relation has checked both layouts): result dimension d is the data's
+      // dimension src_layout names with dst_layout's letter d.
+      const std::string src = attr_string(call.attrs, "src_layout", "");
+      for (char c : attr_string(call.attrs, "dst_layout", ""))
+        axes.push_back(static_cast<int64_t>(src.find(c)));
+    } else {
+      axes = attr_ints(call.attrs, "axes", {});
+      if (axes.empty())
+        for (int64_t d = rank; d-- > 0;) axes.push_back(d);
+    }
     for (int64_t &a : axes) a = normalize_axis(a, rank);
     return of(define("transpose", out->dtype, out->shape, [&](const std::vector<HExpr> &i) {
       std::vector<HExpr> idx(rank);
@@ -770,7 +807,8 @@ LoweredPipeline Lowerer::run(const Function &fn, const std::vector<DType> &dtype
       if (tensor->shape[d] != kAnyDim && tensor->shape[d] != shape[d])
         user_error("input {} has shape {}, but its parameter is {} (at {})", next, shape_to_string(shape),
                    to_string(type), to_string(span));
-    Halide::ImageParam ip(htype(dtype, span), static_cast<int>(shape.size()), fmt::format("in{}", next));
+    Halide::ImageParam ip(storage_type(dtype, span), static_cast<int>(shape.size()),
+                          fmt::format("in{}", next));
     constrain(ip, shape);
     result.inputs.push_back(ip);
     ++next;
@@ -804,7 +842,7 @@ LoweredPipeline Lowerer::run(const Function &fn, const std::vector<DType> &dtype
         std::vector<int> extents;
         for (size_t d = data.ndim(); d-- > 0;) extents.push_back(static_cast<int>(data.shape()[d]));
         op_ = "a constant";
-        Halide::Buffer<> buf(htype(data.dtype(), e->span), extents);
+        Halide::Buffer<> buf(storage_type(data.dtype(), e->span), extents);
         if (data.nbytes()) std::memcpy(buf.data(), data.raw(), data.nbytes());
         Tensor t = define("const", data.dtype(), data.shape(), [&](const std::vector<HExpr> &i) {
           return buf(std::vector<HExpr>(i.rbegin(), i.rend()));
@@ -847,7 +885,8 @@ LoweredPipeline Lowerer::run(const Function &fn, const std::vector<DType> &dtype
         }
         if (!type.defined()) unsupported(op->name, e->span);
         ops.push_back(op->name);
-        memo[e] = lower_call(*call, args, type);
+        // A float16 result is stored as float16: rounded once, whatever the op computed in.
+        memo[e] = round_float16(lower_call(*call, args, type));
         return;
       }
       case ExprKind::Var:
@@ -865,6 +904,14 @@ LoweredPipeline Lowerer::run(const Function &fn, const std::vector<DType> &dtype
   for (Tensor t : outs) {
     if (used.count(t.f.name()))
       t = define("out", t.dtype, t.shape, [&](const std::vector<HExpr> &i) { return at(t, i); });
+    if (t.dtype == DType::Float16) {
+      // Its values are float16's already (round_float16): the conversion is exact.
+      const std::vector<HVar> vars = make_vars(t.shape.size());
+      Func store(fresh("out_float16"));
+      store(std::vector<HVar>(vars.rbegin(), vars.rend())) =
+          Halide::cast(Halide::Float(16), at(t, exprs(vars)));
+      t.f = store;
+    }
     used.insert(t.f.name());
     if (!scheduled_.count(t.f.name())) {
       t.f.compute_root();

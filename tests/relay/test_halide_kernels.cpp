@@ -3,8 +3,8 @@
 // interpreter (its op kernels) and by the Halide kernel compiled for the inputs' shapes.
 // Tolerances: injective ops (arithmetic, comparisons, data movement) must match exactly; float
 // transcendental functions within 1e-6 and reductions, GEMMs, convolutions, pools and softmax
-// within 1e-5, each relative to max(1, |reference|) (the interpreter accumulates in float64,
-// Halide's GEMM and convolution in the tensor's dtype).
+// within 1e-5 (float16 results within 1e-3, a unit of float16), each relative to max(1, |reference|) (the
+// interpreter accumulates in float64, Halide's GEMM and convolution in the tensor's dtype).
 
 #include <Halide.h>
 #include <fmt/format.h>
@@ -72,6 +72,10 @@ NDArray make_input(DType dtype, const Shape &shape, uint32_t *state, bool positi
         break;
       case DType::Float64:
         a.data<double>()[i] = u * 2.0 - 1.0;
+        break;
+      case DType::Float16:  // the float32 value rounded to float16
+        std::memcpy(a.raw() + 2 * i, NDArray::scalar(DType::Float16, static_cast<float>(u * 2.0 - 1.0)).raw(),
+                    2);
         break;
       case DType::Int32:
         a.data<int32_t>()[i] = static_cast<int32_t>(u * 16) - 4;
@@ -278,6 +282,99 @@ def @main(%x: Tensor[(2, 3, 7, 9), float32], %y: Tensor[(1, 2, 3, 3), float64], 
 })",
                                                        kReduce);
   EXPECT_THAT(pools, ::testing::Contains(HasSubstr("nn.global_avg_pool2d")));
+}
+
+// nn.leaky_relu (alpha rounded to the dtype), layout_transform, nn.batch_flatten, zeros_like and
+// ones_like, bit for bit the interpreter's, fused with their neighbours.
+TEST(HalideKernels, LeakyReluLayoutTransformBatchFlattenAndLikes) {
+  const std::vector<std::string> d = check_program(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(2, 3, 4, 5), float32], %y: Tensor[(7, 9), float64], %i: Tensor[(3, 4), int32]) {
+  %0 = nn.leaky_relu(%x, alpha=0.1f);
+  %1 = layout_transform(%0, src_layout="NCHW", dst_layout="NHWC");
+  %2 = nn.batch_flatten(%1);
+  (add(%2, 1f), nn.leaky_relu(%y), zeros_like(%i), ones_like(%y), ones_like(%x))
+})",
+                                                   kExact);
+  EXPECT_THAT(d, ::testing::Contains(HasSubstr("halide: nn.leaky_relu+layout_transform+nn.batch_flatten")));
+  check_program(R"(#[version = "0.0.5"]
+def @main(%w: Tensor[(8, 4, 3, 3), float32], %v: Tensor[(2, 5, 3), float32]) {
+  (layout_transform(%w, src_layout="OIHW", dst_layout="HWIO"), layout_transform(%v, src_layout="NCW", dst_layout="NWC"))
+})",
+                kExact);
+}
+
+// float16 tensors are stored as float16 and computed in float32, each op's result rounded to
+// float16 as the interpreter's kernels round it: bit for bit where both compute the float32 value
+// alike (arithmetic, comparisons, data movement, reductions in float64), within a float16 unit
+// (2^-10 relative) where the float32 values may differ in their last bits (libm, GEMM sums).
+constexpr double kFloat16 = 1e-3;
+
+TEST(HalideKernels, Float16ElementwiseAndTransformsAreExact) {
+  const std::vector<std::string> d = check_program(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(3, 17), float16], %y: Tensor[(17), float16], %b: Tensor[(3, 17), bool]) {
+  %0 = add(multiply(%x, %y), 0.1f16);
+  %1 = divide(subtract(%0, %y), add(abs(%y), 1f16));
+  %2 = nn.leaky_relu(negative(%1), alpha=0.2f);
+  %3 = clip(maximum(%2, minimum(%x, %y)), a_min=-0.5, a_max=0.75);
+  %4 = where(logical_and(less(%x, %y), %b), %3, floor(multiply(%x, 3f16)));
+  (transpose(%4), cast(%4, dtype="float32"), cast(multiply(%x, 5f16), dtype="int32"), greater(%x, 0f16),
+   layout_transform(reshape(%4, newshape=[3, 1, 17]), src_layout="NCW", dst_layout="NWC"), ones_like(%x))
+})",
+                                                   kExact);
+  EXPECT_THAT(d, ::testing::Contains(HasSubstr("nn.leaky_relu")));
+  EXPECT_THAT(d, ::testing::Each(HasSubstr("halide: ")));
+  check_program(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(3, 17), float32], %h: Tensor[(17), float16]) {
+  %0 = cast(multiply(%x, 70000f), dtype="float16");
+  (%0, add(%0, %h), cast(cast(%x, dtype="float16"), dtype="float64"))
+})",
+                kExact);
+}
+
+TEST(HalideKernels, Float16MathReductionsAndSoftmax) {
+  check_program(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(4, 19), float16]) {
+  (exp(%x), tanh(%x), sigmoid(%x), sqrt(abs(%x)), log(add(abs(%x), 1f16)))
+})",
+                kFloat16);
+  check_program(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(4, 6, 19), float16]) {
+  (sum(%x, axis=[1]), mean(%x, axis=[2], keepdims=True), max(%x, axis=[0, 2]), argmax(%x, axis=[1]))
+})",
+                kExact);
+  check_program(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(4, 19), float16], %g: Tensor[(19), float16], %b: Tensor[(19), float16]) {
+  (nn.softmax(%x), nn.layer_norm(%x, %g, %b))
+})",
+                kFloat16);
+}
+
+TEST(HalideKernels, Float16DenseBatchMatmulConv2dAndPools) {
+  const std::vector<std::string> d = check_program(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(5, 40), float16], %w: Tensor[(24, 40), float16], %b: Tensor[(24), float16]) {
+  nn.relu(nn.bias_add(nn.dense(%x, %w, units=24), %b))
+})",
+                                                   kFloat16);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_THAT(d[0], HasSubstr("halide: nn.dense+nn.bias_add+nn.relu"));
+  // Mixed precision: float16 operands, a float32 product.
+  check_program(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(5, 40), float16], %w: Tensor[(24, 40), float16]) {
+  add(nn.dense(%x, %w, units=24, out_dtype="float32"), 1f)
+})",
+                kReduce);
+  check_program(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(2, 6, 16), float16], %y: Tensor[(2, 9, 16), float16]) {
+  nn.batch_matmul(%x, %y)
+})",
+                kFloat16);
+  check_program(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(1, 3, 10, 12), float16], %w: Tensor[(4, 3, 3, 3), float16]) {
+  %0 = nn.conv2d(%x, %w, padding=[1, 1, 1, 1], channels=4, kernel_size=[3, 3]);
+  (nn.max_pool2d(%0, pool_size=[2, 2], strides=[2, 2]), nn.avg_pool2d(%0, pool_size=[2, 2], strides=[2, 2]),
+   nn.global_avg_pool2d(%0))
+})",
+                kFloat16);
 }
 
 TEST(HalideKernels, LayerNorm) {

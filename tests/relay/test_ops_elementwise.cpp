@@ -352,5 +352,19 @@ TEST(ElementwiseOps, TvmPrintedOpsHandComputed) {
   EXPECT_THAT(elements_of(op("floor").kernel({x}, {})[0]), ::testing::ElementsAre(7, -8));
 }
 
+TEST(ElementwiseOps, LeakyReluErrorsAndDefault) {
+  EXPECT_EQ(op("nn.leaky_relu").pattern, OpPattern::ElemWise);
+  EXPECT_EQ(op("nn.leaky_relu").attr_names, (std::vector<std::string>{"alpha"}));
+  EXPECT_EQ(op_error([] { op("nn.leaky_relu").relation({tensor({2}, DType::Int32)}, {}); }),
+            "expected a float tensor, found int32");
+  Attrs negative;
+  negative = negative.with("alpha", AttrValue::of_float(-0.5));
+  EXPECT_EQ(op_error([&] { op("nn.leaky_relu").relation({tensor({2})}, negative); }),
+            "attribute 'alpha' must be >= 0, found -0.5");
+  // Without alpha, TVM's attribute default 0.25.
+  const NDArray y = op("nn.leaky_relu").kernel({array_of({2}, {-2.0, 3.0})}, {})[0];
+  EXPECT_EQ(elements_of(y), (std::vector<double>{-0.5, 3.0}));
+}
+
 }  // namespace
 }  // namespace grove::relay

@@ -1,5 +1,6 @@
 // The transform ops (concatenate, split, strided_slice, take, reshape, transpose, squeeze,
-// expand_dims, zeros, ones, full): type relations and kernels against NumPy
+// expand_dims, zeros, ones, full, tile, one_hot, layout_transform, nn.batch_flatten, zeros_like,
+// ones_like): type relations and kernels against NumPy
 // (tests/relay/fixtures/ops_transform.json, made by make_op_fixtures.py), unknown dims `?`, the
 // run-time checks a `?` postpones, and the error messages.
 #include <gmock/gmock.h>
@@ -9,7 +10,10 @@
 #include <vector>
 
 #include "frontend/relay/IR.h"
+#include "frontend/relay/Parser.h"
+#include "frontend/relay/TypeInfer.h"
 #include "frontend/relay/ops/Op.h"
+#include "tests/UserError.h"
 #include "tests/relay/OpFixtures.h"
 
 namespace grove::relay {
@@ -275,6 +279,85 @@ TEST(TransformOps, OneHotHandComputed) {
   ASSERT_EQ(out.shape(), (Shape{3, 2}));
   const int64_t want[] = {0, 9, 0, 0, 0, 0};
   for (int k = 0; k < 6; ++k) EXPECT_EQ(out.data<int64_t>()[k], want[k]) << k;
+}
+
+// layout_transform permutes the dimensions the layouts name; `?` moves with its dimension.
+TEST(TransformOps, LayoutTransformPermutesUnknownDims) {
+  const auto layout = [](const std::string &src, const std::string &dst) {
+    return attrs_of({{"src_layout", s(src)}, {"dst_layout", s(dst)}});
+  };
+  EXPECT_EQ(shape_of(op("layout_transform").relation({tensor({Q, 3, 8, 9})}, layout("NCHW", "NHWC"))),
+            (Shape{Q, 8, 9, 3}));
+  EXPECT_EQ(shape_of(op("layout_transform").relation({tensor({Q, 7, 5})}, layout("NWC", "NCW"))),
+            (Shape{Q, 5, 7}));
+  EXPECT_EQ(shape_of(op("layout_transform").relation({tensor({8, 4, 3, 3})}, layout("OIHW", "HWIO"))),
+            (Shape{3, 3, 4, 8}));
+  EXPECT_FALSE(op("layout_transform").relation({IncompleteType::make()}, layout("NCHW", "NHWC")).defined());
+  EXPECT_EQ(op("layout_transform").pattern, OpPattern::Injective);
+  EXPECT_EQ(op("layout_transform").attr_names, (std::vector<std::string>{"src_layout", "dst_layout"}));
+}
+
+TEST(TransformOps, LayoutTransformErrors) {
+  auto rel_error = [](Shape shape, Attrs attrs) {
+    return op_error([&] { op("layout_transform").relation({tensor(shape)}, attrs); });
+  };
+  const auto layout = [](const std::string &src, const std::string &dst) {
+    return attrs_of({{"src_layout", s(src)}, {"dst_layout", s(dst)}});
+  };
+  EXPECT_EQ(rel_error({1, 8, 4, 4}, layout("NCHW", "NCHW4c")),
+            "dst_layout \"NCHW4c\" is a packed layout; grove supports layouts that permute the dimensions "
+            "only (e.g. NCHW, NHWC)");
+  EXPECT_EQ(rel_error({1, 2, 4, 4, 4}, layout("NCHW4c", "NCHW")),
+            "src_layout \"NCHW4c\" is a packed layout; grove supports layouts that permute the dimensions "
+            "only (e.g. NCHW, NHWC)");
+  EXPECT_EQ(rel_error({1, 2, 3}, layout("NCHW", "NHWC")),
+            "src_layout \"NCHW\" has 4 dimensions but the data has rank 3");
+  EXPECT_EQ(rel_error({1, 2, 3, 4}, layout("NCHW", "NHW")),
+            "src_layout \"NCHW\" and dst_layout \"NHW\" have different ranks");
+  EXPECT_EQ(rel_error({1, 2, 3, 4}, layout("NCHW", "NHWD")),
+            "dst_layout \"NHWD\" has dimension D, which src_layout \"NCHW\" lacks");
+  EXPECT_EQ(rel_error({1, 2, 3, 4}, layout("NCHH", "NHWC")), "src_layout \"NCHH\" names dimension H twice");
+  EXPECT_EQ(rel_error({1, 2}, layout("N-", "NC")),
+            "src_layout \"N-\" is not a layout: '-' is not a dimension letter");
+  EXPECT_EQ(rel_error({1, 2}, attrs_of({{"src_layout", s("NC")}})), "attribute 'dst_layout' is required");
+  EXPECT_EQ(rel_error({1, 2}, layout("", "NC")), "src_layout is empty");
+}
+
+// The type checker names the call: a packed layout in a program is a type error at its location.
+TEST(TransformOps, PackedLayoutIsATypeErrorAtTheCall) {
+  const Module m = parse_module(
+      "#[version = \"0.0.5\"]\n"
+      "def @main(%x: Tensor[(1, 8, 4, 4), float32]) {\n"
+      "  layout_transform(%x, src_layout=\"NCHW\", dst_layout=\"NCHW4c\")\n"
+      "}\n",
+      "t.relay");
+  EXPECT_EQ(grove::testing::user_error_of([&] { infer_types(m); }),
+            "t.relay:3:3: type error in layout_transform: dst_layout \"NCHW4c\" is a packed layout; grove "
+            "supports layouts that permute the dimensions only (e.g. NCHW, NHWC)");
+}
+
+// nn.batch_flatten keeps the batch dimension, `?` included, and multiplies the rest (`?` if any is).
+TEST(TransformOps, BatchFlattenWithUnknownDims) {
+  const auto flat = [](Shape in) { return shape_of(op("nn.batch_flatten").relation({tensor(in)}, {})); };
+  EXPECT_EQ(flat({Q, 3, 4}), (Shape{Q, 12}));
+  EXPECT_EQ(flat({2, Q, 4}), (Shape{2, Q}));
+  EXPECT_EQ(flat({5}), (Shape{5, 1}));
+  EXPECT_EQ(flat({Q}), (Shape{Q, 1}));
+  EXPECT_EQ(op_error([] { op("nn.batch_flatten").relation({tensor({})}, {}); }),
+            "expected the data to have rank 1 or more, found a scalar");
+  EXPECT_EQ(op("nn.batch_flatten").pattern, OpPattern::Injective);
+}
+
+// zeros_like and ones_like keep the type (float16 too: 0x0000 and 0x3c00).
+TEST(TransformOps, ZerosLikeAndOnesLike) {
+  EXPECT_EQ(to_string(op("zeros_like").relation({tensor({Q, 3}, DType::Int64)}, {})),
+            "Tensor[(?, 3), int64]");
+  EXPECT_EQ(op("ones_like").pattern, OpPattern::ElemWise);
+  const NDArray h(DType::Float16, {3});
+  const NDArray ones = op("ones_like").kernel({h}, {})[0];
+  ASSERT_EQ(ones.dtype(), DType::Float16);
+  for (int k = 0; k < 3; ++k) EXPECT_EQ(ones.data<uint16_t>()[k], 0x3c00) << k;
+  EXPECT_EQ(op("zeros_like").kernel({ones}, {})[0].data<uint16_t>()[1], 0);
 }
 
 }  // namespace

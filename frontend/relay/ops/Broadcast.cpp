@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 
 #include "ilir/Error.h"
 
@@ -96,6 +98,62 @@ int64_t normalize_axis(int64_t axis, int64_t rank) {
                               axis, rank, -rank, rank));
   }
   return axis < 0 ? axis + rank : axis;
+}
+
+float float16_to_float(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
+  const uint32_t exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
+  uint32_t bits;
+  if (exponent == 0) {
+    // Zero or subnormal: mantissa * 2^-24, exact in float.
+    const float v = std::ldexp(static_cast<float>(mantissa), -24);
+    std::memcpy(&bits, &v, 4);
+    bits |= sign;
+  } else if (exponent == 31) {
+    bits = sign | 0x7f800000u | (mantissa << 13) | (mantissa ? 0x00400000u : 0u);
+  } else {
+    bits = sign | ((exponent + 112) << 23) | (mantissa << 13);  // rebias 15 -> 127
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+// Round to nearest even on the bits: a normal result drops 13 mantissa bits, adding half an ulp
+// minus one plus the kept lowest bit (so that ties go to even); a subnormal one is the magnitude
+// in units of 2^-24, rounded by nearbyint (the default rounding mode is to nearest even).
+uint16_t float_to_float16(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000);
+  const uint32_t ax = x & 0x7fffffffu;
+  if (ax > 0x7f800000u) return sign | 0x7e00 | static_cast<uint16_t>((ax >> 13) & 0x3ff);  // NaN
+  if (ax >= 0x477ff000u) return sign | 0x7c00;  // 65520 and above (and infinity): infinity
+  if (ax < 0x38800000u) {                       // below 2^-14: subnormal or zero
+    float a;
+    std::memcpy(&a, &ax, 4);
+    return sign | static_cast<uint16_t>(std::nearbyint(a * 16777216.0f));
+  }
+  const uint32_t v = ax - 0x38000000u;  // rebias 127 -> 15
+  return sign | static_cast<uint16_t>((v + 0xfffu + ((v >> 13) & 1u)) >> 13);
+}
+
+NDArray widen_float16(const NDArray &a) {
+  GROVE_CHECK(a.dtype() == DType::Float16, "widening a {} array", to_string(a.dtype()));
+  NDArray out(DType::Float32, a.shape());
+  const uint16_t *in = a.data<uint16_t>();
+  float *o = out.data<float>();
+  for (int64_t i = 0, n = a.size(); i < n; ++i) o[i] = float16_to_float(in[i]);
+  return out;
+}
+
+NDArray narrow_to_float16(const NDArray &a) {
+  GROVE_CHECK(a.dtype() == DType::Float32, "narrowing a {} array to float16", to_string(a.dtype()));
+  NDArray out(DType::Float16, a.shape());
+  const float *in = a.data<float>();
+  uint16_t *o = out.data<uint16_t>();
+  for (int64_t i = 0, n = a.size(); i < n; ++i) o[i] = float_to_float16(in[i]);
+  return out;
 }
 
 void throw_unsupported_dtype(DType dtype) {

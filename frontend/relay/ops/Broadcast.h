@@ -1,7 +1,8 @@
 #pragma once
 // Helpers shared by the op groups: NumPy broadcasting over shapes with unknown dimensions (for type
 // relations and kernels), an N-d broadcasting index walk (for kernels), the checks every type
-// relation makes on its arguments, and dispatch on the dtypes the interpreter computes with.
+// relation makes on its arguments, float16 conversions, and dispatch on the dtypes the interpreter
+// computes with.
 
 #include <cstdint>
 #include <string>
@@ -54,6 +55,19 @@ const TensorType *tensor_arg(const std::vector<Type> &args, size_t index);
 // `axis` in [-rank, rank) made non-negative; OpError
 // "axis 3 is out of range for a tensor of rank 2 (expected -2 <= axis < 2)" otherwise.
 int64_t normalize_axis(int64_t axis, int64_t rank);
+
+// ---------------------------------------------------------------------------------------------
+// float16 storage
+// ---------------------------------------------------------------------------------------------
+
+// IEEE binary16 bits to float (exact; a NaN keeps its payload, quieted) and float to binary16,
+// rounded to nearest even (overflow to infinity, NaN stays NaN with the payload's top bits), as
+// x86's F16C conversions and LLVM's fptrunc do.
+float float16_to_float(uint16_t h);
+uint16_t float_to_float16(float f);
+// A float16 array as float32 (exact), and a float32 array rounded to float16.
+NDArray widen_float16(const NDArray &a);
+NDArray narrow_to_float16(const NDArray &a);
 
 // ---------------------------------------------------------------------------------------------
 // Dtype dispatch for kernels

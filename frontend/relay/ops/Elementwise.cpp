@@ -4,6 +4,8 @@
 // dtype checks TVM leaves to code generation made here:
 //   * exp log sqrt tanh sigmoid erf, and power: float tensors only (TVM type-checks ints, then
 //     fails or truncates when lowering);
+//   * nn.leaky_relu(x, alpha): float tensors only, x > 0 ? x : x * alpha (alpha 0.25 when absent,
+//     TVM's attribute default);
 //   * negative abs nn.relu clip floor ceil round, and add subtract multiply divide maximum minimum:
 //     float or integer, not bool; integer arithmetic wraps around (two's complement) and `divide`
 //     truncates toward zero, as TVM's integer division does; an integer division by zero is an
@@ -131,6 +133,19 @@ Type cast_rel(const std::vector<Type> &args, const Attrs &attrs) {
   const TensorType *x = tensor_arg(args, 0);
   if (!x) return {};
   return TensorType::make(x->shape, to);
+}
+
+// nn.leaky_relu's slope for negative inputs: TVM's LeakyReluAttrs default (0.25) when absent
+// (Python's relay.nn.leaky_relu passes 0.01, and TVM's printer always writes it), at least 0.
+double leaky_relu_alpha(const Attrs &attrs) {
+  const double alpha = attr_float(attrs, "alpha", 0.25);
+  if (!(alpha >= 0.0)) throw OpError(fmt::format("attribute 'alpha' must be >= 0, found {}", alpha));
+  return alpha;
+}
+
+Type leaky_relu_rel(const std::vector<Type> &args, const Attrs &attrs) {
+  leaky_relu_alpha(attrs);
+  return unary_rel<Family::Float>(args, attrs);
 }
 
 Type clip_rel(const std::vector<Type> &args, const Attrs &attrs) {
@@ -428,6 +443,25 @@ std::vector<NDArray> clip_kernel(const std::vector<NDArray> &args, const Attrs &
   return {out};
 }
 
+// x > 0 ? x : x * alpha, alpha rounded to the tensor's dtype (TVM's topi.nn.leaky_relu).
+std::vector<NDArray> leaky_relu_kernel(const std::vector<NDArray> &args, const Attrs &attrs) {
+  const double alpha = leaky_relu_alpha(attrs);
+  const NDArray &x = args[0];
+  NDArray out(x.dtype(), x.shape());
+  visit_dtype(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (kIsFloat<T>) {
+      const T a = static_cast<T>(alpha);
+      const T *in = x.data<T>();
+      T *o = out.data<T>();
+      for (int64_t i = 0, n = x.size(); i < n; ++i) o[i] = in[i] > T(0) ? in[i] : in[i] * a;
+    } else {
+      check_family(Family::Float, x.dtype());
+    }
+  });
+  return {out};
+}
+
 struct Add {
   template <typename T>
   T operator()(T a, T b) const {
@@ -626,6 +660,7 @@ std::vector<OpDef> elementwise_ops() {
       {"floor", 1, OpPattern::ElemWise, {}, numeric_rel, unary_kernel<Floor, Family::Numeric>},
       {"ceil", 1, OpPattern::ElemWise, {}, numeric_rel, unary_kernel<Ceil, Family::Numeric>},
       {"round", 1, OpPattern::ElemWise, {}, numeric_rel, unary_kernel<Round, Family::Numeric>},
+      {"nn.leaky_relu", 1, OpPattern::ElemWise, {"alpha"}, leaky_relu_rel, leaky_relu_kernel},
       {"clip", 1, OpPattern::ElemWise, {"a_min", "a_max"}, clip_rel, clip_kernel},
       {"copy", 1, OpPattern::ElemWise, {}, unary_rel<Family::Any>, copy_kernel},
       {"cast", 1, OpPattern::ElemWise, {"dtype"}, cast_rel, cast_kernel},

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "frontend/relay/ops/Broadcast.h"
 #include "ilir/Error.h"
 
 namespace grove::relay {
@@ -36,6 +37,9 @@ const std::vector<OpDef> &table() {
     std::vector<OpDef> all;
     for (auto group : {elementwise_ops, reduce_ops, transform_ops, nn_ops, annotation_ops}) {
       std::vector<OpDef> g = group();
+      // The groups whose kernels compute take float16 through float32; transforms move its bytes.
+      if (group == elementwise_ops || group == reduce_ops || group == nn_ops)
+        for (OpDef &op : g) op.kernel = float16_in_float32(std::move(op.kernel));
       all.insert(all.end(), std::make_move_iterator(g.begin()), std::make_move_iterator(g.end()));
     }
     std::sort(all.begin(), all.end(), [](const OpDef &a, const OpDef &b) { return a.name < b.name; });
@@ -77,6 +81,25 @@ const AttrValue *present(const Attrs &attrs, const std::string &name) {
 }
 
 }  // namespace
+
+OpKernel float16_in_float32(OpKernel kernel) {
+  return [kernel = std::move(kernel)](const std::vector<NDArray> &args, const Attrs &attrs) {
+    bool any = false;
+    for (const NDArray &a : args) any = any || a.dtype() == DType::Float16;
+    if (!any) return kernel(args, attrs);
+    std::vector<NDArray> wide;
+    for (const NDArray &a : args) wide.push_back(a.dtype() == DType::Float16 ? widen_float16(a) : a);
+    Attrs inner = attrs;
+    const std::string out_dtype = attr_string(attrs, "out_dtype", "");
+    if (out_dtype == "float16") inner = attrs.with("out_dtype", AttrValue::of_string("float32"));
+    const bool wants_float32 = out_dtype == "float32" || attr_string(attrs, "dtype", "") == "float32";
+    std::vector<NDArray> results = kernel(wide, inner);
+    if (!wants_float32)
+      for (NDArray &r : results)
+        if (r.dtype() == DType::Float32) r = narrow_to_float16(r);
+    return results;
+  };
+}
 
 const OpDef *find_op(std::string_view name) {
   const std::vector<OpDef> &ops = table();

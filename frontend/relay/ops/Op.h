@@ -19,12 +19,21 @@
 // (checked at run time), `?` against `?` gives `?`; elsewhere a result dimension computed from a `?`
 // is `?`.
 //
+// float16 is a storage type: the ops that compute (the elementwise, reduce and nn groups) compute
+// it in float32, as TVM's code generation does on CPUs. The table wraps their kernels
+// (float16_in_float32) so that a call with a float16 argument gets its float16 arguments widened
+// to float32 (exact), and every float32 result is rounded to float16, to nearest even — except
+// where the call's `out_dtype` or `dtype` attribute asks for float32 (nn.dense of float16 to
+// float32, a cast); an `out_dtype` of float16 is float32 to the wrapped kernel. Transforms move
+// bytes and take float16 as it is.
+//
 // An op's *kernel* computes the result on concrete tensors. Arguments that are tuples
 // (concatenate's) arrive flattened, field by field; a tuple result (split, nn.batch_norm) is returned
 // as its fields, any other result as one tensor. Kernels check at run time what types could not
 // (a `?` that meets a mismatching size) and throw OpError naming the shapes; the interpreter adds
 // the op name and location.
 
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -54,7 +63,7 @@ class OpError : public std::runtime_error {
 
 using TypeRelation = Type (*)(const std::vector<Type> &args, const Attrs &attrs);
 using ArgInference = std::vector<Type> (*)(const std::vector<Type> &args, const Attrs &attrs, bool explain);
-using OpKernel = std::vector<NDArray> (*)(const std::vector<NDArray> &args, const Attrs &attrs);
+using OpKernel = std::function<std::vector<NDArray>(const std::vector<NDArray> &args, const Attrs &attrs)>;
 
 struct OpDef {
   std::string name;                     // as in the text format: "nn.conv2d"
@@ -77,6 +86,10 @@ std::vector<OpDef> reduce_ops();       // ops/Reduce.cpp: sum, mean, max, nn.sof
 std::vector<OpDef> transform_ops();    // ops/Transform.cpp: concatenate ... full
 std::vector<OpDef> nn_ops();           // ops/NN.cpp: nn.dense ... nn.batch_norm
 std::vector<OpDef> annotation_ops();   // ops/Annotation.cpp: annotation.compiler_begin/end (BYOC)
+
+// `kernel` with float16 computed in float32 (see above); calls without a float16 argument run
+// `kernel` as it is.
+OpKernel float16_in_float32(OpKernel kernel);
 
 // Reading attributes in relations and kernels. Each throws OpError naming the attribute and what
 // was expected when the value has the wrong kind; `fallback` is used when the attribute is absent

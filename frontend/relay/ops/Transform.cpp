@@ -1,6 +1,8 @@
 // Tensor transforms: ops that move, select or create elements without arithmetic (TVM's
 // src/relay/op/tensor/transform.cc): concatenate, split, strided_slice, take, reshape, transpose,
-// squeeze, expand_dims, zeros, ones, full, tile and one_hot (broadcast_to is in Elementwise.cpp). Each op's
+// squeeze, expand_dims, zeros, ones, full, tile, one_hot, layout_transform (permutations of one
+// layout's dimensions), nn.batch_flatten, zeros_like and ones_like (broadcast_to is in
+// Elementwise.cpp). Each op's
 // shape rule is one function over shapes that may hold
 // `?`; the type relation calls it on the argument types and the kernel calls it again on the
 // concrete shapes, so every check a `?` postponed happens at run time with the same message.
@@ -719,6 +721,102 @@ std::vector<NDArray> full_kernel(const std::vector<NDArray> &args, const Attrs &
 }
 
 // ---------------------------------------------------------------------------------------------
+// layout_transform, nn.batch_flatten, zeros_like, ones_like
+// ---------------------------------------------------------------------------------------------
+
+// A layout names each dimension with an upper-case letter, once each ("NCHW", "OIHW", "NWC").
+// TVM's packed layouts ("NCHW4c": a lower-case sub-dimension with its factor) split a dimension;
+// grove supports permutations only, so a digit or a lower-case letter is an error naming the layout.
+std::string checked_layout(const Attrs &attrs, const std::string &name) {
+  require_attr(attrs, name);
+  const std::string layout = attr_string(attrs, name, "");
+  if (layout.empty()) throw OpError(fmt::format("{} is empty", name));
+  for (size_t i = 0; i < layout.size(); ++i) {
+    const char c = layout[i];
+    if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))
+      throw OpError(
+          fmt::format("{} \"{}\" is a packed layout; grove supports layouts that permute the "
+                      "dimensions only (e.g. NCHW, NHWC)",
+                      name, layout));
+    if (c < 'A' || c > 'Z')
+      throw OpError(
+          fmt::format("{} \"{}\" is not a layout: '{}' is not a dimension letter", name, layout, c));
+    if (layout.find(c) != i)
+      throw OpError(fmt::format("{} \"{}\" names dimension {} twice", name, layout, c));
+  }
+  return layout;
+}
+
+// TVM's LayoutTransformRel for permutations: result dimension d is the data's dimension that
+// src_layout names with dst_layout's letter d. Returns those source dimensions (transpose's axes).
+std::vector<int64_t> layout_axes(size_t rank, const Attrs &attrs) {
+  const std::string src = checked_layout(attrs, "src_layout"), dst = checked_layout(attrs, "dst_layout");
+  if (src.size() != rank)
+    throw OpError(
+        fmt::format("src_layout \"{}\" has {} dimensions but the data has rank {}", src, src.size(), rank));
+  if (dst.size() != src.size())
+    throw OpError(fmt::format("src_layout \"{}\" and dst_layout \"{}\" have different ranks", src, dst));
+  std::vector<int64_t> axes;
+  for (char c : dst) {
+    const size_t k = src.find(c);
+    if (k == std::string::npos)
+      throw OpError(
+          fmt::format("dst_layout \"{}\" has dimension {}, which src_layout \"{}\" lacks", dst, c, src));
+    axes.push_back(static_cast<int64_t>(k));
+  }
+  return axes;
+}
+
+Attrs transpose_attrs(const std::vector<int64_t> &axes) {
+  std::vector<AttrValue> list;
+  for (int64_t a : axes) list.push_back(AttrValue::of_int(a));
+  return Attrs().with("axes", AttrValue::of_list(std::move(list)));
+}
+
+Type layout_transform_rel(const std::vector<Type> &args, const Attrs &attrs) {
+  const TensorType *data = tensor_arg(args, 0, "data");
+  if (!data) return {};
+  Shape shape;
+  for (int64_t a : layout_axes(data->shape.size(), attrs)) shape.push_back(data->shape[a]);
+  return TensorType::make(shape, data->dtype);
+}
+
+std::vector<NDArray> layout_transform_kernel(const std::vector<NDArray> &args, const Attrs &attrs) {
+  return transpose_kernel(args, transpose_attrs(layout_axes(args[0].shape().size(), attrs)));
+}
+
+// TVM's BatchFlattenRel: [N, a, b, ...] to [N, a * b * ...] ([N] to [N, 1]); a `?` among a, b, ...
+// makes the second dimension `?`.
+Shape batch_flatten_shape(const Shape &in) {
+  if (in.empty()) throw OpError("expected the data to have rank 1 or more, found a scalar");
+  int64_t rest = 1;
+  for (size_t d = 1; d < in.size(); ++d) rest = known(in[d]) && known(rest) ? rest * in[d] : kAnyDim;
+  return {in[0], rest};
+}
+
+Type batch_flatten_rel(const std::vector<Type> &args, const Attrs &) {
+  const TensorType *data = tensor_arg(args, 0, "data");
+  if (!data) return {};
+  return TensorType::make(batch_flatten_shape(data->shape), data->dtype);
+}
+
+std::vector<NDArray> batch_flatten_kernel(const std::vector<NDArray> &args, const Attrs &) {
+  return one(with_shape(args[0], batch_flatten_shape(args[0].shape())));
+}
+
+// zeros_like and ones_like: the data's type (TVM's IdentityRel), every dtype.
+Type like_rel(const std::vector<Type> &args, const Attrs &) {
+  const TensorType *data = tensor_arg(args, 0, "data");
+  if (!data) return {};
+  return TensorType::make(data->shape, data->dtype);
+}
+
+template <int kValue>
+std::vector<NDArray> like_kernel(const std::vector<NDArray> &args, const Attrs &) {
+  return one(filled(args[0].dtype(), args[0].shape(), kValue));
+}
+
+// ---------------------------------------------------------------------------------------------
 // tile
 // ---------------------------------------------------------------------------------------------
 
@@ -869,6 +967,15 @@ std::vector<OpDef> transform_ops() {
       {"full", 1, P::ElemWise, {"shape", "dtype"}, full_rel, full_kernel},
       {"tile", 1, P::Injective, {"reps"}, tile_rel, tile_kernel},
       {"one_hot", 3, P::OutEWiseFusable, {"depth", "axis", "dtype"}, one_hot_rel, one_hot_kernel},
+      {"layout_transform",
+       1,
+       P::Injective,
+       {"src_layout", "dst_layout"},
+       layout_transform_rel,
+       layout_transform_kernel},
+      {"nn.batch_flatten", 1, P::Injective, {}, batch_flatten_rel, batch_flatten_kernel},
+      {"zeros_like", 1, P::ElemWise, {}, like_rel, like_kernel<0>},
+      {"ones_like", 1, P::ElemWise, {}, like_rel, like_kernel<1>},
   };
 }
 
