@@ -11,6 +11,8 @@
 
 #include "frontend/relay/IR.h"
 #include "frontend/relay/Parser.h"
+#include "frontend/relay/Printer.h"
+#include "frontend/relay/StructuralEqual.h"
 #include "frontend/relay/TypeInfer.h"
 #include "frontend/relay/ops/Op.h"
 #include "tests/UserError.h"
@@ -358,6 +360,28 @@ TEST(TransformOps, ZerosLikeAndOnesLike) {
   ASSERT_EQ(ones.dtype(), DType::Float16);
   for (int k = 0; k < 3; ++k) EXPECT_EQ(ones.data<uint16_t>()[k], 0x3c00) << k;
   EXPECT_EQ(op("zeros_like").kernel({ones}, {})[0].data<uint16_t>()[1], 0);
+}
+
+// The new ops print and parse back as written (string layouts, alpha as a float attribute), in
+// the text TVM prints for them, float16 types and literals included.
+TEST(TransformOps, NewOpsRoundTripThroughThePrinter) {
+  const std::string text =
+      "#[version = \"0.0.5\"]\n"
+      "def @main(%x: Tensor[(?, 3, 4, 5), float16]) -> Tensor[(?, 60), float16] {\n"
+      "  %0 = nn.leaky_relu(%x, alpha=0.01f);\n"
+      "  %1 = layout_transform(%0, src_layout=\"NCHW\", dst_layout=\"NHWC\");\n"
+      "  %2 = add(zeros_like(%1), ones_like(%1));\n"
+      "  nn.batch_flatten(multiply(%2, 0.5f16))\n"
+      "}\n";
+  const Module m = parse_module(text, "t.relay");
+  infer_types(m);
+  const std::string printed = print_module(m).text;
+  EXPECT_THAT(printed, HasSubstr("layout_transform(%0, src_layout=\"NCHW\", dst_layout=\"NHWC\")"));
+  EXPECT_THAT(printed, HasSubstr("alpha=0.01f"));
+  const Module again = parse_module(printed, "printed.relay");
+  infer_types(again);
+  const EqualResult eq = structural_equal(m, again);
+  EXPECT_TRUE(eq.equal) << eq.path << ": " << eq.lhs << " vs " << eq.rhs << "\n" << printed;
 }
 
 }  // namespace
