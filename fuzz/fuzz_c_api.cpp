@@ -5,8 +5,13 @@
 // then int32 words fill num_trees, node_begin, the structure arrays and the tokens, all of
 // attacker-chosen values. The call must return GROVE_OK (writing rows) or a misuse/user status with
 // a message; GROVE_ERROR_INTERNAL, a crash or a sanitizer report is a finding.
+//
+// A first byte with bit 7 set fuzzes grove_relay_run instead (relay_input below): a small Relay
+// program taking a list of trees and a tensor gets attacker-chosen tensor descriptors (count, dtype,
+// rank, dimensions, bytes) and PTB text, with the same rules, on the VM or the interpreter.
 #include <grove/grove.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -60,10 +65,84 @@ struct Words {
   }
 };
 
+// @main(%trees: List[Tree[int32]], %x: Tensor[(?, 3), float32], %i: Tensor[(2), float64]).
+constexpr char kRelayProgram[] = R"(#[version = "0.0.5"]
+type List[A] { Cons(A, List[A]), Nil, }
+type Tree[A] { Leaf(A), Node(Tree[A], Tree[A]), }
+def @main(%trees: List[Tree[int32]], %x: Tensor[(?, 3), float32], %i: Tensor[(2), float64]) {
+  (nn.relu(%x), add(%i, %i))
+}
+)";
+
+const grove_relay *relay_program(bool interpreter) {
+  static const grove_relay *programs[2] = {};
+  const grove_relay *&p = programs[interpreter];
+  if (!p) {
+    grove_relay_options options{};
+    options.threads = 1;
+    options.executor = interpreter ? GROVE_RELAY_INTERPRETER : GROVE_RELAY_VM;
+    grove_relay *opened = nullptr;
+    if (grove_relay_open_text(kRelayProgram, &options, &opened) != GROVE_OK)
+      grove::fuzz::finding(std::string("cannot open the Relay program: ") + grove_last_error());
+    p = opened;
+  }
+  return p;
+}
+
+// Byte 0: bit 0 the interpreter, bits 1-2 the input count, bit 3 whether PTB text follows. Then per
+// input the words dtype (any value), rank (-6 to 4) and its dimensions (-8 to 6), then its data
+// (raw bytes, zero past the end); the rest is the PTB text. The buffers always hold the
+// elements their shapes say: a C caller's promise, not something the API can check.
+int relay_input(const uint8_t *data, size_t size) {
+  const grove_relay *program = relay_program(data[0] & 1);
+  Words in{data + 1, size - 1};
+  const size_t count = (data[0] >> 1) & 3;
+  std::vector<grove_tensor> inputs(count);
+  std::vector<std::vector<int64_t>> shapes(count);
+  std::vector<std::vector<uint8_t>> buffers(count);
+  for (size_t k = 0; k < count; ++k) {
+    int32_t dtype = in.next();
+    std::memcpy(&inputs[k].dtype, &dtype, sizeof dtype);  // any int, as a C caller may store
+    inputs[k].rank = in.next() % 6 - 1;
+    int64_t elements = 1;
+    for (int32_t d = 0; d < std::max(inputs[k].rank, 0); ++d) {
+      shapes[k].push_back(int64_t(in.next() % 8) - 1);
+      elements *= std::max<int64_t>(shapes[k].back(), 0);
+    }
+    buffers[k].assign(size_t(elements) * 8 + 1, 0);
+    const size_t bytes = std::min(in.at < in.size ? in.size - in.at : 0, buffers[k].size());
+    if (bytes > 0) std::memcpy(buffers[k].data(), in.data + in.at, bytes);
+    in.at += bytes;
+    inputs[k].shape = shapes[k].empty() ? nullptr : shapes[k].data();
+    inputs[k].data = buffers[k].data();
+  }
+  std::string trees;
+  if (data[0] & 8)
+    for (size_t at = 1 + std::min(in.at, size - 1); at < size; ++at)
+      if (data[at] != 0) trees.push_back(char(data[at]));
+  auto *sentinel = reinterpret_cast<grove_relay_result *>(0x1);
+  grove_relay_result *result = sentinel;
+  grove_status status = grove_relay_run(program, inputs.data(), inputs.size(),
+                                        (data[0] & 8) ? trees.c_str() : nullptr, &result);
+  if (status == GROVE_OK) {
+    int32_t tensors = 0;
+    grove::fuzz::require(grove_relay_result_count(result, &tensors) == GROVE_OK && tensors == 2,
+                         "the tuple's two tensors");
+    grove_relay_result_free(result);
+  } else {
+    grove::fuzz::require(status == GROVE_ERROR_INVALID_ARGUMENT || status == GROVE_ERROR_USER,
+                         (std::string("a misuse or user error, not: ") + grove_last_error()).c_str());
+    grove::fuzz::require(std::strlen(grove_last_error()) > 0, "a failure has a message");
+    grove::fuzz::require(result == sentinel, "a failed run writes no result");
+  }
+  return 0;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 1) return 0;
+  if (data[0] & 0x80) return relay_input(data, size);
   grove_model *m = model();
   Words in{data + 1, size - 1};
   bool csr = data[0] & 1;

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "backends/relay/RecursiveFunctions.h"
+#include "backends/relay/RelayProgram.h"
 #include "backends/relay/SequenceFunctions.h"
 #include "backends/relay/VM.h"
 #include "backends/relay/VMRunner.h"
@@ -45,12 +46,6 @@ void check_out_is_not_input(const std::string &out,
                             const std::vector<std::pair<std::string, std::string>> &inputs) {
   for (const auto &[path, what] : inputs)
     if (!path.empty() && same_file(out, path)) user_error(msg::kOutIsInput, out, what);
-}
-
-Module load_typed(const std::string &file) {
-  Module m = onnx_frontend::read_program_file(file);
-  infer_types(m);
-  return m;
 }
 
 // The parameters of @main by name hint (without `%`).

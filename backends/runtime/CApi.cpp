@@ -14,6 +14,9 @@
 //      any work, and `out == NULL` answers with the row count alone;
 //   4. runs the Executor, which checks the rest (tree shape, arity, tokens, cycles) as user errors;
 //   5. copies the rows out only once everything succeeded.
+//
+// A grove_relay is a Relay program the back end opened (RelayHook.h): the functions here check the C
+// arguments, the back end checks them against @main.
 
 #include <dlfcn.h>
 #include <fmt/format.h>
@@ -30,6 +33,7 @@
 #include "backends/runtime/CompiledLibrary.h"
 #include "backends/runtime/CompilerHook.h"
 #include "backends/runtime/Messages.h"
+#include "backends/runtime/RelayHook.h"
 #include "backends/runtime/Safetensors.h"
 #include "datasets/DagReader.h"
 #include "ilir/Error.h"
@@ -42,6 +46,14 @@ struct grove_model {
   // False while a model compiled from sizes alone still holds its placeholder weights.
   std::atomic<bool> weights_bound{true};
   std::string structure;  // grove_model_info's spelling: "binary tree", not the ABI's "binary_tree"
+};
+
+struct grove_relay {
+  std::unique_ptr<grove::RelayForCApi> program;
+};
+
+struct grove_relay_result {
+  grove::RelayResultForCApi result;
 };
 
 namespace grove {
@@ -501,6 +513,60 @@ grove_model *make_model(CompiledLibrary library) {
   return model.release();
 }
 
+// ---- Relay programs -----------------------------------------------------------------------------
+
+void check_relay_options(const grove_relay_options *options, const char *function) {
+  if (!options) return;
+  require_count(options->threads, function, "options->threads");
+  int executor = enum_value(options->executor);
+  if (executor != GROVE_RELAY_VM && executor != GROVE_RELAY_INTERPRETER)
+    misuse(msg::kCApiEnum, function, "options->executor", executor,
+           "GROVE_RELAY_VM (0), GROVE_RELAY_INTERPRETER (1)");
+  require_count(options->num_targets, function, "options->num_targets");
+  if (options->num_targets > 0) require(options->targets, function, "options->targets");
+  for (int32_t i = 0; i < options->num_targets; ++i)
+    if (!options->targets[i]) misuse(msg::kCApiRelayTarget, function, i);
+}
+
+grove_relay *open_relay(const char *path, const char *text, const grove_relay_options *options,
+                        const char *function) {
+  check_relay_options(options, function);
+  auto open = reinterpret_cast<GroveCompilerRelayOpenFn>(dlsym(RTLD_DEFAULT, kRelayHookName));
+  if (!open) throw ApiMisuse(GROVE_ERROR_UNSUPPORTED, fmt::format(msg::kCApiNoRelay, function));
+  auto program = std::make_unique<grove_relay>();
+  open(path, text, options, &program->program);
+  GROVE_CHECK(program->program, "the Relay back end returned no program");
+  return program.release();
+}
+
+// Each input: a dtype grove knows, a rank >= 0 with its dimensions >= 0, data unless it is empty.
+void check_relay_inputs(const grove_tensor *inputs, size_t count) {
+  const char *function = "grove_relay_run";
+  if (count > 0) require(inputs, function, "inputs");
+  for (size_t i = 0; i < count; ++i) {
+    const grove_tensor &t = inputs[i];
+    int dtype = enum_value(t.dtype);
+    if (dtype < GROVE_DTYPE_BOOL || dtype > GROVE_DTYPE_FLOAT64)
+      misuse(msg::kCApiEnum, function, fmt::format("inputs[{}].dtype", i), dtype,
+             "GROVE_DTYPE_BOOL (0) to GROVE_DTYPE_FLOAT64 (11)");
+    if (t.rank < 0) misuse(msg::kCApiRelayTensorRank, i, t.rank);
+    if (t.rank > 0 && !t.shape) misuse(msg::kCApiRelayTensorNull, i, "shape");
+    bool empty = false;
+    for (int32_t d = 0; d < t.rank; ++d) {
+      if (t.shape[d] < 0) misuse(msg::kCApiRelayTensorDim, i, d, t.shape[d]);
+      empty = empty || t.shape[d] == 0;
+    }
+    // Bytes at 8 per element (the widest dtype) must fit in an int64.
+    for (int64_t d = 0, bytes = 8; !empty && d < t.rank; bytes *= t.shape[d], ++d) {
+      if (t.shape[d] <= INT64_MAX / bytes) continue;
+      std::string shape;
+      for (int32_t e = 0; e < t.rank; ++e) shape += (e ? ", " : "") + std::to_string(t.shape[e]);
+      misuse(msg::kCApiRelayTensorSize, i, "(" + shape + ")");
+    }
+    if (!empty && !t.data) misuse(msg::kCApiRelayTensorNull, i, "data");
+  }
+}
+
 }  // namespace
 }  // namespace grove
 
@@ -654,3 +720,88 @@ extern "C" grove_status grove_model_run_sequences(const grove_model *model, cons
     grove::run_sequences(model, sequences, options, {"grove_model_run_sequences", out, capacity, rows});
   });
 }
+
+extern "C" grove_status grove_relay_open(const char *path, const grove_relay_options *options,
+                                         grove_relay **program) {
+  return guarded([&] {
+    grove::require(path, "grove_relay_open", "path");
+    grove::require(program, "grove_relay_open", "program");
+    *program = grove::open_relay(path, nullptr, options, "grove_relay_open");
+  });
+}
+
+extern "C" grove_status grove_relay_open_text(const char *text, const grove_relay_options *options,
+                                              grove_relay **program) {
+  return guarded([&] {
+    grove::require(text, "grove_relay_open_text", "text");
+    grove::require(program, "grove_relay_open_text", "program");
+    *program = grove::open_relay(nullptr, text, options, "grove_relay_open_text");
+  });
+}
+
+extern "C" void grove_relay_close(grove_relay *program) { delete program; }
+
+extern "C" grove_status grove_relay_num_params(const grove_relay *program, int32_t *count) {
+  return guarded([&] {
+    grove::require(program, "grove_relay_num_params", "program");
+    grove::require(count, "grove_relay_num_params", "count");
+    *count = int32_t(program->program->params().size());
+  });
+}
+
+extern "C" grove_status grove_relay_param_info(const grove_relay *program, int32_t index,
+                                               grove_relay_param *param) {
+  return guarded([&] {
+    grove::require(program, "grove_relay_param_info", "program");
+    grove::require(param, "grove_relay_param_info", "param");
+    const auto &params = program->program->params();
+    int64_t count = int64_t(params.size());
+    if (index < 0 || index >= count)
+      grove::misuse(msg::kCApiRelayParamIndex, index, count,
+                    count > 0 ? fmt::format(" (0 to {})", count - 1) : std::string());
+    *param = params[index];
+  });
+}
+
+extern "C" grove_status grove_relay_result_type(const grove_relay *program, const char **type) {
+  return guarded([&] {
+    grove::require(program, "grove_relay_result_type", "program");
+    grove::require(type, "grove_relay_result_type", "type");
+    *type = program->program->result_type().c_str();
+  });
+}
+
+extern "C" grove_status grove_relay_run(const grove_relay *program, const grove_tensor *inputs,
+                                        size_t num_inputs, const char *trees, grove_relay_result **result) {
+  return guarded([&] {
+    grove::require(program, "grove_relay_run", "program");
+    grove::require(result, "grove_relay_run", "result");
+    grove::check_relay_inputs(inputs, num_inputs);
+    auto out = std::make_unique<grove_relay_result>();
+    out->result = program->program->run(inputs, num_inputs, trees);
+    *result = out.release();
+  });
+}
+
+extern "C" grove_status grove_relay_result_count(const grove_relay_result *result, int32_t *count) {
+  return guarded([&] {
+    grove::require(result, "grove_relay_result_count", "result");
+    grove::require(count, "grove_relay_result_count", "count");
+    *count = int32_t(result->result.tensors.size());
+  });
+}
+
+extern "C" grove_status grove_relay_result_tensor(const grove_relay_result *result, int32_t index,
+                                                  grove_tensor *tensor) {
+  return guarded([&] {
+    grove::require(result, "grove_relay_result_tensor", "result");
+    grove::require(tensor, "grove_relay_result_tensor", "tensor");
+    int64_t count = int64_t(result->result.tensors.size());
+    if (index < 0 || index >= count)
+      grove::misuse(msg::kCApiRelayResultIndex, index, count,
+                    count > 0 ? fmt::format(" (0 to {})", count - 1) : std::string());
+    *tensor = result->result.tensors[index];
+  });
+}
+
+extern "C" void grove_relay_result_free(grove_relay_result *result) { delete result; }

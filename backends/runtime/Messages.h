@@ -156,6 +156,19 @@ inline constexpr char kCApiNoCompiler[] =
     "grove_model_compile: this program does not contain grove's compiler: link grove::compiler (and export "
     "grove_compiler_compile_v1) to compile model files at run time, or open a library written by `grove "
     "compile` with grove_model_open";
+inline constexpr char kCApiNoRelay[] =
+    "{}: this program does not contain grove's Relay back end: link grove_relay_backend (and export "
+    "grove_compiler_relay_open_v1) to open Relay programs";
+inline constexpr char kCApiRelayTensorNull[] = "grove_relay_run: inputs[{}].{} is a null pointer";
+inline constexpr char kCApiRelayTensorRank[] = "grove_relay_run: inputs[{}]: rank {} is negative";
+inline constexpr char kCApiRelayTensorDim[] = "grove_relay_run: inputs[{}]: shape[{}] = {} is negative";
+inline constexpr char kCApiRelayTensorSize[] =
+    "grove_relay_run: inputs[{}]: shape {} has more elements than memory can hold";
+inline constexpr char kCApiRelayTarget[] = "{}: options->targets[{}] is a null pointer";
+inline constexpr char kCApiRelayParamIndex[] =
+    "grove_relay_param_info: index {} is out of range: @main has {} parameters{}";
+inline constexpr char kCApiRelayResultIndex[] =
+    "grove_relay_result_tensor: index {} is out of range: the result has {} tensors{}";
 inline constexpr char kCApiTreeNoRootParent[] =
     "tree {}: no node has parent -1, so the tree has no root (its parent links form a cycle)";
 inline constexpr char kCApiTreeNoRootChildren[] =

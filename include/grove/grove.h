@@ -1,8 +1,9 @@
 #ifndef GROVE_GROVE_H
 #define GROVE_GROVE_H
 /*
- * grove's C API, version 1: run recursive neural networks (TreeLSTM, TreeGRU, MV-RNN, DAG-RNN,
- * sequence LSTM/GRU, ...) compiled by grove, from C, C++ or anything with a C FFI.
+ * grove's C API, version 2: run recursive neural networks (TreeLSTM, TreeGRU, MV-RNN, DAG-RNN,
+ * sequence LSTM/GRU, ...) compiled by grove, from C, C++ or anything with a C FFI. Version 2 added
+ * the Relay programs of grove_relay_* (the end of this file); version 1's calls are unchanged.
  *
  *   grove_model *model;
  *   if (grove_model_open("out/libtreelstm.so", &model) != GROVE_OK ||      // `grove compile`'s output
@@ -17,7 +18,9 @@
  *
  * Libraries. Everything here is in libgrove_runtime (CMake: grove::runtime), except
  * grove_model_compile, which compiles a model file at run time and needs the compiler library
- * (grove::compiler); linked against the runtime alone it returns GROVE_ERROR_UNSUPPORTED.
+ * (grove::compiler), and grove_relay_open / grove_relay_open_text, which need the Relay back end
+ * (in the build tree: grove_relay_backend); linked against the runtime alone they return
+ * GROVE_ERROR_UNSUPPORTED.
  *
  * Errors. Every function that can fail returns a grove_status; on failure the calling thread's
  * grove_last_error() holds a message that says what was wrong and where (the file, the tree and
@@ -45,13 +48,13 @@
 extern "C" {
 #endif
 
-#define GROVE_API_VERSION 1
+#define GROVE_API_VERSION 2
 
 typedef enum grove_status {
   GROVE_OK = 0,
   GROVE_ERROR_INVALID_ARGUMENT = 1, /* API misuse: a null pointer, a negative count, a buffer too small */
   GROVE_ERROR_USER = 2,        /* bad input: a tree, weight file, model file or library that does not fit */
-  GROVE_ERROR_UNSUPPORTED = 3, /* grove_model_compile without the compiler library */
+  GROVE_ERROR_UNSUPPORTED = 3, /* grove_model_compile or grove_relay_open* without the compiler */
   GROVE_ERROR_OUT_OF_MEMORY = 4,
   GROVE_ERROR_INTERNAL = 5 /* a bug in grove: please report the message */
 } grove_status;
@@ -231,6 +234,127 @@ typedef struct grove_sequences {
 grove_status grove_model_run_sequences(const grove_model *model, const grove_sequences *sequences,
                                        const grove_run_options *options, float *out, int64_t capacity,
                                        int64_t *rows);
+
+/* ---- Relay programs (version 2) ---------------------------------------------------------------- *
+ * A whole model written in Relay (docs/RELAY.md), run as `grove relay run` runs it: on the VM, with
+ * Halide kernels and grove's recursive compiler for recursive functions over trees, or on the
+ * reference interpreter.
+ *
+ *   grove_relay *program;
+ *   grove_relay_options options = {.threads = 4};
+ *   if (grove_relay_open("models/relay/mlp.relay", &options, &program) != GROVE_OK) ...
+ *   int64_t x_shape[] = {2, 16};
+ *   grove_tensor inputs[5] = {{GROVE_DTYPE_FLOAT32, x, x_shape, 2}, ...};  // @main's parameters
+ *   grove_relay_result *result;
+ *   grove_relay_run(program, inputs, 5, NULL, &result);
+ *   grove_tensor out;
+ *   grove_relay_result_tensor(result, 0, &out);                          // [2, 10] float32
+ *   grove_relay_result_free(result);
+ *   grove_relay_close(program);
+ *
+ * Arguments are positional: one tensor per parameter of @main, in order, except the parameter of
+ * type List[Tree[int32]] or List[Rose[int32]] (when @main has exactly one: grove_relay_param's kind
+ * GROVE_RELAY_PARAM_TREES), which takes PTB trees instead. The result, a tensor or a (nested) tuple
+ * or List of tensors, is flattened in order. Arguments that do not fit @main (their count, a dtype,
+ * a rank or a known dimension) are GROVE_ERROR_USER naming the parameter and its type.
+ *
+ * Threads. grove_relay_run may be called from several threads on one program: runs on the VM take
+ * turns (the VM caches compiled kernels per program), each using options.threads threads inside;
+ * open one program per thread to run side by side. grove_relay_close must not race other calls on
+ * the program. A result is independent of its program and may outlive it. */
+
+typedef enum grove_dtype {
+  GROVE_DTYPE_BOOL = 0, /* one byte, 0 or 1 */
+  GROVE_DTYPE_INT8 = 1,
+  GROVE_DTYPE_INT16 = 2,
+  GROVE_DTYPE_INT32 = 3,
+  GROVE_DTYPE_INT64 = 4,
+  GROVE_DTYPE_UINT8 = 5,
+  GROVE_DTYPE_UINT16 = 6,
+  GROVE_DTYPE_UINT32 = 7,
+  GROVE_DTYPE_UINT64 = 8,
+  GROVE_DTYPE_FLOAT16 = 9,
+  GROVE_DTYPE_FLOAT32 = 10,
+  GROVE_DTYPE_FLOAT64 = 11
+} grove_dtype;
+
+/* A dense row-major tensor (DLPack's fields for a contiguous CPU tensor). data may be NULL only
+ * when the tensor has no elements; shape may be NULL only for rank 0. */
+typedef struct grove_tensor {
+  grove_dtype dtype;
+  const void *data;
+  const int64_t *shape;
+  int32_t rank;
+} grove_tensor;
+
+typedef struct grove_relay grove_relay;
+typedef struct grove_relay_result grove_relay_result;
+
+typedef enum grove_relay_executor {
+  GROVE_RELAY_VM = 0,         /* the compiled virtual machine (`grove relay run`'s default) */
+  GROVE_RELAY_INTERPRETER = 1 /* the reference interpreter (`--executor interp`), on the calling thread */
+} grove_relay_executor;
+
+typedef struct grove_relay_options {
+  int32_t threads; /* > 0: the VM's kernel pool and grove's recursive functions; 0: all cores */
+  grove_relay_executor executor;
+  const char *const *targets; /* BYOC targets to partition for ("dnnl", "ccompiler", "grove"), */
+  int32_t num_targets;        /* as `grove relay run --target`; none for a saved program */
+  const char *vocab;          /* a vocabulary file for the words of PTB trees; NULL: integer ids */
+} grove_relay_options;
+
+/* Opens a program: Relay text (`.relay`, its constants in FILE.meta.safetensors or a #[metadata]
+ * section), an ONNX model (`.onnx`), or a directory written by `grove relay build`. options may be
+ * NULL (all zero: the VM on all cores). Needs the Relay back end (see "Libraries"). */
+grove_status grove_relay_open(const char *path, const grove_relay_options *options, grove_relay **program);
+
+/* The same for Relay text in memory (constants, if any, in its #[metadata] section). */
+grove_status grove_relay_open_text(const char *text, const grove_relay_options *options,
+                                   grove_relay **program);
+
+/* Frees the program (NULL is fine). */
+void grove_relay_close(grove_relay *program);
+
+typedef enum grove_relay_param_kind {
+  GROVE_RELAY_PARAM_TENSOR = 0, /* give a grove_tensor */
+  GROVE_RELAY_PARAM_TREES = 1,  /* give PTB trees (grove_relay_run's trees) */
+  GROVE_RELAY_PARAM_OTHER = 2   /* a tuple, closure or other ADT: the program cannot run from C */
+} grove_relay_param_kind;
+
+/* A parameter of @main. For a tensor, dtype and shape (-1 for a `?` dimension, any size); type is
+ * the Relay type as text ("Tensor[(?, 16), float32]", "List[Tree[int32]]"). The pointers stay
+ * valid as long as the program. */
+typedef struct grove_relay_param {
+  const char *name; /* without `%` */
+  const char *type;
+  grove_relay_param_kind kind;
+  grove_dtype dtype;
+  const int64_t *shape;
+  int32_t rank;
+} grove_relay_param;
+
+/* @main's parameter count, all kinds. */
+grove_status grove_relay_num_params(const grove_relay *program, int32_t *count);
+
+grove_status grove_relay_param_info(const grove_relay *program, int32_t index, grove_relay_param *param);
+
+/* @main's result type as text, e.g. "Tensor[(?, 10), float32]"; valid as long as the program. */
+grove_status grove_relay_result_type(const grove_relay *program, const char **type);
+
+/* Runs @main. inputs: one tensor per parameter of kind GROVE_RELAY_PARAM_TENSOR, in parameter order
+ * (read during the call only); trees: PTB trees, one per line ("(3 (2 It) (4 good))"), for the
+ * parameter of kind GROVE_RELAY_PARAM_TREES, else NULL. On success *result holds the result's
+ * tensors; free it with grove_relay_result_free. */
+grove_status grove_relay_run(const grove_relay *program, const grove_tensor *inputs, size_t num_inputs,
+                             const char *trees, grove_relay_result **result);
+
+/* The result's tensor count and tensor `index` (its data owned by the result, valid until it is
+ * freed). */
+grove_status grove_relay_result_count(const grove_relay_result *result, int32_t *count);
+grove_status grove_relay_result_tensor(const grove_relay_result *result, int32_t index, grove_tensor *tensor);
+
+/* Frees the result (NULL is fine). */
+void grove_relay_result_free(grove_relay_result *result);
 
 #ifdef __cplusplus
 }

@@ -63,10 +63,27 @@ int main(int argc, char **argv) {
         "%s: %s", grove_status_string(status), grove_last_error());
   grove_model_free(NULL);
 
+  char relay_file[600];
+  snprintf(relay_file, sizeof relay_file, "%s/models/relay/mlp.relay", argv[1]);
+  grove_relay *program = NULL;
+  status = grove_relay_open(relay_file, NULL, &program);
+  CHECK(
+      status == GROVE_ERROR_UNSUPPORTED && mentions("grove_relay_open: this program does not contain grove's "
+                                                    "Relay back end: link grove_relay_backend"),
+      "%s: %s", grove_status_string(status), grove_last_error());
+  CHECK(program == NULL, "a failed open set the program");
+  status = grove_relay_open_text("def @main() { 1f }", NULL, &program);
+  CHECK(status == GROVE_ERROR_UNSUPPORTED && mentions("grove_relay_open_text: this program"), "%s: %s",
+        grove_status_string(status), grove_last_error());
+  grove_relay_close(NULL);
+  grove_relay_result_free(NULL);
+
   if (failures) {
     fprintf(stderr, "%d check(s) failed\n", failures);
     return 1;
   }
-  printf("c_api_runtime_only: grove_model_compile is unsupported without the compiler, as documented\n");
+  printf(
+      "c_api_runtime_only: grove_model_compile and grove_relay_open are unsupported without the compiler, as "
+      "documented\n");
   return 0;
 }
