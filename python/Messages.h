@@ -25,6 +25,20 @@ inline constexpr char kSizeDisagrees[] =
 inline constexpr char kThreads[] = "threads must be at least 1, got {}";
 inline constexpr char kOptionType[] = "{}: expected {}, got {}";
 
+// grove.relay: programs and their arguments.
+inline constexpr char kRelayExecutor[] =
+    "executor='{}': grove.relay knows executor='vm' (the compiled virtual machine) and executor='interp' "
+    "(the "
+    "reference interpreter)";
+inline constexpr char kRelayDtype[] =
+    "{}: dtype {} is not one grove's Relay programs take (bool, int8 to int64, uint8 to uint64, float16, "
+    "float32, float64)";
+inline constexpr char kRelayArgType[] = "{}: expected a NumPy array, got {}";
+inline constexpr char kRelayTreesType[] =
+    "trees: expected a str (one PTB tree per line) or a list of str, got {}";
+inline constexpr char kRelayTreeType[] =
+    "trees: tree {} is a {}, not a PTB string such as '(3 (2 It) (4 good))'";
+
 // Vocabularies given as a dict.
 inline constexpr char kVocabType[] =
     "vocab: expected a vocabulary file path or a dict of token -> id, got {}";

@@ -3,12 +3,17 @@
 // Results come back without a copy: the output grove::Tensor moves into a capsule that a NumPy array
 // (or, for PyTorch, a DLPack tensor) keeps alive. The GIL is released while grove compiles and runs,
 // so several Python threads can run one model at once (the Executor is thread-safe).
+//
+// grove.relay (python/grove/relay.py) opens Relay programs through the back end's library entry
+// (backends/relay/RelayProgram.h): tensors in as NumPy arrays of any dtype grove knows, copied in,
+// and the result's tensors copied out into NumPy arrays of their dtypes.
 
 #include <fmt/format.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,6 +21,7 @@
 #include <vector>
 
 #include "backends/cpu/CompiledModel.h"
+#include "backends/relay/RelayProgram.h"
 #include "backends/runtime/BindWeights.h"
 #include "backends/runtime/RandomWeights.h"
 #include "backends/runtime/Safetensors.h"
@@ -238,6 +244,144 @@ std::unique_ptr<Model> compile(const std::string &model_path, py::handle weights
   return std::make_unique<Model>(std::move(*compiled), std::move(input_vocab));
 }
 
+// ---- Relay programs ----------------------------------------------------------------------------
+
+// The DType of a NumPy array, or a GroveError naming the argument.
+relay::DType relay_dtype(const py::array &a, const std::string &what) {
+  const char kind = a.dtype().kind();
+  const auto size = a.dtype().itemsize();
+  using relay::DType;
+  if (kind == 'b' && size == 1) return DType::Bool;
+  if (kind == 'i' || kind == 'u') {
+    constexpr DType kSigned[] = {DType::Int8, DType::Int16, DType::Int32, DType::Int64};
+    constexpr DType kUnsigned[] = {DType::UInt8, DType::UInt16, DType::UInt32, DType::UInt64};
+    for (int i = 0; i < 4; ++i)
+      if (size == py::ssize_t(1) << i) return kind == 'i' ? kSigned[i] : kUnsigned[i];
+  }
+  if (kind == 'f' && size == 2) return DType::Float16;
+  if (kind == 'f' && size == 4) return DType::Float32;
+  if (kind == 'f' && size == 8) return DType::Float64;
+  user_error(msg::kRelayDtype, what, py::str(a.dtype()).cast<std::string>());
+}
+
+// A C-ordered NumPy array (relay.py converts the arguments) copied into an NDArray.
+relay::NDArray to_ndarray(py::handle value, const std::string &what) {
+  if (!py::isinstance<py::array>(value))
+    throw py::type_error(fmt::format(msg::kRelayArgType, what, type_name(value)));
+  py::array a = py::array::ensure(value, py::array::c_style);
+  if (!a) throw py::error_already_set();
+  relay::Shape shape(a.shape(), a.shape() + a.ndim());
+  relay::NDArray out(relay_dtype(a, what), std::move(shape));
+  if (out.nbytes() > 0) std::memcpy(out.raw(), a.data(), out.nbytes());
+  return out;
+}
+
+py::array to_numpy(const relay::NDArray &a) {
+  std::vector<py::ssize_t> shape(a.shape().begin(), a.shape().end());
+  py::array out(py::dtype(relay::to_string(a.dtype())), shape);
+  if (a.nbytes() > 0) std::memcpy(out.mutable_data(), a.raw(), a.nbytes());
+  return out;
+}
+
+class RelayProgram {
+ public:
+  explicit RelayProgram(std::shared_ptr<relay::RelayProgram> program) : program_(std::move(program)) {}
+
+  // (name, type, kind, dtype, shape) per parameter of @main; dtype and shape None unless a tensor,
+  // a `?` dimension None.
+  py::list params() const {
+    py::list out;
+    for (const relay::RelayParam &p : program_->params()) {
+      const bool tensor = p.kind == relay::RelayParam::Kind::Tensor;
+      py::object dtype = tensor ? py::object(py::str(relay::to_string(p.dtype))) : py::object(py::none());
+      py::object shape = py::none();
+      if (tensor) {
+        py::list dims;
+        for (int64_t d : p.shape)
+          dims.append(d == relay::kAnyDim ? py::object(py::none()) : py::object(py::int_(d)));
+        shape = py::tuple(dims);
+      }
+      const char *kind = tensor ? "tensor" : p.kind == relay::RelayParam::Kind::Trees ? "trees" : "other";
+      out.append(py::make_tuple(p.name, p.type_text, kind, dtype, shape));
+    }
+    return out;
+  }
+
+  const std::string &result_type() const { return program_->result_type(); }
+
+  // arrays: one per tensor parameter; trees: None, a str (a tree per line) or a list of str.
+  py::list run(const py::sequence &arrays, py::handle trees) const {
+    std::vector<relay::NDArray> tensors;
+    const auto &params = program_->params();
+    for (size_t i = 0, k = 0; i < size_t(py::len(arrays)); ++i, ++k) {
+      while (int(k) == program_->tree_param()) ++k;
+      std::string what =
+          k < params.size() ? "argument %" + params[k].name : fmt::format("argument {}", i + 1);
+      tensors.push_back(to_ndarray(arrays[i], what));
+    }
+    std::optional<std::vector<Tree>> tree_values;
+    if (py::isinstance<py::str>(trees)) {
+      tree_values = program_->read_trees(trees.cast<std::string>());
+    } else if (!trees.is_none()) {
+      if (!py::isinstance<py::sequence>(trees))
+        throw py::type_error(fmt::format(msg::kRelayTreesType, type_name(trees)));
+      tree_values.emplace();
+      int64_t number = 0;
+      for (py::handle t : trees) {
+        ++number;
+        if (!py::isinstance<py::str>(t))
+          throw py::type_error(fmt::format(msg::kRelayTreeType, number, type_name(t)));
+        tree_values->push_back(program_->read_tree(t.cast<std::string>(), number));
+      }
+    }
+    std::vector<relay::NDArray> outputs;
+    {
+      py::gil_scoped_release release;
+      outputs = program_->run(tensors, tree_values);
+    }
+    py::list out;
+    for (const relay::NDArray &a : outputs) out.append(to_numpy(a));
+    return out;
+  }
+
+ private:
+  std::shared_ptr<relay::RelayProgram> program_;
+};
+
+relay::RelayProgramOptions relay_options(std::optional<int64_t> threads, const std::string &executor,
+                                         const std::vector<std::string> &targets,
+                                         std::optional<std::string> vocab) {
+  relay::RelayProgramOptions options;
+  if (threads) {
+    if (*threads < 1) user_error(msg::kThreads, *threads);
+    options.threads = int(*threads);
+  }
+  if (executor == "interp")
+    options.executor = relay::RelayExecutor::Interpreter;
+  else if (executor != "vm")
+    user_error(msg::kRelayExecutor, executor);
+  options.targets = targets;
+  if (vocab) options.vocab = *vocab;
+  return options;
+}
+
+std::unique_ptr<RelayProgram> relay_load(const std::string &path, std::optional<int64_t> threads,
+                                         const std::string &executor, const std::vector<std::string> &targets,
+                                         std::optional<std::string> vocab) {
+  relay::RelayProgramOptions options = relay_options(threads, executor, targets, vocab);
+  py::gil_scoped_release release;
+  return std::make_unique<RelayProgram>(relay::RelayProgram::open(path, std::move(options)));
+}
+
+std::unique_ptr<RelayProgram> relay_parse(const std::string &text, const std::string &name,
+                                          std::optional<int64_t> threads, const std::string &executor,
+                                          const std::vector<std::string> &targets,
+                                          std::optional<std::string> vocab) {
+  relay::RelayProgramOptions options = relay_options(threads, executor, targets, vocab);
+  py::gil_scoped_release release;
+  return std::make_unique<RelayProgram>(relay::RelayProgram::parse(text, name, std::move(options)));
+}
+
 }  // namespace
 
 }  // namespace grove::python
@@ -278,6 +422,18 @@ PYBIND11_MODULE(_grove, m) {
       .def_property_readonly("vocab_size", [](const Model &model) { return model.abi().vocab_size; })
       .def_property_readonly(
           "output_shape", [](const Model &model) { return py::tuple(py::cast(model.abi().output_shape)); });
+
+  using grove::python::RelayProgram;
+  py::class_<RelayProgram>(m, "RelayProgram")
+      .def_property_readonly("params", &RelayProgram::params)
+      .def_property_readonly("result_type", &RelayProgram::result_type)
+      .def("run", &RelayProgram::run, py::arg("arrays"), py::arg("trees") = py::none());
+  m.def("relay_load", &grove::python::relay_load, py::arg("path"), py::arg("threads") = py::none(),
+        py::arg("executor") = "vm", py::arg("targets") = std::vector<std::string>{},
+        py::arg("vocab") = py::none());
+  m.def("relay_parse", &grove::python::relay_parse, py::arg("text"), py::arg("name") = "<text>",
+        py::arg("threads") = py::none(), py::arg("executor") = "vm",
+        py::arg("targets") = std::vector<std::string>{}, py::arg("vocab") = py::none());
 
   m.def("compile", &grove::python::compile, py::arg("model"), py::arg("weights") = py::none(),
         py::arg("sizes") = py::none(), py::arg("schedule") = py::none(), py::arg("threads") = py::none(),

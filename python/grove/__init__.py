@@ -12,6 +12,8 @@ when the inputs are torch tensors or `as_torch=True`. grove's errors raise `Grov
 ValueError) with grove's message; arguments of the wrong Python type raise TypeError.
 
 PyTorch is optional: it is imported only when torch tensors come in or `as_torch=True`.
+
+`grove.relay` opens and runs whole Relay programs (and ONNX models): grove.relay.load(path)(*arrays).
 """
 
 import os
@@ -20,9 +22,10 @@ import warnings
 import numpy
 
 from . import _grove
+from . import relay
 from ._grove import GroveError
 
-__all__ = ["compile", "Model", "GroveError"]
+__all__ = ["compile", "Model", "GroveError", "relay"]
 
 GroveError.__module__ = "grove"
 
