@@ -40,7 +40,8 @@ enum class Opcode {
                     // (reshaped_field): a's storage viewed with the result's shape, no kernel run
   InvokeRecursive,  // dst = recursive[index](args): args[0] the List of trees (or the one tree), then
                     // the weights in parameter order — one batched run of grove's compiled function;
-                    // a fold over a sequence: its arguments in parameter order
+                    // a fold over a sequence: its arguments in parameter order (mapped over a List of
+                    // sequences: that List in the list's place, then the mapped closure last)
   StackList,        // dst = the elements of the non-empty List in a stacked along axis 0: each
                     // element a tensor [1, ...] (or tuples of them), the result [N, ...] (or tuples)
   UnstackList,      // dst = the List (constructors[index] Cons, constructors[nil] Nil) of the rows
@@ -95,7 +96,8 @@ struct RecursiveInfo {
   Expr cons, nil;          // the List's constructors, the module's own nodes (over_list)
   // A fold over a sequence (RecursiveFunctions.h): its call's arguments are in parameter order;
   // these are its list and state parameters, the list's Cons tag, and the function's own bytecode,
-  // which runs the calls grove does not take (SequenceFunctions.h). -1 for a tree function.
+  // which runs the calls grove does not take (SequenceFunctions.h) — over a List of sequences, @map
+  // (of the closure, the call's last argument). -1 for a tree function.
   int list_param = -1, state_param = -1, list_cons_tag = -1, fallback = -1;
   bool sequence() const { return state_param >= 0; }
 };

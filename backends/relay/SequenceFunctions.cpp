@@ -132,36 +132,68 @@ bool CompiledSequenceFunction::fits(const SequenceCall &call) const {
   return call.length == length_ && call.rows * static_cast<int64_t>(call.steps.size()) <= capacity_;
 }
 
-// 1. The state's tensors must have the lengths the step computes. 2. Fill the table: step t's row r
-// is row t·R + r. 3. One batched run of R sequences of T tokens. 4. Cut each sequence's row of
-// concatenated states into the state's tensors, R rows each.
-std::optional<Value> CompiledSequenceFunction::run(const SequenceCall &call) const {
-  GROVE_CHECK(fits(call), "a call that does not fit the compiled sequence function");
-  if (call.state_lengths != state_lengths_) return std::nullopt;
+bool CompiledSequenceFunction::fits(const std::vector<SequenceCall> &calls) const {
+  int64_t rows = 0;
+  for (const SequenceCall &call : calls) {
+    if (call.length != length_) return false;
+    rows += call.rows * static_cast<int64_t>(call.steps.size());
+  }
+  return rows <= capacity_;
+}
 
-  const int64_t rows = call.rows, steps = static_cast<int64_t>(call.steps.size());
-  std::vector<std::vector<int32_t>> sequences(rows, std::vector<int32_t>(steps));
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t s = 0; s < steps; ++s) sequences[r][s] = static_cast<int32_t>(s * rows + r);
+std::optional<Value> CompiledSequenceFunction::run(const SequenceCall &call) const {
+  std::optional<std::vector<Value>> states = run(std::vector<SequenceCall>{call});
+  if (!states) return std::nullopt;
+  return std::move(states->front());
+}
+
+// 1. Every call's state must have the lengths the step computes. 2. Fill the table, call after call:
+// step t's row r of a call starting at row `base` is row base + t·R + r. 3. One batched run of every
+// call's R sequences of its T tokens. 4. Cut each sequence's row of concatenated states into its
+// call's state tensors, R rows each.
+std::optional<std::vector<Value>> CompiledSequenceFunction::run(
+    const std::vector<SequenceCall> &calls) const {
+  GROVE_CHECK(fits(calls), "calls that do not fit the compiled sequence function");
+  for (const SequenceCall &call : calls)
+    if (call.state_lengths != state_lengths_) return std::nullopt;
+
+  std::vector<std::vector<int32_t>> sequences;
   Tensor last;
   {
     std::lock_guard<std::mutex> lock(table_mutex_);
-    for (int64_t s = 0; s < steps; ++s)
-      std::memcpy(table_.data.data() + s * rows * length_, call.steps[s].data<float>(),
-                  rows * length_ * sizeof(float));
+    int64_t base = 0;
+    for (const SequenceCall &call : calls) {
+      const int64_t rows = call.rows, steps = static_cast<int64_t>(call.steps.size());
+      for (int64_t r = 0; r < rows; ++r) {
+        std::vector<int32_t> tokens(steps);
+        for (int64_t s = 0; s < steps; ++s) tokens[s] = static_cast<int32_t>(base + s * rows + r);
+        sequences.push_back(std::move(tokens));
+      }
+      for (int64_t s = 0; s < steps; ++s)
+        std::memcpy(table_.data.data() + (base + s * rows) * length_, call.steps[s].data<float>(),
+                    rows * length_ * sizeof(float));
+      base += rows * steps;
+    }
     last = model_->run_sequences(sequences, {});
   }
-  const int64_t width = last.size() / rows;
-  std::vector<Value> fields;
-  int64_t offset = 0;
-  for (int64_t len : state_lengths_) {
-    NDArray a(DType::Float32, call.rank == 2 ? Shape{rows, len} : Shape{len});
-    for (int64_t r = 0; r < rows; ++r)
-      std::copy_n(last.data.data() + r * width + offset, len, a.data<float>() + r * len);
-    offset += len;
-    fields.push_back(tensor_value(std::move(a)));
+  const int64_t width = last.size() / static_cast<int64_t>(sequences.size());
+  std::vector<Value> states;
+  int64_t first = 0;  // the call's first sequence
+  for (const SequenceCall &call : calls) {
+    const int64_t rows = call.rows;
+    std::vector<Value> fields;
+    int64_t offset = 0;
+    for (int64_t len : state_lengths_) {
+      NDArray a(DType::Float32, call.rank == 2 ? Shape{rows, len} : Shape{len});
+      for (int64_t r = 0; r < rows; ++r)
+        std::copy_n(last.data.data() + (first + r) * width + offset, len, a.data<float>() + r * len);
+      offset += len;
+      fields.push_back(tensor_value(std::move(a)));
+    }
+    states.push_back(tuple_state_ ? tuple_value(std::move(fields)) : fields[0]);
+    first += rows;
   }
-  return tuple_state_ ? tuple_value(std::move(fields)) : fields[0];
+  return states;
 }
 
 }  // namespace grove::relay

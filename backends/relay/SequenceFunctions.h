@@ -50,12 +50,18 @@ class CompiledSequenceFunction {
 
   // Whether `call` fits what was compiled (its step length, and its rows within the capacity).
   bool fits(const SequenceCall &call) const;
+  // Whether the calls fit as one run: each its step length, their rows (steps × rows) within the capacity.
+  bool fits(const std::vector<SequenceCall> &calls) const;
   int64_t capacity() const { return capacity_; }
   int64_t length() const { return length_; }
   // The fold's result for `call` (which fits): the state after the last step, shaped as the state.
   // Nullopt when the state's tensors do not have the lengths the step computes (the VM then runs the
   // call and reports the mismatch as it would).
   std::optional<Value> run(const SequenceCall &call) const;
+  // Several calls (which fit) in one batched run — the folds of `@map` over a list of sequences, of
+  // any lengths: each call's state after its last step. Nullopt as above, when any call's state does
+  // not have the lengths the step computes.
+  std::optional<std::vector<Value>> run(const std::vector<SequenceCall> &calls) const;
 
   const std::string &model_text() const { return text_; }
 

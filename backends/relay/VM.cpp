@@ -252,30 +252,82 @@ Value VirtualMachine::run_recursive(const std::vector<Value> &regs, const Instru
 // 1. Read the call (SequenceFunctions.h: grove takes it, or the VM runs the function itself).
 // 2. Compile again when the weights, the step length or the room for the rows changed (the room
 // doubles, so that growing lists recompile rarely). 3. One batched run.
+const CompiledSequenceFunction &VirtualMachine::sequence_function(int index, std::vector<Value> weights,
+                                                                  const std::vector<SequenceCall> &calls) {
+  if (recursive_.size() < exe_.recursive.size()) recursive_.resize(exe_.recursive.size());
+  CompiledRecursive &cached = recursive_[index];
+  const bool same = cached.sequence != nullptr && same_weights(cached.weights, weights);
+  if (!same || !cached.sequence->fits(calls)) {
+    int64_t rows = 0;
+    for (const SequenceCall &call : calls) rows += call.rows * static_cast<int64_t>(call.steps.size());
+    const int64_t length = calls.front().length;
+    if (same && length == cached.sequence->length()) rows = std::max(rows, 2 * cached.sequence->capacity());
+    cached.sequence = CompiledSequenceFunction::compile(exe_.source, exe_.recursive[index].name, weights,
+                                                        length, rows, recursive_options());
+    cached.weights = std::move(weights);
+    ++stats_.recursive_compiles;
+  }
+  return *cached.sequence;
+}
+
+namespace {
+
+// The weights of a fold's call: its arguments but the list, the state (and, mapped, the closure).
+std::vector<Value> fold_weights(const vm::RecursiveInfo &info, const std::vector<Value> &regs,
+                                const vm::Instruction &in, size_t count) {
+  std::vector<Value> weights;
+  for (size_t i = 0; i < count; ++i)
+    if (static_cast<int>(i) != info.list_param && static_cast<int>(i) != info.state_param)
+      weights.push_back(regs[in.args[i]]);
+  return weights;
+}
+
+}  // namespace
+
 std::optional<Value> VirtualMachine::run_sequence(const std::vector<Value> &regs, const vm::Instruction &in) {
   const vm::RecursiveInfo &info = exe_.recursive[in.index];
   std::optional<SequenceCall> call =
       sequence_call(regs[in.args[info.list_param]], regs[in.args[info.state_param]], info.list_cons_tag);
   if (!call) return std::nullopt;
-  std::vector<Value> weights;
-  for (size_t i = 0; i < in.args.size(); ++i)
-    if (static_cast<int>(i) != info.list_param && static_cast<int>(i) != info.state_param)
-      weights.push_back(regs[in.args[i]]);
-  if (recursive_.size() < exe_.recursive.size()) recursive_.resize(exe_.recursive.size());
-  CompiledRecursive &cached = recursive_[in.index];
-  const bool same = cached.sequence != nullptr && same_weights(cached.weights, weights);
-  if (!same || !cached.sequence->fits(*call)) {
-    int64_t rows = call->rows * static_cast<int64_t>(call->steps.size());
-    if (same && call->length == cached.sequence->length())
-      rows = std::max(rows, 2 * cached.sequence->capacity());
-    cached.sequence = CompiledSequenceFunction::compile(exe_.source, info.name, weights, call->length, rows,
-                                                        recursive_options());
-    cached.weights = std::move(weights);
-    ++stats_.recursive_compiles;
+  std::vector<SequenceCall> calls{std::move(*call)};
+  const CompiledSequenceFunction &f =
+      sequence_function(in.index, fold_weights(info, regs, in, in.args.size()), calls);
+  std::optional<std::vector<Value>> result = f.run(calls);
+  if (!result) return std::nullopt;
+  ++stats_.recursive_calls;
+  return std::move(result->front());
+}
+
+// 1. Each element of the list is one fold's call from the same state (SequenceFunctions.h: all zero,
+// with the steps' rows), with steps of one length; an empty list maps to itself. 2. One batched run.
+// 3. The List of the states, in order.
+std::optional<Value> VirtualMachine::run_sequence_list(const std::vector<Value> &regs,
+                                                       const vm::Instruction &in) {
+  const vm::RecursiveInfo &info = exe_.recursive[in.index];
+  const Value &list = regs[in.args[info.list_param]];
+  const Value &state = regs[in.args[info.state_param]];
+  const int cons_tag = info.cons.as<Constructor>()->tag;
+  std::vector<SequenceCall> calls;
+  for (Value cur = list;;) {
+    const auto *cell = cur ? cur->as<ADTValue>() : nullptr;
+    if (cell == nullptr) return std::nullopt;
+    if (cell->tag != cons_tag) break;
+    std::optional<SequenceCall> call = sequence_call(cell->fields[0], state, info.list_cons_tag);
+    if (!call || (!calls.empty() && call->length != calls.front().length)) return std::nullopt;
+    calls.push_back(std::move(*call));
+    cur = cell->fields[1];
   }
-  std::optional<Value> result = cached.sequence->run(*call);
-  if (result) ++stats_.recursive_calls;
-  return result;
+  if (calls.empty()) return list;
+  // The last argument is the mapped closure, which runs the map when this declines.
+  const CompiledSequenceFunction &f =
+      sequence_function(in.index, fold_weights(info, regs, in, in.args.size() - 1), calls);
+  std::optional<std::vector<Value>> states = f.run(calls);
+  if (!states) return std::nullopt;
+  ++stats_.recursive_calls;
+  Value out = adt_value(info.nil, {});
+  for (auto it = states->rbegin(); it != states->rend(); ++it)
+    out = adt_value(info.cons, {std::move(*it), out});
+  return out;
 }
 
 // The dispatch loop: one Frame per active call on `stack`; Ret pops and writes the caller's register.
@@ -444,14 +496,20 @@ Value VirtualMachine::invoke(int function, std::vector<Value> args, const Value 
           regs[in.dst] = run_recursive(regs, in);
           break;
         }
-        if (std::optional<Value> result = run_sequence(regs, in)) {
+        const vm::RecursiveInfo &info = exe_.recursive[in.index];
+        std::optional<Value> result = info.over_list ? run_sequence_list(regs, in) : run_sequence(regs, in);
+        if (result) {
           regs[in.dst] = std::move(*result);
           break;
         }
         ++stats_.recursive_fallbacks;
         std::vector<Value> call_args;
-        for (int r : in.args) call_args.push_back(regs[r]);
-        enter(stack, exe_.recursive[in.index].fallback, std::move(call_args), nullptr, in.dst);
+        if (info.over_list) {  // @map(closure, list)
+          call_args = {regs[in.args.back()], regs[in.args[info.list_param]]};
+        } else {
+          for (int r : in.args) call_args.push_back(regs[r]);
+        }
+        enter(stack, info.fallback, std::move(call_args), nullptr, in.dst);
         break;
       }
     }

@@ -33,6 +33,7 @@ struct VMStats {
 
 class CompiledRecursiveFunction;
 class CompiledSequenceFunction;
+struct SequenceCall;
 
 struct VMOptions {
   // The threads grove's recursive functions and folds run on (their schedule's threads=N); 0: all
@@ -63,6 +64,13 @@ class VirtualMachine {
   Value run_recursive(const std::vector<Value> &regs, const vm::Instruction &in);
   // A fold over a sequence in grove, or nullopt when grove does not take this call.
   std::optional<Value> run_sequence(const std::vector<Value> &regs, const vm::Instruction &in);
+  // @map of the fold over a List of sequences, as one batched run; nullopt where any sequence does not
+  // fit (SequenceFunctions.h): the caller then runs @map itself.
+  std::optional<Value> run_sequence_list(const std::vector<Value> &regs, const vm::Instruction &in);
+  // The compiled fold of entry `index` for these weights and calls, compiled again when they differ
+  // or the calls do not fit.
+  const CompiledSequenceFunction &sequence_function(int index, std::vector<Value> weights,
+                                                    const std::vector<SequenceCall> &calls);
 
   // InvokeRecursive's compiled functions, one per table entry, with the weights they were compiled
   // with (held, so their storage cannot be reused by other tensors while cached).

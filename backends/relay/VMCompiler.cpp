@@ -278,10 +278,11 @@ class ModuleCompiler {
     auto found = recursive_.find(name);
     return found == recursive_.end() ? nullptr : &found->second;
   }
-  // The tree parameter of global `name` when it is a recursive function over trees, else -1.
+  // The tree (or, for a fold over a sequence, list) parameter of global `name` when grove compiles it
+  // recursively, else -1.
   int recursive_tree_param(const std::string &name) const {
     const RecursiveCandidate *c = recursive(name);
-    return c != nullptr && !c->sequence() ? c->tree_param : -1;
+    return c != nullptr ? c->tree_param : -1;
   }
 
   // Whether global `name` is the standard map over a List (checked once, on the typed source).
@@ -299,7 +300,7 @@ class ModuleCompiler {
 
   // InvokeRecursive's table entry for `@name` over a List (constructors `cons`, `nil`) or one tree.
   int recursive_entry(const std::string &name, bool over_list, const std::string &cons,
-                      const std::string &nil) {
+                      const std::string &nil, const std::string &map = "") {
     for (size_t i = 0; i < exe_.recursive.size(); ++i)
       if (exe_.recursive[i].name == name && exe_.recursive[i].over_list == over_list)
         return static_cast<int>(i);
@@ -314,7 +315,7 @@ class ModuleCompiler {
               exe_.source,
               exe_.source.find_function(name)->as<Function>()->params[c->tree_param]->checked_type)
               .cons_tag;
-      info.fallback = exe_.globals.at(name);
+      info.fallback = exe_.globals.at(over_list ? map : name);
     }
     if (over_list) {
       // The module's own nodes, so the List built equals the one the interpreter builds.
@@ -596,6 +597,7 @@ int FunctionCompiler::try_recursive_map(const Call *call, const Expr &e) {
     int tree;
     std::vector<int> path;  // the projection of %t it takes, outermost index first
     Type type;
+    bool fold = false;  // a fold over a sequence (its list is `tree`), else a tree function
   };
   std::vector<Encoder> encoders;
   std::unordered_map<const ExprNode *, std::vector<int>> projections;  // let-bound projections of %t
@@ -625,24 +627,56 @@ int FunctionCompiler::try_recursive_map(const Call *call, const Expr &e) {
       for (const Encoder &other : encoders)
         if (w.same_as(other.result)) return false;
     }
-    *out = Encoder{c, Expr(), tree, std::move(path), value->checked_type};
+    const RecursiveCandidate *rec = mc_.recursive(callee->name);
+    *out = Encoder{c, Expr(), tree, std::move(path), value->checked_type, rec->sequence()};
+    return true;
+  };
+  // A binding that does not depend on the element — a fold's initial state `(%h0, %c0)`, `zeros(...)`
+  // — computed once before the encoders: tuples, projections, constants, variables and calls of
+  // operators and fused kernels, of variables bound outside the closure or by such bindings.
+  std::vector<const Let *> hoisted;
+  auto invariant = [&](const Expr &value) {
+    switch (value->kind) {
+      case ExprKind::Tuple:
+      case ExprKind::TupleGetItem:
+      case ExprKind::Constant:
+      case ExprKind::Var:
+        break;
+      case ExprKind::Call: {
+        const Expr &op = value.as<Call>()->op;
+        bool kernel = op.as<Op>() != nullptr || var_kernel_.count(op.get()) != 0;
+        for (const Let *k : kernels) kernel = kernel || op.same_as(k->var);
+        if (!kernel) return false;
+        break;
+      }
+      default:
+        return false;
+    }
+    for (const Expr &v : free_vars(value)) {
+      if (v.same_as(t) || projections.count(v.get()) != 0) return false;
+      for (const Encoder &enc : encoders)
+        if (v.same_as(enc.result)) return false;
+    }
     return true;
   };
   Expr body = fn->body;
   while (const auto *let = body.as<Let>()) {
     const auto *kernel = let->value.as<Function>();
+    const auto *get = let->value.as<TupleGetItem>();
+    std::vector<int> path;
+    Encoder enc;
     if (kernel != nullptr && is_primitive(kernel)) {
       kernels.push_back(let);
-    } else if (const auto *get = let->value.as<TupleGetItem>()) {
-      std::vector<int> path;
-      if (!tree_path(get->tuple, &path)) break;
+    } else if (get != nullptr && tree_path(get->tuple, &path)) {
       path.push_back(get->index);
       projections[let->var.get()] = std::move(path);
-    } else {
-      Encoder enc;
-      if (!encoder(let->value, &enc)) break;
+    } else if (encoder(let->value, &enc)) {
       enc.result = let->var;
       encoders.push_back(std::move(enc));
+    } else if (invariant(let->value)) {
+      hoisted.push_back(let);
+    } else {
+      break;
     }
     body = let->body;
   }
@@ -682,7 +716,9 @@ int FunctionCompiler::try_recursive_map(const Call *call, const Expr &e) {
         return k == var_kernel_.end() ? nullptr : mc_.exe_.kernels[k->second].primitive.as<Function>();
       });
   if (!bare && !batched && encoders.size() > 1) return -1;  // @map takes one list of results
-  // Emission: the list each encoder runs over, then its one batched call.
+  // Emission: the bindings computed once, the list each encoder runs over, then its one batched call.
+  for (const Let *k : kernels) bind(k->var, k->value);
+  for (const Let *h : hoisted) bind(h->var, h->value);
   const int xs = compile(call->args[1]);
   std::vector<int> lists;
   for (const Encoder &enc : encoders) {
@@ -698,13 +734,27 @@ int FunctionCompiler::try_recursive_map(const Call *call, const Expr &e) {
       map.index = mc_.global(map_name, e->span);
       map.args = {project, xs};
     }
-    std::vector<int> args{trees};
-    for (size_t i = 0; i < enc.call->args.size(); ++i)
-      if (static_cast<int>(i) != enc.tree) args.push_back(compile(enc.call->args[i]));
+    const std::string &name = enc.call->op.as<GlobalVar>()->name;
+    std::vector<int> args;
+    if (enc.fold) {
+      // The fold's arguments in parameter order, the List of sequences in the list's place, then the
+      // closure `fn (%s) { @f(%s, state, ws...) }` that @map runs when the VM declines the batch.
+      for (size_t i = 0; i < enc.call->args.size(); ++i)
+        args.push_back(static_cast<int>(i) == enc.tree ? trees : compile(enc.call->args[i]));
+      Expr s = Var::make("sequence", {}, call->span);
+      std::vector<Expr> call_args = enc.call->args;
+      call_args[enc.tree] = s;
+      Expr one = Call::make(enc.call->op, call_args, enc.call->attrs, enc.call->type_args, enc.call->span);
+      args.push_back(compile_closure(Function::make({s}, one, {}, {}, {}, call->span), Expr()));
+    } else {
+      args.push_back(trees);
+      for (size_t i = 0; i < enc.call->args.size(); ++i)
+        if (static_cast<int>(i) != enc.tree) args.push_back(compile(enc.call->args[i]));
+    }
     int out = fresh();
     Instruction &in = emit(Opcode::InvokeRecursive, e->span);
     in.dst = out;
-    in.index = mc_.recursive_entry(enc.call->op.as<GlobalVar>()->name, true, cons, nil);
+    in.index = mc_.recursive_entry(name, true, cons, nil, map_name);
     in.args = std::move(args);
     lists.push_back(out);
   }

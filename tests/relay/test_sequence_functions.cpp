@@ -118,6 +118,83 @@ TEST(RelaySequenceFunctions, LstmIsOneBatchedRunEqualToTheInterpreter) {
   EXPECT_EQ(machine.stats().recursive_calls, 6u);
 }
 
+// lstm.relay with @main mapping a sequence encoder with a classifier head over a List of sequences.
+Module lstm_mapped_with_head() {
+  std::string text = read_text(testing::kModels + "lstm.relay");
+  text = text.substr(0, text.find("def @main")) +
+         R"(def @map(%f: fn (List[Tensor[(1, ?), float32]]) -> Tensor[(1, ?), float32],
+          %xs: List[List[Tensor[(1, ?), float32]]]) -> List[Tensor[(1, ?), float32]] {
+  match (%xs) {
+    Cons(%x, %rest) => Cons(%f(%x), @map(%f, %rest)),
+    Nil => Nil,
+  }
+}
+
+def @main(%seqs: List[List[Tensor[(1, ?), float32]]], %h0: Tensor[(1, ?), float32], %c0: Tensor[(1, ?), float32],
+          %w_ih: Tensor[(?, ?), float32], %w_hh: Tensor[(?, ?), float32], %b_ih: Tensor[(?), float32],
+          %b_hh: Tensor[(?), float32], %Wc: Tensor[(?, ?), float32]) -> List[Tensor[(1, ?), float32]] {
+  %0 = fn (%s: List[Tensor[(1, ?), float32]]) -> Tensor[(1, ?), float32] {
+    %1 = @lstm(%s, (%h0, %c0), %w_ih, %w_hh, %b_ih, %b_hh);
+    nn.softmax(nn.dense(%1.0, %Wc))
+  };
+  @map(%0, %seqs)
+})";
+  Module m = parse_module(text, "lstm_mapped.relay");
+  infer_types(m);
+  return m;
+}
+
+// @map of the fold over sequences of different lengths is one batched run of every sequence (grove's
+// sequence model takes them as they are), and the classifier runs once over the stacked states; a
+// nonzero initial state declines the batch and runs @map in the VM, with the interpreter's result.
+TEST(RelaySequenceFunctions, MappedFoldWithAHeadIsOneBatchedRun) {
+  auto base = load_model("lstm");
+  LoadedModel l{lstm_mapped_with_head(), base.fixture};
+  const int64_t h = l.fixture.at("h0").shape()[1], d = l.fixture.at("xs").shape()[2];
+  std::mt19937 rng(11);
+  std::vector<Value> seqs;
+  for (int64_t len : {3, 1, 7, 3, 5}) seqs.push_back(steps_value(l.module, len, {1, d}, rng));
+  Value list = testing::list_value(l.module, seqs);
+  std::vector<Value> args = main_args(l, {{"seqs", list},
+                                          {"h0", tensor_value(NDArray(DType::Float32, {1, h}))},
+                                          {"c0", tensor_value(NDArray(DType::Float32, {1, h}))},
+                                          {"Wc", tensor_value(random_array({4, h}, rng))}});
+  std::string dump = vm::to_string(vm::compile(l.module));
+  EXPECT_THAT(
+      dump,
+      HasSubstr("rec0: @lstm over a List (grove recursive compiler; a fold over a sequence, else @map)"));
+  EXPECT_THAT(dump, HasSubstr("StackList $"));
+  VirtualMachine machine = make_vm(l.module);
+  Value got = machine.run_main(args);
+  Value want = run_main(l.module, args);
+  const auto *g = got->as<ADTValue>();
+  const auto *w = want->as<ADTValue>();
+  for (size_t i = 0; i < seqs.size(); ++i) {
+    ASSERT_EQ(g->fields.size(), 2u);
+    expect_near(g->fields[0], w->fields[0], 1e-5f);
+    g = g->fields[1]->as<ADTValue>();
+    w = w->fields[1]->as<ADTValue>();
+  }
+  EXPECT_TRUE(g->fields.empty());
+  EXPECT_EQ(machine.stats().recursive_calls, 1u) << "every sequence in one run";
+  EXPECT_EQ(machine.stats().recursive_fallbacks, 0u);
+  // The fixture's own initial state is not zero: @map runs each fold in the VM.
+  std::vector<Value> nonzero =
+      main_args(l, {{"seqs", list}, {"Wc", tensor_value(random_array({4, h}, rng))}});
+  VirtualMachine again = make_vm(l.module);
+  Value got2 = again.run_main(nonzero);
+  Value want2 = run_main(l.module, nonzero);
+  g = got2->as<ADTValue>();
+  w = want2->as<ADTValue>();
+  for (size_t i = 0; i < seqs.size(); ++i) {
+    expect_near(g->fields[0], w->fields[0], 0.0f);
+    g = g->fields[1]->as<ADTValue>();
+    w = w->fields[1]->as<ADTValue>();
+  }
+  EXPECT_GE(again.stats().recursive_fallbacks, 1u);
+  EXPECT_EQ(again.stats().recursive_calls, 0u);
+}
+
 // The fixture's own initial state is not zero: the VM runs the fold itself, with the interpreter's
 // result (bit for bit: the same kernels); so does an empty list.
 TEST(RelaySequenceFunctions, NonzeroInitialStateAndEmptyListRunInTheVM) {
