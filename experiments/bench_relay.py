@@ -37,6 +37,13 @@ grove's own TreeLSTM (`grove bench`) and against the same computations as torch.
     (`pip install onnxruntime` in a venv made with --system-site-packages, so that Debian's torch stays
     visible). `--onnx-only` runs just this part.
 
+(e) Composition (`--composition-only` runs just this part, to experiments/results/relay_composition.md):
+    the TreeLSTM encoder of (a) alone — `@map` of `@treelstm(...).0` — against the same encoder feeding a
+    5-class classifier inside the mapped closure, `nn.softmax(nn.dense(@treelstm(%t, ...).0, %Wc))`,
+    which the VM runs as one batched call of the encoder and one batched call of the head over the
+    stacked roots, on the first --composition-trees SST test trees at batch 10; --rounds alternating
+    runs, the ratio taken within each round (target: within 1.15x).
+
 Writes the markdown table (with the machine's load average before and after) to --out.
 """
 
@@ -59,7 +66,11 @@ os.environ.update(OPENBLAS_CORETYPE="SkylakeX", OMP_WAIT_POLICY="PASSIVE")
 ENV = dict(os.environ)
 
 import numpy as np  # noqa: E402
-import torch  # noqa: E402
+
+try:  # Debian's python3-torch; (e) alone runs without it
+    import torch  # noqa: E402
+except ImportError:
+    torch = None
 
 try:  # optional: (d) also times the ONNX files on onnxruntime where it is installed (pip)
     import onnxruntime as ort  # noqa: E402
@@ -74,6 +85,13 @@ def run(command, timeout=1200):
     if result.returncode != 0:
         sys.exit(f"failed: {' '.join(map(str, command))}\n{result.stdout}{result.stderr}")
     return result.stdout
+
+
+def cpu_name():
+    for line in open("/proc/cpuinfo"):
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return "unknown processor"
 
 
 def uptime():
@@ -167,6 +185,57 @@ def treelstm_rows(grove, tmp, repeat, interp_trees, rounds):
                     ratios.append(r["median_ms_per_call"] / g["median_ms_per_batch"])
                     gflops.append(g["gflops"])
     return rows, agreement, ratios, gflops
+
+
+CLASSIFIER_MAIN = """def @main(%trees: List[Tree[int32]], %emb: Tensor[(?, ?), float32], %W_iou: Tensor[(?, ?), float32],
+          %U_iou: Tensor[(?, ?), float32], %b_iou: Tensor[(?), float32], %U_f: Tensor[(?, ?), float32],
+          %b_f: Tensor[(?), float32], %Wc: Tensor[(5, ?), float32]) -> List[Tensor[(1, 5), float32]] {
+  %0 = fn (%t: Tree[int32]) -> Tensor[(1, 5), float32] {
+    %1 = @treelstm(%t, %emb, %W_iou, %U_iou, %b_iou, %U_f, %b_f);
+    nn.softmax(nn.dense(%1.0, %Wc))
+  };
+  @map(%0, %trees)
+}
+"""
+
+
+def composition_rows(grove, tmp, repeat, rounds, count):
+    """(e): the encoder alone and with a classifier head, alternating; returns rows and per-round ratios."""
+    vocab = ROOT / "datasets/sst/vocab.txt"
+    V = sum(1 for _ in open(vocab))
+    weights = tmp / "treelstm.safetensors"
+    run([grove, "init-weights", ROOT / "models/treelstm.grove", "--sizes", f"H=256,D=256,V={V}", "--out", weights])
+    args = {}
+    for name, a in read_safetensors(weights).items():
+        args[name] = tmp / f"{name}.npy"
+        np.save(args[name], a)
+    head_args = dict(args)
+    head_args["Wc"] = tmp / "Wc.npy"
+    np.save(head_args["Wc"], np.random.default_rng(5).uniform(-0.1, 0.1, (5, 256)).astype(np.float32))
+    text = (ROOT / "models/relay/treelstm.relay").read_text()
+    classifier = tmp / "treelstm_classifier.relay"
+    classifier.write_text(text[:text.index("def @main")] + CLASSIFIER_MAIN)
+    trees = tmp / f"test{count}.txt"
+    trees.write_text("".join(open(ROOT / "datasets/sst/test.txt").readlines()[:count]))
+    extra = ["--trees", trees, "--vocab", vocab, "--batch", 10, "--threads", 2]
+    rows, ratios = [], []
+    for _ in range(rounds):
+        alone = relay_bench(grove, ROOT / "models/relay/treelstm.relay", "vm", args, repeat, extra)
+        head = relay_bench(grove, classifier, "vm", head_args, repeat, extra)
+        rows.append(("TreeLSTM encoder alone", f"{count} SST test trees", alone))
+        rows.append(("encoder + softmax(dense) head", f"{count} SST test trees", head))
+        ratios.append(head["median_ms_per_call"] / alone["median_ms_per_call"])
+    return rows, ratios
+
+
+def composition_table(rows, ratios):
+    lines = ["| program | inputs | batch | median ms per call | min | max | calls |", "|---|---|---|---|---|---|---|"]
+    for program, inputs, r in rows:
+        lines.append(f"| {program} | {inputs} | 10 | {fmt(r['median_ms_per_call'], 4)} | {fmt(r.get('min_ms'), 4)} | "
+                     f"{fmt(r.get('max_ms'), 4)} | {r['calls']} |")
+    lines += ["", f"encoder + head ÷ encoder alone, per round: {', '.join(f'{x:.3f}' for x in ratios)} "
+              f"(median {float(np.median(ratios)):.3f}; target ≤ 1.15)."]
+    return lines
 
 
 def gemm_rows(grove, tmp, repeat, shapes=((1, 256, 1024), (22, 256, 1024), (64, 256, 1024), (256, 256, 1024),
@@ -290,22 +359,21 @@ def lstm_rows(grove, tmp, repeat, T=16, D=128, H=128):
     return rows, agreement
 
 
-class OnnxLSTM(torch.nn.Module):
-    """nn.LSTM whose last hidden state is the output: exported, its ONNX LSTM becomes grove's fold."""
-
-    def __init__(self, D, H):
-        super().__init__()
-        self.lstm = torch.nn.LSTM(D, H)
-
-    def forward(self, x):
-        return self.lstm(x)[1][0]
-
-
 def onnx_rows(grove, tmp, repeat, T=16, D=128, H=128):
     """(d) The same MLP, CNN and LSTM exported with torch.onnx.export (opset 14, one model per batch)
     and handed to `grove relay bench MODEL.onnx` as they are, against the torch.nn module that was
     exported. Returns the rows and, per model and batch, the largest |grove - torch| of the output
     (grove relay run on the VM) relative to the output's scale, which must be at most 1e-5."""
+    class OnnxLSTM(torch.nn.Module):
+        """nn.LSTM whose last hidden state is the output: exported, its ONNX LSTM becomes grove's fold."""
+
+        def __init__(self, D, H):
+            super().__init__()
+            self.lstm = torch.nn.LSTM(D, H)
+
+        def forward(self, x):
+            return self.lstm(x)[1][0]
+
     rows, agreement = [], {}
     torch.manual_seed(0)
     models = {
@@ -383,11 +451,27 @@ def main():
     p.add_argument("--rounds", type=int, default=3, help="alternating grove bench / relay vm runs on all trees")
     p.add_argument("--out", default=str(ROOT / "experiments/results/relay.md"))
     p.add_argument("--onnx-only", action="store_true", help="only (d), the ONNX models")
+    p.add_argument("--composition-only", action="store_true", help="only (e), the encoder with a head")
+    p.add_argument("--composition-trees", type=int, default=500)
     a = p.parse_args()
-    torch.set_num_threads(2)
+    if torch is None and not a.composition_only:
+        sys.exit("bench_relay.py needs PyTorch (Debian's python3-torch) but for --composition-only")
+    if torch is not None:
+        torch.set_num_threads(2)
     os.nice(5)
     started = datetime.datetime.now(datetime.timezone.utc)
     load_before = uptime()
+    if a.composition_only:
+        with tempfile.TemporaryDirectory() as d:
+            lines = composition_table(*composition_rows(a.grove, Path(d), a.repeat, a.rounds, a.composition_trees))
+        load_after = uptime()
+        out = a.out if a.out != p.get_default("out") else str(ROOT / "experiments/results/relay_composition.md")
+        text = "\n".join([f"Measured {started:%Y-%m-%d %H:%M} UTC by experiments/bench_relay.py --composition-only "
+                          f"(repeat {a.repeat}, {a.rounds} rounds; 2 threads; {cpu_name()}); load average "
+                          f"{' / '.join(load_before)} before, {' / '.join(load_after)} after.", ""] + lines) + "\n"
+        Path(out).write_text(text)
+        print(text)
+        return
     if a.onnx_only:
         with tempfile.TemporaryDirectory() as d:
             lines = onnx_table(*onnx_rows(a.grove, Path(d), a.small_repeat))
