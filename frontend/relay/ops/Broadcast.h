@@ -73,7 +73,7 @@ NDArray narrow_to_float16(const NDArray &a);
 // Dtype dispatch for kernels
 // ---------------------------------------------------------------------------------------------
 
-// OpError "unsupported dtype float16: the interpreter computes with float32, float64, int32, int64
+// OpError "unsupported dtype int8: the interpreter computes with float32, float64, int32, int64
 // and bool".
 [[noreturn]] void throw_unsupported_dtype(DType dtype);
 

@@ -26,6 +26,7 @@
 //     rather than with TVM's other transforms;
 //   * where(cond, x, y): cond bool (TVM accepts any dtype and tests != 0), x and y the same dtype.
 // Kernels compute float32 math in double and round once; float32 arithmetic is exact in float.
+// float16 is computed as float32 and rounded to float16 (the table's float16_in_float32, Op.h).
 
 #include <fmt/format.h>
 

@@ -5,8 +5,9 @@
 // types and by the kernel on the concrete shapes, so a mismatch a `?` hid is caught at run time
 // with the same message. Only the NCHW data layout and OIHW kernel layout exist here.
 //
-// Kernels compute float32 and float64 natively; other dtypes (integers, float16, or an out_dtype
-// that differs from the input's) are computed in double and converted to the result dtype.
+// Kernels compute float32 and float64 natively; other dtypes (integers, or an out_dtype that
+// differs from the input's) are computed in double and converted to the result dtype. float16
+// arrives as float32 and leaves rounded to float16 (the table's float16_in_float32, Op.h).
 
 #include <fmt/format.h>
 

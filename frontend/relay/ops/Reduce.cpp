@@ -15,7 +15,7 @@
 //   * nn.softmax(axis=-1) takes float tensors and keeps the type; TVM's pattern for it is
 //     OutEWiseFusable.
 // Kernels accumulate float sums in double (float32 results are rounded once) and integer sums with
-// two's-complement wrap-around.
+// two's-complement wrap-around; float16 is computed as float32 and rounded to float16 (Op.h).
 
 #include <fmt/format.h>
 
