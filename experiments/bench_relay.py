@@ -131,16 +131,22 @@ def relay_bench(grove, file, executor, args, repeat, extra=()):
     return json.loads(run(command).strip().splitlines()[-1])
 
 
-def treelstm_rows(grove, tmp, repeat, interp_trees, rounds):
-    vocab = ROOT / "datasets/sst/vocab.txt"
-    trees = ROOT / "datasets/sst/test.txt"
-    V = sum(1 for _ in open(vocab))
+def treelstm_weights(grove, tmp):
+    """(a)'s weights, H = D = 256: the safetensors file and, per name, an .npy for --arg."""
+    V = sum(1 for _ in open(ROOT / "datasets/sst/vocab.txt"))
     weights = tmp / "treelstm.safetensors"
     run([grove, "init-weights", ROOT / "models/treelstm.grove", "--sizes", f"H=256,D=256,V={V}", "--out", weights])
     args = {}
     for name, a in read_safetensors(weights).items():
         args[name] = tmp / f"{name}.npy"
         np.save(args[name], a)
+    return weights, args
+
+
+def treelstm_rows(grove, tmp, repeat, interp_trees, rounds):
+    vocab = ROOT / "datasets/sst/vocab.txt"
+    trees = ROOT / "datasets/sst/test.txt"
+    weights, args = treelstm_weights(grove, tmp)
     first = tmp / f"test{interp_trees}.txt"
     first.write_text("".join(open(trees).readlines()[:interp_trees]))
     n_all = sum(1 for _ in open(trees))
@@ -202,13 +208,7 @@ CLASSIFIER_MAIN = """def @main(%trees: List[Tree[int32]], %emb: Tensor[(?, ?), f
 def composition_rows(grove, tmp, repeat, rounds, count):
     """(e): the encoder alone and with a classifier head, alternating; returns rows and per-round ratios."""
     vocab = ROOT / "datasets/sst/vocab.txt"
-    V = sum(1 for _ in open(vocab))
-    weights = tmp / "treelstm.safetensors"
-    run([grove, "init-weights", ROOT / "models/treelstm.grove", "--sizes", f"H=256,D=256,V={V}", "--out", weights])
-    args = {}
-    for name, a in read_safetensors(weights).items():
-        args[name] = tmp / f"{name}.npy"
-        np.save(args[name], a)
+    _, args = treelstm_weights(grove, tmp)
     head_args = dict(args)
     head_args["Wc"] = tmp / "Wc.npy"
     np.save(head_args["Wc"], np.random.default_rng(5).uniform(-0.1, 0.1, (5, 256)).astype(np.float32))
