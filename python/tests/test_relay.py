@@ -118,6 +118,25 @@ class Mlp(unittest.TestCase):
         args = random_mlp(np.random.default_rng(9), 3)
         np.testing.assert_array_equal(self.program(*(torch.from_numpy(a) for a in args)), self.program(*args))
 
+    def test_targets(self):
+        args = random_mlp(np.random.default_rng(13), 3)
+        program = grove.relay.load(RELAY / "mlp.relay", targets=["dnnl"])
+        np.testing.assert_allclose(program(*args), mlp_reference(*args), atol=TOLERANCE)
+
+    @unittest.skipIf(GROVE is None, "GROVE_BINARY is not set: no `grove relay build` to save a program with")
+    def test_saved_program(self):
+        args = random_mlp(np.random.default_rng(17), 3)
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "mlp.program")
+            build = subprocess.run([GROVE, "relay", "build", str(RELAY / "mlp.relay"), "--target", "ccompiler",
+                                    "--out", out], capture_output=True, text=True, timeout=300)
+            self.assertEqual(build.returncode, 0, build.stdout + build.stderr)
+            program = grove.relay.load(out, threads=1)
+            np.testing.assert_allclose(program(*args), mlp_reference(*args), atol=TOLERANCE)
+            with self.assertRaises(grove.GroveError) as raised:
+                grove.relay.load(out, targets=["dnnl"])
+            self.assertIn("a program grove relay build already partitioned", str(raised.exception))
+
     def test_concurrent_calls(self):
         rng = np.random.default_rng(11)
         inputs = [random_mlp(rng, 3 + i) for i in range(4)]
@@ -161,6 +180,14 @@ class TreeLstm(unittest.TestCase):
         # One str with a tree per line is the same batch.
         joined = grove.relay.load(RELAY / "treelstm.relay")(*self.args, trees="\n".join(self.trees))
         np.testing.assert_allclose(np.concatenate(joined), np.concatenate(vm), atol=TOLERANCE)
+
+    def test_vocabulary(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            vocab = Path(tmp) / "vocab.txt"
+            vocab.write_text("".join(f"w{i}\n" for i in range(20)))
+            words = grove.relay.load(RELAY / "treelstm.relay", vocab=vocab)(*self.args, trees=["(0 (0 w3) (0 w17))"])
+        ids = grove.relay.load(RELAY / "treelstm.relay")(*self.args, trees=["(0 (0 3) (0 17))"])
+        np.testing.assert_array_equal(words[0], ids[0])
 
     @unittest.skipIf(GROVE is None, "GROVE_BINARY is not set: no `grove` program to compare with")
     def test_matches_grove_relay_run(self):
