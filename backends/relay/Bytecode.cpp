@@ -71,11 +71,13 @@ std::string instruction_text(const Executable &exe, const Instruction &in) {
   return "";
 }
 
-// A call of a reshape-class op (reshape, squeeze, expand_dims): its result views its argument.
+// A call of a reshape-class op (reshape, squeeze, expand_dims, nn.batch_flatten): its result views
+// its argument.
 bool is_reshape(const Call &call) {
   const auto *op = call.op.as<Op>();
   return op != nullptr && call.args.size() == 1 &&
-         (op->name == "reshape" || op->name == "squeeze" || op->name == "expand_dims");
+         (op->name == "reshape" || op->name == "squeeze" || op->name == "expand_dims" ||
+          op->name == "nn.batch_flatten");
 }
 
 }  // namespace

@@ -114,9 +114,9 @@ struct Executable {
   std::unordered_map<std::string, int> globals;              // "main" -> functions[]
 };
 
-// Whether a Primitive function only reshapes its argument: a chain of reshape, squeeze and
-// expand_dims (at least one) on its one parameter — a tensor (-1), or field i of a tuple (i). The VM
-// runs such a group as a view of that tensor's storage (ReshapeTensor). Nullopt otherwise.
+// Whether a Primitive function only reshapes its argument: a chain of reshape, squeeze,
+// expand_dims and nn.batch_flatten (at least one) on its one parameter — a tensor (-1), or field i of a tuple
+// (i). The VM runs such a group as a view of that tensor's storage (ReshapeTensor). Nullopt otherwise.
 std::optional<int> reshaped_field(const Expr &primitive);
 // The reshapes of such a function applied to `x` (the ops' own kernels, which view their input).
 // Throws OpError when `x` does not fit them.
