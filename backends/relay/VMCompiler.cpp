@@ -12,7 +12,7 @@
 #include "backends/relay/RecursiveFunctions.h"
 #include "backends/relay/RowWise.h"
 #include "backends/relay/TreeAdts.h"
-#include "frontend/relay/Printer.h"
+#include "frontend/relay/StructuralEqual.h"
 #include "frontend/relay/TypeInfer.h"
 #include "frontend/relay/Visitor.h"
 #include "frontend/relay/byoc/Regions.h"
@@ -168,20 +168,21 @@ class ModuleCompiler {
   }
 
   // One kernel per distinct function: fusion of unrolled code makes many equal Primitive functions
-  // (a chain of 100,000 lets of `add` gives 100,000), and each kernel is compiled per shape. Equal
-  // printed text means equal functions; one with large constants (printed as meta) is kept apart.
+  // (a chain of 100,000 lets of `add` gives 100,000), and each kernel is compiled per shape.
+  // Structurally equal functions (StructuralEqual.h: the same operators, attributes, parameter types
+  // and constants' bytes, whatever the variables' names) are one kernel.
   int kernel(const Expr &primitive) {
     auto found = kernel_index_.find(primitive.get());
     if (found != kernel_index_.end()) return found->second;
-    std::vector<NDArray> meta;
-    std::string text = print_expr(primitive, &meta);
-    int index = static_cast<int>(exe_.kernels.size());
-    if (meta.empty()) {
-      auto [same, added] = kernel_by_text_.emplace(std::move(text), index);
-      if (!added) index = same->second;
-    }
-    if (index == static_cast<int>(exe_.kernels.size()))
+    std::vector<int> &same_hash = kernel_by_hash_[structural_hash(primitive)];
+    int index = -1;
+    for (int candidate : same_hash)
+      if (structural_equal(exe_.kernels[candidate].primitive, primitive)) index = candidate;
+    if (index < 0) {
+      index = static_cast<int>(exe_.kernels.size());
       exe_.kernels.push_back(KernelInfo{primitive, kernel_op_names(primitive)});
+      same_hash.push_back(index);
+    }
     kernel_index_.emplace(primitive.get(), index);
     return index;
   }
@@ -345,7 +346,7 @@ class ModuleCompiler {
 
   std::deque<Pending> queue_;
   std::unordered_map<const ExprNode *, int> kernel_index_;
-  std::unordered_map<std::string, int> kernel_by_text_;
+  std::unordered_map<size_t, std::vector<int>> kernel_by_hash_;
   std::unordered_map<int, int> rows_kernel_;
   std::unordered_map<std::string, int> constructor_index_;
   std::unordered_map<std::string, int> constructor_function_;
