@@ -34,6 +34,15 @@ Halide::Target host_target() {
   return target;
 }
 
+int vector_bytes(const Halide::Target &target) {
+  using T = Halide::Target;
+  if (target.has_feature(T::AVX512) || target.has_feature(T::AVX512_Skylake) ||
+      target.has_feature(T::AVX512_Cannonlake) || target.has_feature(T::AVX512_SapphireRapids))
+    return 64;
+  if (target.has_feature(T::AVX) || target.has_feature(T::AVX2)) return 32;
+  return 16;
+}
+
 Bf16Support bf16_support(const Halide::Target &target) {
   using T = Halide::Target;
   Bf16Support s;

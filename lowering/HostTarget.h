@@ -24,6 +24,10 @@ using grove::CpuFeatures;
 // no vectors wider than SSE4.1's 16 bytes, the widest accesses LLVM 14's TSan pass checks.
 Halide::Target host_target();
 
+// The width of `target`'s widest vector registers in bytes, for scheduling::default_schedule and the
+// Relay kernels' schedules: 64 with AVX-512, 32 with AVX/AVX2, 16 otherwise (SSE, NEON).
+int vector_bytes(const Halide::Target &target);
+
 // Whether level GEMMs in bf16 (Schedule::precision) can run on `target`, and how.
 //
 // grove's bf16 kernels use AVX512-BF16's vdpbf16ps, which runs at the fp32 FMA's instruction rate

@@ -62,15 +62,6 @@ auto run_pass(const char *name, const IR &ir, Pass &&pass) {
 
 }  // namespace
 
-int vector_bytes(const Halide::Target &target) {
-  if (target.has_feature(Halide::Target::AVX512) || target.has_feature(Halide::Target::AVX512_Skylake) ||
-      target.has_feature(Halide::Target::AVX512_Cannonlake) ||
-      target.has_feature(Halide::Target::AVX512_SapphireRapids))
-    return 64;
-  if (target.has_feature(Halide::Target::AVX) || target.has_feature(Halide::Target::AVX2)) return 32;
-  return 16;
-}
-
 LoweredModel lower(const ilir::Program &program, const LowerOptions &options) {
   // grove vectorizes its loops itself. LLVM's SLP vectorizer would pack the micro-kernels'
   // per-node gather addresses into vectors and extract them lane by lane on every k (2x the

@@ -41,8 +41,4 @@ struct LoweredModel {
 
 LoweredModel lower(const ilir::Program &program, const LowerOptions &options);
 
-// The width of `target`'s widest vector registers in bytes, for scheduling::default_schedule:
-// 64 with AVX-512, 32 with AVX/AVX2, 16 otherwise (SSE, NEON).
-int vector_bytes(const Halide::Target &target);
-
 }  // namespace grove::lowering

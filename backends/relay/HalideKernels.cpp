@@ -23,15 +23,6 @@
 namespace grove::relay {
 namespace {
 
-int vector_bytes(const Halide::Target &target) {
-  if (target.has_feature(Halide::Target::AVX512) || target.has_feature(Halide::Target::AVX512_Skylake) ||
-      target.has_feature(Halide::Target::AVX512_Cannonlake) ||
-      target.has_feature(Halide::Target::AVX512_SapphireRapids))
-    return 64;
-  if (target.has_feature(Halide::Target::AVX) || target.has_feature(Halide::Target::AVX2)) return 32;
-  return 16;
-}
-
 // What a kernel's parallel loops find in the user context Halide passes them.
 struct PoolContext : Halide::JITUserContext {
   ParallelPool *pool = nullptr;
@@ -150,7 +141,7 @@ class HalideKernelCompiler : public KernelCompiler {
     halide_internal::LoweredPipeline lowered;
     Halide::Pipeline pipeline;
     try {
-      lowered = halide_internal::lower_primitive(*fn, dtypes, shapes, vector_bytes(target_));
+      lowered = halide_internal::lower_primitive(*fn, dtypes, shapes, lowering::vector_bytes(target_));
       pipeline = Halide::Pipeline(lowered.outputs);
       pipeline.compile_jit(target_);
     } catch (const Halide::Error &err) {
