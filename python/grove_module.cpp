@@ -287,12 +287,13 @@ class RelayProgram {
  public:
   explicit RelayProgram(std::shared_ptr<relay::RelayProgram> program) : program_(std::move(program)) {}
 
-  // (name, type, kind, dtype, shape) per parameter of @main; dtype and shape None unless a tensor,
-  // a `?` dimension None.
+  // (name, type, kind, dtype, shape) per parameter of @main; dtype and shape None unless a tensor
+  // or a list of tensors (the stacked tensor's shape), a `?` dimension None.
   py::list params() const {
     py::list out;
     for (const relay::RelayParam &p : program_->params()) {
-      const bool tensor = p.kind == relay::RelayParam::Kind::Tensor;
+      const bool tensor =
+          p.kind == relay::RelayParam::Kind::Tensor || p.kind == relay::RelayParam::Kind::TensorList;
       py::object dtype = tensor ? py::object(py::str(relay::to_string(p.dtype))) : py::object(py::none());
       py::object shape = py::none();
       if (tensor) {
@@ -301,7 +302,10 @@ class RelayProgram {
           dims.append(d == relay::kAnyDim ? py::object(py::none()) : py::object(py::int_(d)));
         shape = py::tuple(dims);
       }
-      const char *kind = tensor ? "tensor" : p.kind == relay::RelayParam::Kind::Trees ? "trees" : "other";
+      const char *kind = p.kind == relay::RelayParam::Kind::Tensor       ? "tensor"
+                         : p.kind == relay::RelayParam::Kind::TensorList ? "tensor_list"
+                         : p.kind == relay::RelayParam::Kind::Trees      ? "trees"
+                                                                         : "other";
       out.append(py::make_tuple(p.name, p.type_text, kind, dtype, shape));
     }
     return out;

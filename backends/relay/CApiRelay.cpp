@@ -34,6 +34,8 @@ grove_relay_param_kind to_c(RelayParam::Kind kind) {
       return GROVE_RELAY_PARAM_TENSOR;
     case RelayParam::Kind::Trees:
       return GROVE_RELAY_PARAM_TREES;
+    case RelayParam::Kind::TensorList:
+      return GROVE_RELAY_PARAM_TENSOR_LIST;
     case RelayParam::Kind::Other:
       return GROVE_RELAY_PARAM_OTHER;
   }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
 #include <utility>
 
 #include "backends/relay/VM.h"
@@ -32,7 +33,11 @@ inline constexpr char kNoTreeParam[] =
 inline constexpr char kNeedsTrees[] = "{}: @main's parameter %{}: {} takes trees, and none were given";
 inline constexpr char kNotTensor[] =
     "{}: @main's parameter %{} has type {}, which cannot be given here: a program's arguments are "
-    "tensors and one list of trees (List[Tree[int32]] or List[Rose[int32]])";
+    "tensors, lists of tensors (as one tensor) and one list of trees (List[Tree[int32]] or "
+    "List[Rose[int32]])";
+inline constexpr char kListArgument[] =
+    "{}: argument %{} of @main: expected {}, given as one tensor of dtype {} and shape {} (the list's "
+    "elements along its first axis), found {}";
 inline constexpr char kResultNotTensors[] = "{}: the result {} is not a tensor or a tuple or list of tensors";
 }  // namespace msg
 
@@ -70,6 +75,43 @@ std::vector<NDArray> flatten_result(const Value &result, const std::string &name
     user_error(msg::kResultNotTensors, name, value_to_string(result));
   }
   return out;
+}
+
+// The element type when `type` is List[Tensor[...]] and the module's Cons and Nil can build one.
+const TensorType *tensor_list_element(const Module &m, const Type &type) {
+  const auto *call = type.as<TypeCall>();
+  if (!call || call->args.size() != 1) return nullptr;
+  const auto *list = call->func.as<GlobalTypeVar>();
+  const Expr *cons = m.find_constructor("Cons"), *nil = m.find_constructor("Nil");
+  if (!list || list->name != "List" || !cons || !nil) return nullptr;
+  if (cons->as<Constructor>()->inputs.size() != 2 || !nil->as<Constructor>()->inputs.empty()) return nullptr;
+  return call->args[0].as<TensorType>();
+}
+
+std::string shape_text(const Shape &shape) {
+  std::string out;
+  for (size_t i = 0; i < shape.size(); ++i)
+    out += (i ? ", " : "") + (shape[i] == kAnyDim ? std::string("?") : std::to_string(shape[i]));
+  return "(" + out + (shape.size() == 1 ? ",)" : ")");
+}
+
+// The list a stacked tensor stands for: its slices along the first axis, in order. The stacked
+// tensor must have the param's dtype, and its every known dimension (RelayParam::shape).
+Value tensor_list(const Module &m, const RelayParam &p, const NDArray &stacked, const std::string &name) {
+  bool fits = stacked.dtype() == p.dtype && stacked.ndim() == int64_t(p.shape.size());
+  for (size_t d = 0; fits && d < p.shape.size(); ++d)
+    fits = p.shape[d] == kAnyDim || p.shape[d] == stacked.shape()[d];
+  if (!fits)
+    user_error(msg::kListArgument, name, p.name, p.type_text, to_string(p.dtype), shape_text(p.shape),
+               describe_value(tensor_value(stacked)));
+  Shape element(stacked.shape().begin() + 1, stacked.shape().end());
+  Value list = adt_value(*m.find_constructor("Nil"), {});
+  for (int64_t i = stacked.shape()[0]; i-- > 0;) {
+    NDArray e(stacked.dtype(), element);
+    if (e.nbytes() > 0) std::memcpy(e.raw(), stacked.raw() + i * e.nbytes(), e.nbytes());
+    list = adt_value(*m.find_constructor("Cons"), {tensor_value(std::move(e)), std::move(list)});
+  }
+  return list;
 }
 
 }  // namespace
@@ -122,6 +164,12 @@ RelayProgram::RelayProgram(SavedProgram program, std::string name, RelayProgramO
       param.shape = t->shape;
     } else if (param.type.defined() && is_tree_list_type(param.type)) {
       tree_lists.push_back(int(params_.size()));
+    } else if (const TensorType *e =
+                   param.type.defined() ? tensor_list_element(module_, param.type) : nullptr) {
+      param.kind = RelayParam::Kind::TensorList;
+      param.dtype = e->dtype;
+      param.shape = e->shape;
+      param.shape.insert(param.shape.begin(), kAnyDim);
     }
     params_.push_back(std::move(param));
   }
@@ -163,6 +211,10 @@ std::vector<NDArray> RelayProgram::run(const std::vector<NDArray> &tensors,
     if (int(i) == tree_param_) {
       if (!trees) user_error(msg::kNeedsTrees, name_, p.name, p.type_text);
       args[i] = trees_to_value(module_, p.type, *trees, "trees");
+      continue;
+    }
+    if (p.kind == RelayParam::Kind::TensorList) {
+      args[i] = tensor_list(module_, p, tensors[k++], name_);
       continue;
     }
     if (p.kind != RelayParam::Kind::Tensor) user_error(msg::kNotTensor, name_, p.name, p.type_text);

@@ -6,9 +6,10 @@
 //
 // Arguments are positional: one tensor per parameter of @main in order, skipping the one parameter
 // of type List[Tree[int32]] or List[Rose[int32]] (if @main has exactly one), which takes PTB trees
-// instead (trees_to_value, as `grove relay run --trees`). The result, a tensor or a (nested) tuple
-// or List of tensors, comes back flattened in order. A wrong count, dtype or shape is a UserError
-// naming the parameter and what it expects.
+// instead (trees_to_value, as `grove relay run --trees`). A parameter of type List[Tensor[S]] takes
+// one tensor of shape (N, S...): its N slices along the first axis are the list's elements. The result, a
+// tensor or a (nested) tuple or List of tensors, comes back flattened in order. A wrong count, dtype or shape
+// is a UserError naming the parameter and what it expects.
 //
 // Thread safety: run() may be called from several threads at once; runs on the VM take turns (the
 // VM caches kernels and recursive functions per program), the interpreter's run side by side.
@@ -49,13 +50,13 @@ struct RelayProgramOptions {
 
 // One parameter of @main.
 struct RelayParam {
-  enum class Kind { Tensor, Trees, Other };
+  enum class Kind { Tensor, Trees, TensorList, Other };
   std::string name;  // without `%`
   Type type;
   std::string type_text;  // "Tensor[(?, 16), float32]", "List[Tree[int32]]"
   Kind kind = Kind::Other;
-  DType dtype = DType::Float32;  // a tensor's
-  Shape shape;                   // a tensor's; kAnyDim for `?`
+  DType dtype = DType::Float32;  // a tensor's, or a list's elements'
+  Shape shape;                   // a tensor's, or (?, element's shape) for a list; kAnyDim for `?`
 };
 
 class RelayProgram {

@@ -254,7 +254,8 @@ grove_status grove_model_run_sequences(const grove_model *model, const grove_seq
  *
  * Arguments are positional: one tensor per parameter of @main, in order, except the parameter of
  * type List[Tree[int32]] or List[Rose[int32]] (when @main has exactly one: grove_relay_param's kind
- * GROVE_RELAY_PARAM_TREES), which takes PTB trees instead. The result, a tensor or a (nested) tuple
+ * GROVE_RELAY_PARAM_TREES), which takes PTB trees instead; a List[Tensor[S]] takes one tensor of
+ * shape (N, S...), its N slices the list's elements. The result, a tensor or a (nested) tuple
  * or List of tensors, is flattened in order. Arguments that do not fit @main (their count, a dtype,
  * a rank or a known dimension) are GROVE_ERROR_USER naming the parameter and its type.
  *
@@ -316,14 +317,16 @@ grove_status grove_relay_open_text(const char *text, const grove_relay_options *
 void grove_relay_close(grove_relay *program);
 
 typedef enum grove_relay_param_kind {
-  GROVE_RELAY_PARAM_TENSOR = 0, /* give a grove_tensor */
-  GROVE_RELAY_PARAM_TREES = 1,  /* give PTB trees (grove_relay_run's trees) */
-  GROVE_RELAY_PARAM_OTHER = 2   /* a tuple, closure or other ADT: the program cannot run from C */
+  GROVE_RELAY_PARAM_TENSOR = 0,     /* give a grove_tensor */
+  GROVE_RELAY_PARAM_TREES = 1,      /* give PTB trees (grove_relay_run's trees) */
+  GROVE_RELAY_PARAM_OTHER = 2,      /* a tuple, closure or other ADT: the program cannot run from C */
+  GROVE_RELAY_PARAM_TENSOR_LIST = 3 /* List[Tensor[S]]: give one grove_tensor of shape (N, S...), whose
+                                       N slices along the first axis are the list's elements */
 } grove_relay_param_kind;
 
-/* A parameter of @main. For a tensor, dtype and shape (-1 for a `?` dimension, any size); type is
- * the Relay type as text ("Tensor[(?, 16), float32]", "List[Tree[int32]]"). The pointers stay
- * valid as long as the program. */
+/* A parameter of @main. For a tensor, dtype and shape (-1 for a `?` dimension, any size; for a list
+ * of tensors the stacked tensor's: -1 then the element's shape); type is the Relay type as text ("Tensor[(?,
+ * 16), float32]", "List[Tree[int32]]"). The pointers stay valid as long as the program. */
 typedef struct grove_relay_param {
   const char *name; /* without `%` */
   const char *type;
@@ -341,10 +344,10 @@ grove_status grove_relay_param_info(const grove_relay *program, int32_t index, g
 /* @main's result type as text, e.g. "Tensor[(?, 10), float32]"; valid as long as the program. */
 grove_status grove_relay_result_type(const grove_relay *program, const char **type);
 
-/* Runs @main. inputs: one tensor per parameter of kind GROVE_RELAY_PARAM_TENSOR, in parameter order
- * (read during the call only); trees: PTB trees, one per line ("(3 (2 It) (4 good))"), for the
- * parameter of kind GROVE_RELAY_PARAM_TREES, else NULL. On success *result holds the result's
- * tensors; free it with grove_relay_result_free. */
+/* Runs @main. inputs: one tensor per parameter of kind GROVE_RELAY_PARAM_TENSOR or _TENSOR_LIST, in
+ * parameter order (read during the call only); trees: PTB trees, one per line ("(3 (2 It) (4 good))"), for
+ * the parameter of kind GROVE_RELAY_PARAM_TREES, else NULL. On success *result holds the result's tensors;
+ * free it with grove_relay_result_free. */
 grove_status grove_relay_run(const grove_relay *program, const grove_tensor *inputs, size_t num_inputs,
                              const char *trees, grove_relay_result **result);
 

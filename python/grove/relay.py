@@ -16,6 +16,8 @@ executor="interp", on the reference interpreter; `targets` partitions it for BYO
 Arguments are positional, one per parameter of @main in order, except the parameter of type
 List[Tree[int32]] or List[Rose[int32]] (kind 'trees'), which takes `trees=`: PTB strings, one tree
 each (or one str with a tree per line), their words looked up in `vocab` or integer ids without one.
+A parameter of type List[Tensor[S]] (kind 'tensor_list') takes one array of shape (N, S...), or a list
+of N arrays of shape S: the list's elements.
 An argument is anything NumPy takes (an array, a PyTorch tensor, an object with __array__ or
 __dlpack__, a nested list: converted to the parameter's dtype); an array's dtype is kept, and one that
 is not the parameter's is an error. grove's errors (a wrong count, dtype or shape, naming the
@@ -35,11 +37,12 @@ __all__ = ["load", "parse", "Program", "Param"]
 
 
 class Param(NamedTuple):
-    """A parameter of @main. dtype and shape for a tensor (None for a `?` dimension), else None."""
+    """A parameter of @main. dtype and shape for a tensor (None for a `?` dimension), else None; for a
+    list of tensors (kind 'tensor_list'), those of the one tensor that stacks its elements."""
 
     name: str
     type: str
-    kind: str  # 'tensor', 'trees' or 'other'
+    kind: str  # 'tensor', 'tensor_list', 'trees' or 'other'
     dtype: Optional[numpy.dtype]
     shape: Optional[Tuple[Optional[int], ...]]
 
@@ -58,7 +61,7 @@ def _as_array(value, param):
         value = numpy.from_dlpack(value)
     if isinstance(value, numpy.ndarray) or hasattr(value, "__array__"):
         return numpy.ascontiguousarray(value)
-    dtype = param.dtype if param is not None and param.kind == "tensor" else None
+    dtype = param.dtype if param is not None and param.kind in ("tensor", "tensor_list") else None
     return numpy.ascontiguousarray(numpy.asarray(value, dtype=dtype))
 
 

@@ -205,6 +205,22 @@ class TreeLstm(unittest.TestCase):
             np.testing.assert_array_equal(a, b)
 
 
+class Lstm(unittest.TestCase):
+    def test_steps_as_one_array_or_a_list(self):
+        f = read_safetensors(FIXTURES / "lstm.safetensors")
+        program = grove.relay.load(RELAY / "lstm.relay")
+        xs = program.params[0]
+        self.assertEqual((xs.kind, xs.shape, xs.dtype), ("tensor_list", (None, 1, None), np.dtype("float32")))
+        rest = [f[p.name] for p in program.params[1:]]
+        np.testing.assert_allclose(program(f["xs"], *rest), f["expected"], atol=TOLERANCE)
+        steps = [step for step in f["xs"]]  # six arrays [1, 8]
+        np.testing.assert_allclose(program(steps, *rest), f["expected"], atol=TOLERANCE)
+        with self.assertRaises(grove.GroveError) as raised:
+            program(f["xs"][0], *rest)
+        self.assertIn("argument %xs of @main: expected List[Tensor[(1, ?), float32]], given as one tensor",
+                      str(raised.exception))
+
+
 class Onnx(unittest.TestCase):
     def test_models_match_pytorch(self):
         """ONNX models exported by PyTorch (tests/onnx/fixtures), against PyTorch's outputs."""

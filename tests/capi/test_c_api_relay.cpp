@@ -1,7 +1,8 @@
 // The C API's Relay programs (grove_relay_*, include/grove/grove.h) on models/relay: the MLP and the
-// binary TreeLSTM against their fixtures' expected outputs (models/relay/fixtures/make_fixtures.py,
-// an independent NumPy reference), on the VM and the interpreter, from a file and from text; then
-// every misuse and bad input, each with the message it must carry and no output written.
+// binary TreeLSTM and the LSTM (its steps a List, given as one tensor) against their fixtures' expected
+// outputs (models/relay/fixtures/make_fixtures.py, an independent NumPy reference), on the VM and the
+// interpreter, from a file and from text; then every misuse and bad input, each with the message it must
+// carry and no output written.
 
 #include <gmock/gmock.h>
 #include <grove/grove.h>
@@ -63,7 +64,7 @@ std::vector<grove_tensor> inputs_of(const grove_relay *program,
   for (int32_t i = 0; i < count; ++i) {
     grove_relay_param p;
     EXPECT_EQ(grove_relay_param_info(program, i, &p), GROVE_OK);
-    if (p.kind != GROVE_RELAY_PARAM_TENSOR) continue;
+    if (p.kind != GROVE_RELAY_PARAM_TENSOR && p.kind != GROVE_RELAY_PARAM_TENSOR_LIST) continue;
     inputs.push_back(view(f.at(p.name)));
   }
   return inputs;
@@ -162,6 +163,36 @@ TEST(CApiRelay, TreeLstmRunsTreesThroughGrovesRecursiveCompiler) {
     EXPECT_STREQ(t.type, "List[Tree[int32]]");
     ResultPtr r = run(p.get(), inputs_of(p.get(), f), trees.c_str());
     expect_result(r.get(), f.at("expected"), 6);  // a List of 6 root states [1, H]
+  }
+}
+
+TEST(CApiRelay, LstmTakesItsStepsAsOneStackedTensor) {
+  auto f = fixture("lstm");
+  for (grove_relay_executor executor : {GROVE_RELAY_VM, GROVE_RELAY_INTERPRETER}) {
+    grove_relay_options options{};
+    options.executor = executor;
+    ProgramPtr p = open_program(kModels + "lstm.relay", &options);
+    grove_relay_param xs;
+    ASSERT_EQ(grove_relay_param_info(p.get(), 0, &xs), GROVE_OK);
+    EXPECT_STREQ(xs.type, "List[Tensor[(1, ?), float32]]");
+    EXPECT_EQ(xs.kind, GROVE_RELAY_PARAM_TENSOR_LIST);
+    ASSERT_EQ(xs.rank, 3);
+    EXPECT_EQ(xs.shape[0], -1);
+    EXPECT_EQ(xs.shape[1], 1);
+    EXPECT_EQ(xs.shape[2], -1);
+    std::vector<grove_tensor> inputs = inputs_of(p.get(), f);  // xs is [6, 1, 8]: six steps
+    ResultPtr r = run(p.get(), inputs);
+    expect_result(r.get(), f.at("expected"), 1);
+    // A stacked tensor of another rank names the parameter, the list type and the tensor it expects.
+    const int64_t flat[] = {6, 8};
+    inputs[0].shape = flat;
+    inputs[0].rank = 2;
+    grove_relay_result *bad = nullptr;
+    EXPECT_EQ(grove_relay_run(p.get(), inputs.data(), inputs.size(), nullptr, &bad), GROVE_ERROR_USER);
+    EXPECT_THAT(
+        grove_last_error(),
+        HasSubstr("argument %xs of @main: expected List[Tensor[(1, ?), float32]], given as one tensor of "
+                  "dtype float32 and shape (?, 1, ?)"));
   }
 }
 
