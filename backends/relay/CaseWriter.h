@@ -81,7 +81,6 @@ inline constexpr char kResults[] = "the children's results, which only @foldl (s
 }  // namespace rose_msg
 
 inline int64_t length(const Shape &s) { return s.empty() ? 1 : s.back(); }
-inline bool known(int64_t d) { return d != kAnyDim; }
 
 inline std::optional<int64_t> int_attr(const Call &call, const char *name) {
   const AttrValue *a = call.attrs.find(name);

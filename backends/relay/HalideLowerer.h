@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backends/relay/HalideLower.h"
+#include "frontend/relay/ops/Broadcast.h"
 #include "ilir/Error.h"
 
 namespace grove::relay::halide_internal {
@@ -48,8 +49,6 @@ inline int64_t numel(const Shape &s) {
   for (int64_t d : s) n *= d;
   return n;
 }
-
-inline int64_t normalize_axis(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
 
 // The element at row-major `idx`.
 inline HExpr at(const Tensor &t, const std::vector<HExpr> &idx) {

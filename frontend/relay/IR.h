@@ -108,6 +108,7 @@ bool is_int(DType t);  // signed or unsigned integer (not bool)
 
 // An unknown dimension, `?` in the text format (Relay's `Any`).
 inline constexpr int64_t kAnyDim = -1;
+inline bool known(int64_t d) { return d != kAnyDim; }
 using Shape = std::vector<int64_t>;
 // "(1, ?, 16)" — how shapes appear in the text format and in messages.
 std::string shape_to_string(const Shape &shape);

@@ -57,8 +57,6 @@ using dnnl::memory;
 // Shapes and attributes of the ops dnnl compiles (TVM's semantics, as frontend/relay/ops/NN.cpp)
 // ---------------------------------------------------------------------------------------------
 
-bool known(int64_t d) { return d != kAnyDim; }
-
 int64_t product(const Shape &s, size_t begin, size_t end) {
   int64_t p = 1;
   for (size_t i = begin; i < end; ++i) p *= s[i];

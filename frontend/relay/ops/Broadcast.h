@@ -52,9 +52,10 @@ class BroadcastIndex {
 // (an IncompleteType). Any other type is an OpError: "argument 1: expected a tensor, found (...)".
 const TensorType *tensor_arg(const std::vector<Type> &args, size_t index);
 
-// `axis` in [-rank, rank) made non-negative; OpError
-// "axis 3 is out of range for a tensor of rank 2 (expected -2 <= axis < 2)" otherwise.
-int64_t normalize_axis(int64_t axis, int64_t rank);
+// `axis` in [-rank, rank) made non-negative (`extra` widens the range, as expand_dims's new axes do);
+// OpError "axis 3 is out of range for a tensor of rank 2 (expected -2 <= axis < 2)" otherwise,
+// naming the attribute `name`.
+int64_t normalize_axis(int64_t axis, int64_t rank, const char *name = "axis", int64_t extra = 0);
 
 // ---------------------------------------------------------------------------------------------
 // float16 storage

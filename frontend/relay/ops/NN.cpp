@@ -20,13 +20,12 @@
 #include <string>
 #include <vector>
 
+#include "frontend/relay/ops/Broadcast.h"
 #include "frontend/relay/ops/Op.h"
 
 namespace grove::relay {
 
 namespace {
-
-bool known(int64_t d) { return d != kAnyDim; }
 
 // The tensor type of argument i; null while it is an IncompleteType; OpError for a non-tensor.
 const TensorType *tensor_arg(const std::vector<Type> &args, size_t i, const char *what) {
@@ -36,13 +35,6 @@ const TensorType *tensor_arg(const std::vector<Type> &args, size_t i, const char
 }
 
 std::string dim_str(int64_t d) { return known(d) ? std::to_string(d) : "?"; }
-
-int64_t normalize_axis(int64_t axis, int64_t rank) {
-  if (axis < -rank || axis >= rank)
-    throw OpError(fmt::format("axis {} is out of range for a tensor of rank {} (expected {} <= axis < {})",
-                              axis, rank, -rank, rank));
-  return axis < 0 ? axis + rank : axis;
-}
 
 int64_t prod(const Shape &s, size_t from, size_t to) {
   int64_t n = 1;

@@ -16,13 +16,12 @@
 #include <string>
 #include <vector>
 
+#include "frontend/relay/ops/Broadcast.h"
 #include "frontend/relay/ops/Op.h"
 
 namespace grove::relay {
 
 namespace {
-
-bool known(int64_t d) { return d != kAnyDim; }
 
 // The tensor type of argument i; null while it is an IncompleteType; OpError for a non-tensor.
 const TensorType *tensor_arg(const std::vector<Type> &args, size_t i, const char *what) {
@@ -34,15 +33,6 @@ const TensorType *tensor_arg(const std::vector<Type> &args, size_t i, const char
 bool attr_none(const Attrs &attrs, const std::string &name) {
   const AttrValue *v = attrs.find(name);
   return !v || v->kind == AttrValue::Kind::None;
-}
-
-// `axis` in [-rank, rank) as a non-negative index (`extra` widens the range for expand_dims).
-int64_t normalize_axis(int64_t axis, int64_t rank, const char *name = "axis", int64_t extra = 0) {
-  int64_t n = rank + extra;
-  if (axis < -n || axis >= n)
-    throw OpError(fmt::format("{} {} is out of range for a tensor of rank {} (expected {} <= {} < {})", name,
-                              axis, rank, -n, name, n));
-  return axis < 0 ? axis + n : axis;
 }
 
 int64_t numel(const Shape &s) {
