@@ -7,8 +7,8 @@
 // a message; GROVE_ERROR_INTERNAL, a crash or a sanitizer report is a finding.
 //
 // A first byte with bit 7 set fuzzes grove_relay_run instead (relay_input below): a small Relay
-// program taking a list of trees and a tensor gets attacker-chosen tensor descriptors (count, dtype,
-// rank, dimensions, bytes) and PTB text, with the same rules, on the VM or the interpreter.
+// program taking a list of trees, tensors and a list of tensors gets attacker-chosen tensor descriptors
+// (count, dtype, rank, dimensions, bytes) and PTB text, with the same rules, on the VM or the interpreter.
 #include <grove/grove.h>
 
 #include <algorithm>
@@ -65,11 +65,13 @@ struct Words {
   }
 };
 
-// @main(%trees: List[Tree[int32]], %x: Tensor[(?, 3), float32], %i: Tensor[(2), float64]).
+// @main(%trees: List[Tree[int32]], %x: Tensor[(?, 3), float32], %i: Tensor[(2), float64],
+//       %xs: List[Tensor[(2), float32]]), the list given as one stacked tensor.
 constexpr char kRelayProgram[] = R"(#[version = "0.0.5"]
 type List[A] { Cons(A, List[A]), Nil, }
 type Tree[A] { Leaf(A), Node(Tree[A], Tree[A]), }
-def @main(%trees: List[Tree[int32]], %x: Tensor[(?, 3), float32], %i: Tensor[(2), float64]) {
+def @main(%trees: List[Tree[int32]], %x: Tensor[(?, 3), float32], %i: Tensor[(2), float64],
+          %xs: List[Tensor[(2), float32]]) {
   (nn.relu(%x), add(%i, %i))
 }
 )";
