@@ -2,11 +2,13 @@
 // register-blocked GEMMs, nn.conv2d as a tiled direct convolution, and the 2-D pools.
 
 #include <algorithm>
+#include <array>
 #include <cfloat>
 #include <cmath>
 
 #include "backends/relay/HalideLowerer.h"
 #include "frontend/relay/ops/Op.h"
+#include "frontend/relay/ops/WindowAttrs.h"
 
 namespace grove::relay::halide_internal {
 namespace {
@@ -233,13 +235,9 @@ Tensor Lowerer::conv2d(const Call &call, const Tensor &x, const Tensor &w, const
   if (!float_to(x.dtype, out.dtype))
     unsupported(fmt::format("nn.conv2d of {} to {}", to_string(x.dtype), to_string(out.dtype)), call.span);
   const Halide::Type t = htype(x.dtype, call.span);
-  std::vector<int64_t> strides = attr_ints(call.attrs, "strides", {1, 1});
-  std::vector<int64_t> dilation = attr_ints(call.attrs, "dilation", {1, 1});
-  std::vector<int64_t> pad = attr_ints(call.attrs, "padding", {0, 0});
-  if (strides.size() == 1) strides.push_back(strides[0]);
-  if (dilation.size() == 1) dilation.push_back(dilation[0]);
-  if (pad.size() == 1) pad = {pad[0], pad[0], pad[0], pad[0]};
-  if (pad.size() == 2) pad = {pad[0], pad[1], pad[0], pad[1]};
+  const std::array<int64_t, 2> strides = pair_attr(call.attrs, "strides", {1, 1});
+  const std::array<int64_t, 2> dilation = pair_attr(call.attrs, "dilation", {1, 1});
+  const Pad pad = padding_attr(call.attrs);
   const int64_t groups = attr_int(call.attrs, "groups", 1);
   const int64_t c_in = x.shape[1], h = x.shape[2], wd = x.shape[3];
   const int64_t o = w.shape[0], ic = w.shape[1], kh = w.shape[2], kw = w.shape[3];
@@ -247,9 +245,9 @@ Tensor Lowerer::conv2d(const Call &call, const Tensor &x, const Tensor &w, const
   (void)c_in;
   // The input with its zero padding, materialized when there is any.
   Tensor p = materialize(x);
-  const int64_t top = pad[0], left = pad[1];
-  if (top || left || pad[2] || pad[3]) {
-    p = define("pad", x.dtype, {x.shape[0], x.shape[1], h + pad[0] + pad[2], wd + pad[1] + pad[3]},
+  const int64_t top = pad.top, left = pad.left;
+  if (pad.any()) {
+    p = define("pad", x.dtype, {x.shape[0], x.shape[1], h + pad.top + pad.bottom, wd + pad.left + pad.right},
                [&](const std::vector<HExpr> &i) {
                  HExpr y = i[2] - static_cast<int>(top), xx = i[3] - static_cast<int>(left);
                  HExpr inside = y >= 0 && y < static_cast<int>(h) && xx >= 0 && xx < static_cast<int>(wd);
@@ -304,14 +302,10 @@ Tensor Lowerer::conv2d(const Call &call, const Tensor &x, const Tensor &w, const
 Tensor Lowerer::pool2d(bool is_max, const Call &call, const Tensor &x, const TensorType &out) {
   const Halide::Type t = htype(x.dtype, call.span);
   if (!t.is_float()) unsupported(fmt::format("{} of {}", op_, to_string(x.dtype)), call.span);
-  std::vector<int64_t> size = attr_ints(call.attrs, "pool_size", {});
-  std::vector<int64_t> strides = attr_ints(call.attrs, "strides", {1, 1});
-  std::vector<int64_t> dilation = attr_ints(call.attrs, "dilation", {1, 1});
-  std::vector<int64_t> pad = attr_ints(call.attrs, "padding", {0, 0});
-  for (auto *v : {&size, &strides, &dilation})
-    if (v->size() == 1) v->push_back((*v)[0]);
-  if (pad.size() == 1) pad = {pad[0], pad[0], pad[0], pad[0]};
-  if (pad.size() == 2) pad = {pad[0], pad[1], pad[0], pad[1]};
+  const std::array<int64_t, 2> size = pair_attr(call.attrs, "pool_size", {});
+  const std::array<int64_t, 2> strides = pair_attr(call.attrs, "strides", {1, 1});
+  const std::array<int64_t, 2> dilation = pair_attr(call.attrs, "dilation", {1, 1});
+  const Pad pad = padding_attr(call.attrs);
   const bool cip = !is_max && attr_bool(call.attrs, "count_include_pad", false);
   const int64_t h = x.shape[2], wd = x.shape[3], oh = out.shape[2], ow = out.shape[3];
   auto counts = [&](int64_t extent, int64_t outs, int64_t k, int64_t s, int64_t d, int64_t lo, int64_t hi) {
@@ -327,15 +321,15 @@ Tensor Lowerer::pool2d(bool is_max, const Call &call, const Tensor &x, const Ten
     }
     return buf;
   };
-  Halide::Buffer<int32_t> rows = counts(h, oh, size[0], strides[0], dilation[0], pad[0], pad[2]);
-  Halide::Buffer<int32_t> cols = counts(wd, ow, size[1], strides[1], dilation[1], pad[1], pad[3]);
+  Halide::Buffer<int32_t> rows = counts(h, oh, size[0], strides[0], dilation[0], pad.top, pad.bottom);
+  Halide::Buffer<int32_t> cols = counts(wd, ow, size[1], strides[1], dilation[1], pad.left, pad.right);
   const Tensor xr = materialize(x);
   HVar ox("d3"), oy("d2"), c("d1"), nb("d0");
   RDom r(0, static_cast<int>(size[1]), 0, static_cast<int>(size[0]), fresh("rp"));
   HExpr iy =
-      oy * static_cast<int>(strides[0]) - static_cast<int>(pad[0]) + r.y * static_cast<int>(dilation[0]);
+      oy * static_cast<int>(strides[0]) - static_cast<int>(pad.top) + r.y * static_cast<int>(dilation[0]);
   HExpr ix =
-      ox * static_cast<int>(strides[1]) - static_cast<int>(pad[1]) + r.x * static_cast<int>(dilation[1]);
+      ox * static_cast<int>(strides[1]) - static_cast<int>(pad.left) + r.x * static_cast<int>(dilation[1]);
   HExpr inside = iy >= 0 && iy < static_cast<int>(h) && ix >= 0 && ix < static_cast<int>(wd);
   HExpr v = xr.f(Halide::clamp(ix, 0, static_cast<int>(wd - 1)),
                  Halide::clamp(iy, 0, static_cast<int>(h - 1)), c, nb);

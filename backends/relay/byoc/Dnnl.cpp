@@ -46,6 +46,7 @@
 
 #include "backends/relay/byoc/Codegen.h"
 #include "frontend/relay/ops/Op.h"
+#include "frontend/relay/ops/WindowAttrs.h"
 #include "ilir/Error.h"
 
 namespace grove::relay {
@@ -61,23 +62,6 @@ int64_t product(const Shape &s, size_t begin, size_t end) {
   int64_t p = 1;
   for (size_t i = begin; i < end; ++i) p *= s[i];
   return p;
-}
-
-// A 2-value attribute (strides, dilation): one value stands for both.
-std::array<int64_t, 2> pair_attr(const Attrs &attrs, const std::string &name) {
-  std::vector<int64_t> v = attr_ints(attrs, name, {1, 1});
-  if (v.size() == 1) v.push_back(v[0]);
-  if (v.size() != 2) throw OpError(fmt::format("{} must have 2 values, found {}", name, v.size()));
-  return {v[0], v[1]};
-}
-
-// padding: 1 value (all sides), 2 (top/bottom, left/right) or 4 (top, left, bottom, right).
-std::array<int64_t, 4> padding_attr(const Attrs &attrs) {
-  std::vector<int64_t> p = attr_ints(attrs, "padding", {0, 0});
-  if (p.size() == 1) return {p[0], p[0], p[0], p[0]};
-  if (p.size() == 2) return {p[0], p[1], p[0], p[1]};
-  if (p.size() == 4) return {p[0], p[1], p[2], p[3]};
-  throw OpError(fmt::format("padding must have 1, 2 or 4 values, found {}", p.size()));
 }
 
 // What oneDNN's convolution can do: NCHW data, OIHW weights, an NCHW float32 result.
@@ -98,7 +82,7 @@ std::string conv2d_unsupported(const Attrs &attrs) {
 struct Conv2D {
   int64_t n, c, h, w, o, i, kh, kw, groups, oh, ow;
   std::array<int64_t, 2> stride, dilation;
-  std::array<int64_t, 4> pad;  // top, left, bottom, right
+  Pad pad;
 };
 
 Conv2D conv2d_geometry(const Shape &data, const Shape &weight, const Attrs &attrs) {
@@ -109,14 +93,14 @@ Conv2D conv2d_geometry(const Shape &data, const Shape &weight, const Attrs &attr
   g.n = data[0], g.c = data[1], g.h = data[2], g.w = data[3];
   g.o = weight[0], g.i = weight[1], g.kh = weight[2], g.kw = weight[3];
   g.groups = attr_int(attrs, "groups", 1);
-  g.stride = pair_attr(attrs, "strides");
-  g.dilation = pair_attr(attrs, "dilation");
+  g.stride = pair_attr(attrs, "strides", {1, 1});
+  g.dilation = pair_attr(attrs, "dilation", {1, 1});
   g.pad = padding_attr(attrs);
   if (g.groups <= 0 || g.c != g.i * g.groups || g.o % g.groups != 0)
     throw OpError(fmt::format("the data {} and weight {} do not fit groups={}", shape_to_string(data),
                               shape_to_string(weight), g.groups));
-  g.oh = (g.h + g.pad[0] + g.pad[2] - ((g.kh - 1) * g.dilation[0] + 1)) / g.stride[0] + 1;
-  g.ow = (g.w + g.pad[1] + g.pad[3] - ((g.kw - 1) * g.dilation[1] + 1)) / g.stride[1] + 1;
+  g.oh = (g.h + g.pad.top + g.pad.bottom - ((g.kh - 1) * g.dilation[0] + 1)) / g.stride[0] + 1;
+  g.ow = (g.w + g.pad.left + g.pad.right - ((g.kw - 1) * g.dilation[1] + 1)) / g.stride[1] + 1;
   if (g.oh <= 0 || g.ow <= 0)
     throw OpError(fmt::format("the window does not fit the data {}", shape_to_string(data)));
   return g;
@@ -750,7 +734,7 @@ class Builder {
     const memory::desc dst_desc = is_output(e) ? plain_desc(dims_of(out)) : any_desc(dims_of(out));
     // oneDNN counts dilation from 0 (no gap), Relay from 1.
     const memory::dims strides{g.stride[0], g.stride[1]}, dilates{g.dilation[0] - 1, g.dilation[1] - 1};
-    const memory::dims pad_l{g.pad[0], g.pad[1]}, pad_r{g.pad[2], g.pad[3]};
+    const memory::dims pad_l{g.pad.top, g.pad.left}, pad_r{g.pad.bottom, g.pad.right};
     const auto kind = dnnl::prop_kind::forward_inference;
     const auto alg = dnnl::algorithm::convolution_direct;
     dnnl::convolution_forward::desc d =

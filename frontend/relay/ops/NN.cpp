@@ -22,6 +22,7 @@
 
 #include "frontend/relay/ops/Broadcast.h"
 #include "frontend/relay/ops/Op.h"
+#include "frontend/relay/ops/WindowAttrs.h"
 
 namespace grove::relay {
 
@@ -65,37 +66,6 @@ DType out_dtype(const Attrs &attrs, DType fallback) {
   std::optional<DType> d = parse_dtype(name);
   if (!d) throw OpError(fmt::format("out_dtype \"{}\" is not a dtype grove knows", name));
   return *d;
-}
-
-// A 2-value attribute (strides, dilation, pool_size); one value stands for both.
-std::array<int64_t, 2> pair_attr(const Attrs &attrs, const std::string &name, std::vector<int64_t> fallback) {
-  std::vector<int64_t> v = attr_ints(attrs, name, fallback);
-  if (v.size() == 1) v.push_back(v[0]);
-  if (v.size() != 2) throw OpError(fmt::format("{} must have 2 values, found {}", name, v.size()));
-  if (v[0] <= 0 || v[1] <= 0)
-    throw OpError(fmt::format("{} must be positive, found ({}, {})", name, v[0], v[1]));
-  return {v[0], v[1]};
-}
-
-// TVM's padding: 1 value for all sides, 2 for (top/bottom, left/right), 4 for (top, left, bottom,
-// right).
-struct Pad {
-  int64_t top, left, bottom, right;
-};
-Pad padding_attr(const Attrs &attrs) {
-  std::vector<int64_t> p = attr_ints(attrs, "padding", {0, 0});
-  Pad pad;
-  if (p.size() == 1)
-    pad = {p[0], p[0], p[0], p[0]};
-  else if (p.size() == 2)
-    pad = {p[0], p[1], p[0], p[1]};
-  else if (p.size() == 4)
-    pad = {p[0], p[1], p[2], p[3]};
-  else
-    throw OpError(fmt::format("padding must have 1, 2 or 4 values, found {}", p.size()));
-  if (pad.top < 0 || pad.left < 0 || pad.bottom < 0 || pad.right < 0)
-    throw OpError("padding must be non-negative");
-  return pad;
 }
 
 void check_layout(const Attrs &attrs, const char *name, const char *expected, const char *fallback) {
@@ -911,6 +881,31 @@ std::vector<NDArray> pad_kernel(const std::vector<NDArray> &args, const Attrs &a
 }
 
 }  // namespace
+
+std::array<int64_t, 2> pair_attr(const Attrs &attrs, const std::string &name, std::vector<int64_t> fallback) {
+  std::vector<int64_t> v = attr_ints(attrs, name, fallback);
+  if (v.size() == 1) v.push_back(v[0]);
+  if (v.size() != 2) throw OpError(fmt::format("{} must have 2 values, found {}", name, v.size()));
+  if (v[0] <= 0 || v[1] <= 0)
+    throw OpError(fmt::format("{} must be positive, found ({}, {})", name, v[0], v[1]));
+  return {v[0], v[1]};
+}
+
+Pad padding_attr(const Attrs &attrs) {
+  std::vector<int64_t> p = attr_ints(attrs, "padding", {0, 0});
+  Pad pad;
+  if (p.size() == 1)
+    pad = {p[0], p[0], p[0], p[0]};
+  else if (p.size() == 2)
+    pad = {p[0], p[1], p[0], p[1]};
+  else if (p.size() == 4)
+    pad = {p[0], p[1], p[2], p[3]};
+  else
+    throw OpError(fmt::format("padding must have 1, 2 or 4 values, found {}", p.size()));
+  if (pad.top < 0 || pad.left < 0 || pad.bottom < 0 || pad.right < 0)
+    throw OpError("padding must be non-negative");
+  return pad;
+}
 
 std::vector<OpDef> nn_ops() {
   using P = OpPattern;
