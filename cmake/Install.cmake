@@ -25,7 +25,9 @@ get_target_property(GROVE_PACKAGE_VERSION grove_runtime_shared VERSION)
 # dataset code it holds, come from libgrove_runtime.so, linked before the archives: an archive member
 # is only pulled in for a symbol nothing before it defines, so the objects in libgrove_runtime.so
 # are not copied again and a process holds one of each (one thread team, one error state).
-set(GROVE_COMPILER_LIBRARIES grove_cpu grove_lowering grove_plan grove_dsl grove_scheduling)
+# The Relay back end and front ends (grove_relay_open: backends/runtime/RelayHook.h) are in it too.
+set(GROVE_COMPILER_LIBRARIES grove_cpu grove_lowering grove_plan grove_dsl grove_scheduling grove_relay_backend
+    grove_relay grove_onnx)
 add_library(grove_compiler_shared SHARED)
 foreach(library ${GROVE_COMPILER_LIBRARIES})
   target_sources(grove_compiler_shared PRIVATE $<TARGET_OBJECTS:${library}>)

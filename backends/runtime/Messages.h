@@ -157,8 +157,8 @@ inline constexpr char kCApiNoCompiler[] =
     "grove_compiler_compile_v1) to compile model files at run time, or open a library written by `grove "
     "compile` with grove_model_open";
 inline constexpr char kCApiNoRelay[] =
-    "{}: this program does not contain grove's Relay back end: link grove_relay_backend (and export "
-    "grove_compiler_relay_open_v1) to open Relay programs";
+    "{}: this program does not contain grove's Relay back end: link grove::compiler (in grove's build tree: "
+    "grove_relay_backend, and export grove_compiler_relay_open_v1) to open Relay programs";
 inline constexpr char kCApiRelayTensorNull[] = "grove_relay_run: inputs[{}].{} is a null pointer";
 inline constexpr char kCApiRelayTensorRank[] = "grove_relay_run: inputs[{}]: rank {} is negative";
 inline constexpr char kCApiRelayTensorDim[] = "grove_relay_run: inputs[{}]: shape[{}] = {} is negative";

@@ -69,7 +69,7 @@ int main(int argc, char **argv) {
   status = grove_relay_open(relay_file, NULL, &program);
   CHECK(
       status == GROVE_ERROR_UNSUPPORTED && mentions("grove_relay_open: this program does not contain grove's "
-                                                    "Relay back end: link grove_relay_backend"),
+                                                    "Relay back end: link grove::compiler"),
       "%s: %s", grove_status_string(status), grove_last_error());
   CHECK(program == NULL, "a failed open set the program");
   status = grove_relay_open_text("def @main() { 1f }", NULL, &program);

@@ -9,6 +9,8 @@
 #   4. its program, on the same trees and weights as the installed `grove run`, matches it through
 #      grove_model_compile (grove::compiler), `grove compile`'s shared library (grove::runtime alone)
 #      and its static library; linked with grove::runtime alone it cannot compile, and says so;
+#      it opens and runs a Relay program through grove_relay_* (grove::compiler), and without the
+#      compiler says so;
 #   5. with the Python package installed (and no sanitizers), `import grove` loads it from P.
 # Usage: check_install.sh BUILD_DIR SOURCE_DIR CMAKE SANITIZE(0|1)
 set -euo pipefail
@@ -90,6 +92,13 @@ if run consumer_runtime compile "$model" 2>"$work/unsupported.log"; then
 fi
 grep -qF "does not contain grove's compiler" "$work/unsupported.log" ||
   fail "grove_model_compile without the compiler: unexpected message: $(cat "$work/unsupported.log")"
+# A Relay program through grove_relay_open_text: grove::compiler holds the Relay back end too.
+"$work/consumer/consumer_compiler" relay || fail "grove_relay_* through grove::compiler failed"
+if "$work/consumer/consumer_runtime" relay 2>"$work/relay_unsupported.log"; then
+  fail "grove_relay_open_text succeeded in a program linked with grove::runtime alone"
+fi
+grep -qF "does not contain grove's Relay back end" "$work/relay_unsupported.log" ||
+  fail "grove_relay_open_text without the compiler: unexpected message: $(cat "$work/relay_unsupported.log")"
 
 # 5. The Python package, from the install tree (an instrumented module cannot load into python3).
 package=$prefix/lib/python3/dist-packages

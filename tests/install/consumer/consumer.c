@@ -3,6 +3,8 @@
  *   consumer compile MODEL WEIGHTS REF.npy  grove_model_compile (grove::compiler), runs the trees
  *   consumer open LIBRARY WEIGHTS REF.npy   grove_model_open of a `grove compile` library (grove::runtime)
  *   consumer static WEIGHTS REF.npy         the libtreelstm.a linked in (consumer_static only)
+ *   consumer relay                          grove_relay_open_text of a small Relay program (grove::compiler),
+ *                                           checked against the same arithmetic in C
  * The last two compare every root state with REF.npy, `grove run`'s output on the same trees, and
  * exit 1 when one differs by more than kTolerance or anything fails. */
 #include <grove/grove.h>
@@ -180,6 +182,58 @@ static int open_model(const char *mode, const char *path, const char *weights, g
   return 0;
 }
 
+/* A Relay program through grove_relay_*: relu(x W^T + b) on the VM against the same sums in C. */
+static int run_relay(void) {
+  static const char kProgram[] =
+      "#[version = \"0.0.5\"]\n"
+      "def @main(%x: Tensor[(2, 3), float32], %w: Tensor[(4, 3), float32], %b: Tensor[(4), float32]) {\n"
+      "  nn.relu(nn.bias_add(nn.dense(%x, %w), %b))\n"
+      "}\n";
+  static const int64_t kXShape[2] = {2, 3}, kWShape[2] = {4, 3}, kBShape[1] = {4};
+  float x[6], w[12], b[4];
+  grove_relay_options options;
+  grove_relay *program = NULL;
+  grove_relay_result *result = NULL;
+  grove_tensor inputs[3], out;
+  int i, j, k, status = 1;
+  for (i = 0; i < 6; ++i) x[i] = 0.25f * (float)(i - 2);
+  for (i = 0; i < 12; ++i) w[i] = 0.125f * (float)((i * 5) % 7 - 3);
+  for (i = 0; i < 4; ++i) b[i] = 0.5f - 0.25f * (float)i;
+  memset(&options, 0, sizeof options);
+  options.threads = 2;
+  if (grove_relay_open_text(kProgram, &options, &program) != GROVE_OK) return fail("grove_relay_open_text");
+  inputs[0].dtype = GROVE_DTYPE_FLOAT32, inputs[0].data = x, inputs[0].shape = kXShape, inputs[0].rank = 2;
+  inputs[1].dtype = GROVE_DTYPE_FLOAT32, inputs[1].data = w, inputs[1].shape = kWShape, inputs[1].rank = 2;
+  inputs[2].dtype = GROVE_DTYPE_FLOAT32, inputs[2].data = b, inputs[2].shape = kBShape, inputs[2].rank = 1;
+  if (grove_relay_run(program, inputs, 3, NULL, &result) != GROVE_OK) {
+    fail("grove_relay_run");
+    goto done;
+  }
+  if (grove_relay_result_tensor(result, 0, &out) != GROVE_OK) {
+    fail("grove_relay_result_tensor");
+    goto done;
+  }
+  if (out.dtype != GROVE_DTYPE_FLOAT32 || out.rank != 2 || out.shape[0] != 2 || out.shape[1] != 4) {
+    fprintf(stderr, "consumer: the Relay program's result is not a [2, 4] float32 tensor\n");
+    goto done;
+  }
+  for (i = 0; i < 2; ++i)
+    for (j = 0; j < 4; ++j) {
+      double want = b[j], got = ((const float *)out.data)[i * 4 + j];
+      for (k = 0; k < 3; ++k) want += (double)x[i * 3 + k] * w[j * 3 + k];
+      if (want < 0) want = 0;
+      if (fabs(got - want) > kTolerance) {
+        fprintf(stderr, "consumer: relay result [%d, %d] is %g, expected %g\n", i, j, got, want);
+        goto done;
+      }
+    }
+  status = 0;
+done:
+  grove_relay_result_free(result);
+  grove_relay_close(program);
+  return status;
+}
+
 int main(int argc, char **argv) {
   grove_model *model = NULL;
   grove_compile_options options;
@@ -189,11 +243,12 @@ int main(int argc, char **argv) {
   int status = 1;
 
   if (argc == 3 && strcmp(mode, "write-trees") == 0) return write_trees(argv[2]);
+  if (argc == 2 && strcmp(mode, "relay") == 0) return run_relay();
   if (!(argc == 5 && (strcmp(mode, "compile") == 0 || strcmp(mode, "open") == 0)) &&
       !(argc == 4 && strcmp(mode, "static") == 0)) {
     fprintf(stderr,
             "usage: consumer write-trees OUT | compile MODEL WEIGHTS REF.npy | open LIBRARY WEIGHTS REF.npy"
-            " | static WEIGHTS REF.npy\n");
+            " | static WEIGHTS REF.npy | relay\n");
     return 2;
   }
   weights = argv[argc - 2];
