@@ -184,16 +184,20 @@ void Lowerer::schedule_stage(Func f, const Shape &shape, DType dtype, int64_t up
   // twice, so they have no tail at all: the widest power-of-two width that divides the extent.
   // (GuardWithIf is not enough: Halide 14 drops the guard of an update that reads another root
   // stage, e.g. layer_norm's variance over 5 lines in pairs, writing and reading a sixth.)
+  // Returns whether the stage got a schedule.
   auto apply = [&](auto &&stage, int width, Halide::TailStrategy tail) {
-    if (width > 1 && shape.back() >= width) stage.vectorize(inner, width, tail);
-    if (rank >= 2 && shape.front() > 1 && parallel) stage.parallel(outer);
+    bool scheduled = false;
+    if (width > 1 && shape.back() >= width) stage.vectorize(inner, width, tail), scheduled = true;
+    if (rank >= 2 && shape.front() > 1 && parallel) stage.parallel(outer), scheduled = true;
+    return scheduled;
   };
   apply(f, w, Halide::TailStrategy::ShiftInwards);
   if (update_steps > 0) {
     int exact = w;
     while (exact > 1 && shape.back() % exact != 0) exact /= 2;
     Halide::Stage u = f.update();
-    apply(u, exact, Halide::TailStrategy::RoundUp);
+    // A serial update is meant (Halide would warn that it has no schedule where the pure one has).
+    if (!apply(u, exact, Halide::TailStrategy::RoundUp)) u.unscheduled();
   }
 }
 
