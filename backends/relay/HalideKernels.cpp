@@ -137,7 +137,8 @@ class HalideKernelCompiler : public KernelCompiler {
     std::lock_guard<std::mutex> lock(mutex_);
     if (auto it = cache_.find(key); it != cache_.end()) return it->second.second;
 
-    // A pipeline Halide rejects is a gap in the lowering; the caller can still fall back.
+    // A pipeline Halide rejects is a gap in the lowering, as what it does not lower is: the caller
+    // can still fall back.
     halide_internal::LoweredPipeline lowered;
     Halide::Pipeline pipeline;
     try {
@@ -145,8 +146,9 @@ class HalideKernelCompiler : public KernelCompiler {
       pipeline = Halide::Pipeline(lowered.outputs);
       pipeline.compile_jit(target_);
     } catch (const Halide::Error &err) {
-      user_error("the Halide kernel compiler failed on {} (at {}): {}",
-                 lowered.ops.empty() ? "a function" : lowered.ops, to_string(fn->span), err.what());
+      throw KernelUnsupported(fmt::format("the Halide kernel compiler failed on {} (at {}): {}",
+                                          lowered.ops.empty() ? "a function" : lowered.ops,
+                                          to_string(fn->span), err.what()));
     }
     set_threads();
     auto kernel =

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backends/relay/HalideLower.h"
+#include "backends/relay/Kernel.h"
 #include "frontend/relay/ops/Broadcast.h"
 #include "ilir/Error.h"
 
@@ -95,7 +96,8 @@ class Lowerer {
   std::set<std::string> scheduled_;
 
   [[noreturn]] void unsupported(const std::string &what, const Span &span) const {
-    user_error("the Halide kernel compiler does not support {} (at {})", what, to_string(span));
+    throw KernelUnsupported(
+        fmt::format("the Halide kernel compiler does not support {} (at {})", what, to_string(span)));
   }
   std::string fresh(const std::string &base) {
     std::string name = base;

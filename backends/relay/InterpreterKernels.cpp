@@ -85,7 +85,7 @@ class FallbackKernelCompiler : public KernelCompiler {
                                   const std::vector<Shape> &shapes) override {
     try {
       return primary_->compile(primitive, dtypes, shapes);
-    } catch (const UserError &) {
+    } catch (const KernelUnsupported &) {
       return fallback_->compile(primitive, dtypes, shapes);
     }
   }

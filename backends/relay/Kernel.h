@@ -14,6 +14,7 @@
 // which lowers the whole group to one Halide pipeline and JIT-compiles it.
 
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -31,12 +32,21 @@ class Kernel {
   virtual std::string describe() const = 0;
 };
 
+// What a kernel compiler cannot compile — an operator, dtype or shape it has no kernel for: not the
+// user's mistake, and the one signal a caller falls back to another compiler on
+// (make_fallback_kernel_compiler). The message names the op and its location. Where no fallback is
+// left, the VM reports it as a UserError (VM::kernel_for).
+class KernelUnsupported : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 class KernelCompiler {
  public:
   virtual ~KernelCompiler() = default;
   // The kernel of `primitive` (a Function with Primitive=1) for inputs of these dtypes and concrete
-  // shapes. Throws UserError for what the compiler cannot handle (naming the op) — callers may then
-  // fall back to another compiler.
+  // shapes. Throws KernelUnsupported for what the compiler cannot handle (naming the op), UserError
+  // only for a mistake in what it was given.
   virtual std::shared_ptr<Kernel> compile(const Expr &primitive, const std::vector<DType> &dtypes,
                                           const std::vector<Shape> &shapes) = 0;
   virtual std::string name() const = 0;

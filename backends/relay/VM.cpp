@@ -182,6 +182,9 @@ std::shared_ptr<Kernel> VirtualMachine::kernel_for(int kernel, const std::vector
     }
     try {
       it->second = compiler_->compile(exe_.kernels[kernel].primitive, dtypes, shapes);
+    } catch (const KernelUnsupported &unsupported) {  // no compiler left to fall back to
+      cache_.erase(it);
+      throw UserError(unsupported.what());
     } catch (...) {
       cache_.erase(it);
       throw;

@@ -16,11 +16,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "backends/relay/HalideKernels.h"
+#include "backends/relay/InterpreterKernels.h"
 #include "frontend/relay/IR.h"
 #include "frontend/relay/Interpreter.h"
 #include "frontend/relay/Parser.h"
@@ -613,23 +615,43 @@ def @main(%x: Tensor[(?, 8), float32]) {
   EXPECT_THROW(compiler().compile(prims[0], {DType::Float32}, {{kAnyDim, 8}}), UserError);
 }
 
-TEST(HalideKernels, UnsupportedOpsAreUserErrorsNamingTheOp) {
+// The message of the KernelUnsupported `f` throws; a failure when it throws nothing or anything else.
+std::string unsupported_of(const std::function<void()> &f) {
+  try {
+    f();
+  } catch (const KernelUnsupported &e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no KernelUnsupported was thrown";
+  return "";
+}
+
+// What the Halide lowering has no kernel for is KernelUnsupported (naming the op and where), the
+// signal the fallback compiler takes to the interpreter's kernels; a mistake in what the compiler
+// is given stays a UserError, which the fallback passes on rather than retrying.
+TEST(HalideKernels, UnsupportedOpsAreKernelUnsupportedNamingTheOp) {
   Module m = fused(R"(#[version = "0.0.5"]
 def @main(%x: Tensor[(4), float32]) {
   erf(%x)
 })");
   std::vector<Expr> prims = primitives(m);
   ASSERT_EQ(prims.size(), 1u);
-  EXPECT_THAT(user_error_of([&] { compiler().compile(prims[0], {DType::Float32}, {{4}}); }),
+  EXPECT_THAT(unsupported_of([&] { compiler().compile(prims[0], {DType::Float32}, {{4}}); }),
               HasSubstr("the Halide kernel compiler does not support erf (at halide_test.relay:3:3)"));
   Module d = fused(R"(#[version = "0.0.5"]
 def @main(%x: Tensor[(4), int32], %y: Tensor[(4), int32]) {
   divide(%x, %y)
 })");
-  EXPECT_THAT(user_error_of([&] {
+  EXPECT_THAT(unsupported_of([&] {
                 compiler().compile(primitives(d)[0], {DType::Int32, DType::Int32}, {{4}, {4}});
               }),
               HasSubstr("does not support integer divide (int32)"));
+  // Through the fallback: erf runs on the interpreter's kernels; a shape with ? is the caller's mistake.
+  std::unique_ptr<KernelCompiler> both =
+      make_fallback_kernel_compiler(make_halide_kernel_compiler(), make_interpreter_kernel_compiler(m));
+  EXPECT_THAT(both->compile(prims[0], {DType::Float32}, {{4}})->describe(), HasSubstr("erf"));
+  EXPECT_THAT(user_error_of([&] { both->compile(prims[0], {DType::Float32}, {{kAnyDim}}); }),
+              HasSubstr("needs concrete input shapes"));
 }
 
 TEST(HalideKernels, ACompilerWithItsOwnThreadCountCanBeDestroyed) {

@@ -428,6 +428,17 @@ def @main(%x: float32) -> float32 {
   EXPECT_EQ(compiles, 2);
 }
 
+// A kernel no compiler is left to take (Halide alone, an operator it does not lower) is the user's
+// error at run time, naming the operator and where.
+TEST(RelayVM, AKernelNoCompilerTakesIsAUserError) {
+  Module m = parse(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(4), float32]) { erf(%x) }
+)");
+  VirtualMachine machine(vm::compile(m), make_halide_kernel_compiler());
+  EXPECT_THAT(user_error_of([&] { machine.run_main({tensor_value(filled({4}))}); }),
+              HasSubstr("the Halide kernel compiler does not support erf"));
+}
+
 TEST(RelayVM, BadArgumentsSayWhatTheInterpreterSays) {
   Module m = parse(R"(#[version = "0.0.5"]
 def @main(%x: Tensor[(2, 3), float32], %n: int32) -> Tensor[(2, 3), float32] { %x }
