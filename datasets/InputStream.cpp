@@ -14,7 +14,7 @@
 #include "datasets/Messages.h"
 #include "datasets/PTBReader.h"
 #include "datasets/Readers_Internal.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove {
 

@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "datasets/Messages.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove {
 

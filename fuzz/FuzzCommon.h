@@ -8,7 +8,7 @@
 #include <exception>
 #include <string>
 
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove::fuzz {
 

@@ -1,6 +1,6 @@
 #include "ilir/IR.h"
 
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove::ilir {
 

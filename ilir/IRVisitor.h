@@ -9,8 +9,8 @@
 
 #include <functional>
 
-#include "ilir/Error.h"
 #include "ilir/IR.h"
+#include "support/Error.h"
 
 namespace grove::ilir {
 

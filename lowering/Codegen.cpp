@@ -7,8 +7,8 @@
 
 #include <system_error>
 
-#include "ilir/Error.h"
 #include "lowering/Messages.h"
+#include "support/Error.h"
 
 namespace grove::lowering {
 

@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
-#include "ilir/Error.h"
 #include "ilir/IRVisitor.h"
 #include "lowering/LoopSplitting.h"
 #include "lowering/Names.h"
+#include "support/Error.h"
 
 namespace grove::lowering::internal {
 

@@ -7,10 +7,10 @@
 #include <utility>
 #include <vector>
 
-#include "ilir/Error.h"
 #include "lowering/ExprLowering.h"
 #include "lowering/HostTarget.h"
 #include "lowering/LoopSplitting.h"
+#include "support/Error.h"
 
 namespace grove::lowering::internal {
 

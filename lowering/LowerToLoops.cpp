@@ -3,13 +3,13 @@
 #include <set>
 #include <string>
 
-#include "ilir/Error.h"
 #include "lowering/ExprLowering.h"
 #include "lowering/GemmKernel.h"
 #include "lowering/HalideIR.h"
 #include "lowering/MatmulKernel.h"
 #include "lowering/Team.h"
 #include "lowering/TensorAccess.h"
+#include "support/Error.h"
 
 namespace grove::lowering {
 

@@ -1,8 +1,8 @@
 #include "lowering/TensorAccess.h"
 
-#include "ilir/Error.h"
 #include "lowering/ExprLowering.h"
 #include "lowering/Names.h"
+#include "support/Error.h"
 
 namespace grove::lowering::internal {
 

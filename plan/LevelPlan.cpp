@@ -7,10 +7,10 @@
 #include <set>
 
 #include "ilir/Affine.h"
-#include "ilir/Error.h"
 #include "ilir/IRVisitor.h"
 #include "plan/Names.h"
 #include "plan/WeightTerms.h"
+#include "support/Error.h"
 
 namespace grove::plan {
 

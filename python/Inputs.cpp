@@ -9,8 +9,8 @@
 
 #include "backends/runtime/RandomWeights.h"
 #include "datasets/PTBReader.h"
-#include "ilir/Error.h"
 #include "python/Messages.h"
+#include "support/Error.h"
 
 namespace grove::python {
 

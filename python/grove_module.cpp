@@ -26,10 +26,10 @@
 #include "backends/runtime/RandomWeights.h"
 #include "backends/runtime/Safetensors.h"
 #include "frontend/dsl/Frontend.h"
-#include "ilir/Error.h"
 #include "python/DLPack.h"
 #include "python/Inputs.h"
 #include "python/Messages.h"
+#include "support/Error.h"
 
 namespace grove::python {
 

@@ -7,8 +7,8 @@
 #include <sstream>
 #include <thread>
 
-#include "ilir/Error.h"
 #include "scheduling/Messages.h"
+#include "support/Error.h"
 
 namespace grove::scheduling {
 

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove::testing {
 

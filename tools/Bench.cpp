@@ -15,7 +15,7 @@
 #include "datasets/PTBReader.h"
 #include "datasets/Vocab.h"
 #include "frontend/dsl/Frontend.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 #include "tools/CudaCommands.h"
 #include "tools/Flops.h"
 #include "tools/Messages.h"

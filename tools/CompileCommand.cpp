@@ -13,7 +13,7 @@
 #include "backends/runtime/RandomWeights.h"
 #include "backends/runtime/Safetensors.h"
 #include "frontend/dsl/Frontend.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 #include "tools/CudaCommands.h"
 #include "tools/Inputs.h"
 #include "tools/Messages.h"

@@ -7,7 +7,7 @@
 #include "backends/cuda/Messages.h"
 #include "backends/cuda/Nvrtc.h"
 #include "frontend/dsl/Frontend.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 #include "tools/Report.h"
 
 namespace grove::tool {

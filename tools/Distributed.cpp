@@ -13,7 +13,7 @@
 
 #include "backends/runtime/Clock.h"
 #include "backends/runtime/Npy.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 #include "tools/Messages.h"
 #include "tools/Report.h"
 #include "tools/Shares.h"

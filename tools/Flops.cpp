@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "backends/runtime/RandomWeights.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove::tool {
 

@@ -8,7 +8,7 @@
 #include "datasets/DagReader.h"
 #include "datasets/PTBReader.h"
 #include "datasets/Vocab.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 #include "tools/Messages.h"
 
 namespace grove::tool {

@@ -22,7 +22,7 @@
 #include "frontend/relay/RandomValues.h"
 #include "frontend/relay/TreeValues.h"
 #include "frontend/relay/TypeInfer.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 #include "tools/Bench.h"
 #include "tools/Messages.h"
 #include "tools/Progress.h"

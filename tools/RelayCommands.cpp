@@ -14,7 +14,6 @@
 #include "backends/relay/VMRunner.h"
 #include "backends/relay/byoc/Codegen.h"
 #include "backends/relay/byoc/SavedProgram.h"
-#include "backends/runtime/FileIO.h"
 #include "datasets/PTBReader.h"
 #include "frontend/dsl/Frontend.h"
 #include "frontend/onnx/OnnxImporter.h"
@@ -29,8 +28,9 @@
 #include "frontend/relay/Visitor.h"
 #include "frontend/relay/ops/Op.h"
 #include "frontend/relay/passes/PassList.h"
-#include "ilir/Error.h"
 #include "ilir/IRPrinter.h"
+#include "support/Error.h"
+#include "support/FileIO.h"
 #include "tools/Messages.h"
 #include "tools/Report.h"
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove::tool {
 

@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include "backends/runtime/FileIO.h"
-#include "ilir/Error.h"
 #include "scheduling/Schedule.h"
+#include "support/Error.h"
+#include "support/FileIO.h"
 #include "tools/CudaCommands.h"
 #include "tools/Messages.h"
 #include "tools/Progress.h"

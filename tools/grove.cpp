@@ -3,7 +3,7 @@
 #include <iostream>
 #include <string>
 
-#include "ilir/Error.h"
+#include "support/Error.h"
 #include "tools/Bench.h"
 #include "tools/Commands.h"
 #include "tools/CompileCommand.h"

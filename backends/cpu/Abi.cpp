@@ -1,8 +1,8 @@
 #include "backends/cpu/Abi.h"
 
 #include "backends/cpu/Messages.h"
-#include "ilir/Error.h"
 #include "lowering/HostTarget.h"
+#include "support/Error.h"
 
 namespace grove::cpu {
 

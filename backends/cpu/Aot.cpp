@@ -21,8 +21,8 @@
 #include "backends/cpu/TsanParallel.h"
 #include "backends/runtime/BindWeights.h"
 #include "backends/runtime/Safetensors.h"
-#include "ilir/Error.h"
 #include "lowering/Codegen.h"
+#include "support/Error.h"
 
 namespace grove::cpu {
 

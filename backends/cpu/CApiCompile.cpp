@@ -17,7 +17,7 @@
 #include "backends/runtime/RandomWeights.h"
 #include "backends/runtime/Safetensors.h"
 #include "frontend/dsl/Frontend.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove::cpu {
 namespace {

@@ -9,9 +9,9 @@
 #include "backends/cpu/TsanParallel.h"
 #include "backends/runtime/BindWeights.h"
 #include "backends/runtime/Clock.h"
-#include "ilir/Error.h"
 #include "lowering/Codegen.h"
 #include "lowering/Lower.h"
+#include "support/Error.h"
 
 namespace grove::cpu {
 

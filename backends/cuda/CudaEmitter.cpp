@@ -27,10 +27,10 @@
 #include "backends/cuda/CudaEmitter_Internal.h"
 #include "backends/cuda/Messages.h"
 #include "ilir/Affine.h"
-#include "ilir/Error.h"
 #include "ilir/Verifier.h"
 #include "plan/Names.h"
 #include "plan/Passes.h"
+#include "support/Error.h"
 
 namespace grove::cuda {
 

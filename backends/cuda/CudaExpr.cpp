@@ -7,9 +7,9 @@
 #include <cmath>
 
 #include "backends/cuda/CudaEmitter_Internal.h"
-#include "ilir/Error.h"
 #include "ilir/IRVisitor.h"
 #include "plan/Names.h"
+#include "support/Error.h"
 
 namespace grove::cuda::internal {
 

@@ -9,7 +9,7 @@
 #include "backends/cuda/KernelArgs.h"
 #include "backends/cuda/Messages.h"
 #include "backends/cuda/Nvrtc.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove::cuda {
 

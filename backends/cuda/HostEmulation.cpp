@@ -11,7 +11,7 @@
 #include "backends/cuda/Messages.h"
 #include "backends/cuda/SimtText.h"
 #include "backends/runtime/SharedObject.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove::cuda {
 

@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "backends/cuda/Messages.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove::cuda {
 

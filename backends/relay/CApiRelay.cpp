@@ -11,7 +11,7 @@
 
 #include "backends/relay/RelayProgram.h"
 #include "backends/runtime/RelayHook.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove::relay {
 namespace {

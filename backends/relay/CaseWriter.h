@@ -20,7 +20,7 @@
 #include "backends/relay/TreeToDsl.h"
 #include "frontend/relay/IR.h"
 #include "frontend/relay/Visitor.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove::relay::tree_to_dsl::detail {
 

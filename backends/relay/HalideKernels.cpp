@@ -17,8 +17,8 @@
 #include "backends/relay/HalideLower.h"
 #include "backends/relay/ParallelPool.h"
 #include "backends/runtime/Team.h"
-#include "ilir/Error.h"
 #include "lowering/HostTarget.h"
+#include "support/Error.h"
 
 namespace grove::relay {
 namespace {

@@ -14,7 +14,7 @@
 #include "backends/relay/HalideLower.h"
 #include "backends/relay/Kernel.h"
 #include "frontend/relay/ops/Broadcast.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove::relay::halide_internal {
 

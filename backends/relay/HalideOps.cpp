@@ -22,7 +22,7 @@
 #include "backends/relay/HalideLowerer.h"
 #include "frontend/relay/Visitor.h"
 #include "frontend/relay/ops/Op.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove::relay::halide_internal {
 namespace {

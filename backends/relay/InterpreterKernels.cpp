@@ -7,7 +7,7 @@
 #include "backends/relay/Bytecode.h"
 #include "frontend/relay/Interpreter.h"
 #include "frontend/relay/Value.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove::relay {
 

@@ -9,7 +9,7 @@
 #include "backends/relay/TreeAdts.h"
 #include "backends/relay/TreeToDsl.h"
 #include "frontend/dsl/Frontend.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove::relay {
 namespace {

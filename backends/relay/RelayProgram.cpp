@@ -15,7 +15,7 @@
 #include "frontend/relay/TreeValues.h"
 #include "frontend/relay/TypeInfer.h"
 #include "frontend/relay/Value.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove::relay {
 namespace {

@@ -11,7 +11,7 @@
 #include "backends/relay/RecursiveFunctions.h"
 #include "backends/relay/SequenceToDsl.h"
 #include "frontend/dsl/Frontend.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove::relay {
 namespace {

@@ -9,7 +9,7 @@
 #include "backends/relay/SequenceFunctions.h"
 #include "frontend/relay/Interpreter.h"
 #include "frontend/relay/ops/Op.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove::relay {
 

@@ -17,7 +17,7 @@
 #include "frontend/relay/Visitor.h"
 #include "frontend/relay/byoc/Regions.h"
 #include "frontend/relay/passes/PassList.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove::relay::vm {
 

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "backends/runtime/Messages.h"
-#include "ilir/Error.h"
 #include "ilir/IRPrinter.h"
 #include "ilir/IRVisitor.h"
+#include "support/Error.h"
 
 namespace grove {
 namespace {

@@ -36,8 +36,8 @@
 #include "backends/runtime/RelayHook.h"
 #include "backends/runtime/Safetensors.h"
 #include "datasets/DagReader.h"
-#include "ilir/Error.h"
 #include "include/grove/grove.h"
+#include "support/Error.h"
 
 struct grove_model {
   std::shared_ptr<void> owner;                    // the library handle or the compiled code; freed last

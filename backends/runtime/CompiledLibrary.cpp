@@ -7,7 +7,7 @@
 
 #include "backends/runtime/Messages.h"
 #include "backends/runtime/Safetensors.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove {
 

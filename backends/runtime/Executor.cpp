@@ -16,7 +16,7 @@
 #include "backends/runtime/Messages.h"
 #include "backends/runtime/Team.h"
 #include "backends/runtime/TeamPartition.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove {
 

@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "datasets/Messages.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove {
 

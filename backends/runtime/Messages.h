@@ -7,7 +7,6 @@ namespace grove::runtime_messages {
 // Files in general.
 inline constexpr char kCannotOpen[] = "cannot open {}: {}";
 inline constexpr char kCannotRead[] = "{}: read failed: the file ended early or changed while being read";
-inline constexpr char kCannotWrite[] = "cannot write {}: {}";
 
 // Safetensors reading.
 inline constexpr char kSafetensorsTooShort[] =

@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "backends/runtime/Messages.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove {
 

@@ -12,9 +12,9 @@
 #include <string_view>
 #include <vector>
 
-#include "backends/runtime/FileIO.h"
 #include "backends/runtime/Messages.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
+#include "support/FileIO.h"
 
 namespace grove {
 namespace {

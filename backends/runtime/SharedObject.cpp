@@ -11,7 +11,7 @@
 #include <fstream>
 #include <vector>
 
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove {
 

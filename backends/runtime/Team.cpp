@@ -7,7 +7,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove {
 

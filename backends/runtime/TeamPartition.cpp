@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove {
 

@@ -9,9 +9,9 @@
 #include <utility>
 #include <vector>
 
-#include "frontend/dsl/Diagnostics.h"
 #include "frontend/dsl/Shapes.h"
 #include "ilir/IR.h"
+#include "support/Diagnostics.h"
 
 namespace grove::dsl {
 

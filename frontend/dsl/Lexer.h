@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "frontend/dsl/Diagnostics.h"
+#include "support/Diagnostics.h"
 
 namespace grove::dsl {
 

@@ -12,8 +12,8 @@
 
 #include "frontend/onnx/Messages.h"
 #include "frontend/relay/IR.h"
-#include "ilir/Error.h"
 #include "onnx/onnx_pb.h"
+#include "support/Error.h"
 
 namespace grove::onnx_frontend {
 

@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "frontend/relay/ops/Op.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove::relay {
 

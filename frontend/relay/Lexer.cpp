@@ -46,7 +46,7 @@ constexpr Keyword kKeywords[] = {
 //   2. After `.`, a number is a tuple index: digits only, so `%t.0.1` is two projections.
 class Lexer {
  public:
-  explicit Lexer(const dsl::SourceFile &source) : source_(source), s_(source.text()) {}
+  explicit Lexer(const SourceFile &source) : source_(source), s_(source.text()) {}
 
   std::vector<Token> run() {
     while (pos_ < s_.size()) {
@@ -133,7 +133,7 @@ class Lexer {
   }
 
   void skip_block_comment() {
-    const dsl::Loc start{line_, col_};
+    const Loc start{line_, col_};
     advance(2);
     int depth = 1;
     while (depth > 0) {
@@ -153,7 +153,7 @@ class Lexer {
   // `#[version = "0.0.5"]`: checked and dropped. `#[metadata]` and TVMScript's `# from tvm.script`
   // get their own messages.
   void header() {
-    const dsl::Loc start{line_, col_};
+    const Loc start{line_, col_};
     if (at(pos_ + 1) != '[') {
       const size_t eol = s_.find('\n', pos_);
       const std::string_view line =
@@ -180,7 +180,7 @@ class Lexer {
   }
 
   void string_literal() {
-    const dsl::Loc start{line_, col_};
+    const Loc start{line_, col_};
     size_t i = pos_ + 1;
     for (;;) {
       const char c = at(i);
@@ -210,7 +210,7 @@ class Lexer {
   }
 
   void local_or_graph() {
-    const dsl::Loc start{line_, col_};
+    const Loc start{line_, col_};
     if (is_digit(at(pos_ + 1))) {
       size_t j = pos_ + 1;
       while (is_digit(at(j))) ++j;
@@ -231,7 +231,7 @@ class Lexer {
   }
 
   void global() {
-    const dsl::Loc start{line_, col_};
+    const Loc start{line_, col_};
     if (!is_ident_char(at(pos_ + 1))) source_.error(start, msg::kLoneSigil, "@");
     const size_t n = 1 + ident_length(pos_ + 1);
     // TVMScript decorators (@R.function, @I.ir_module, @T.prim_func) mean a Relax or TIR program.
@@ -242,7 +242,7 @@ class Lexer {
   }
 
   void tuple_index() {
-    const dsl::Loc start{line_, col_};
+    const Loc start{line_, col_};
     size_t j = pos_;
     while (is_digit(at(j))) ++j;
     if (is_ident_char(at(j)))
@@ -285,7 +285,7 @@ class Lexer {
 
   // A numeric literal whose digits start at `digits`, preceded by `minuses` '-' signs at pos_.
   void number(size_t digits, int minuses) {
-    const dsl::Loc start{line_, col_};
+    const Loc start{line_, col_};
     const bool negative = minuses % 2 == 1;
     if (size_t n = special_float_length(digits)) {
       const std::string_view w = s_.substr(digits, n);
@@ -492,7 +492,7 @@ class Lexer {
     source_.error({line_, col_}, msg::kBadCharacter, shown);
   }
 
-  const dsl::SourceFile &source_;
+  const SourceFile &source_;
   std::string_view s_;
   size_t pos_ = 0;
   int line_ = 1;
@@ -532,6 +532,6 @@ std::string unescape(std::string_view raw) {
   return s;
 }
 
-std::vector<Token> lex(const dsl::SourceFile &source) { return Lexer(source).run(); }
+std::vector<Token> lex(const SourceFile &source) { return Lexer(source).run(); }
 
 }  // namespace grove::relay

@@ -6,8 +6,8 @@
 #include <string_view>
 #include <vector>
 
-#include "frontend/dsl/Diagnostics.h"
 #include "frontend/relay/IR.h"
+#include "support/Diagnostics.h"
 
 namespace grove::relay {
 
@@ -78,7 +78,7 @@ struct Token {
   double value = 0.0;          // Float
 
   int64_t integer() const { return static_cast<int64_t>(bits); }
-  dsl::Loc loc() const { return {line, col}; }
+  Loc loc() const { return {line, col}; }
 };
 
 // How a token reads in a message: "'('", "'let'", "'%x'", "'1.5f'", "end of file".
@@ -89,6 +89,6 @@ std::string unescape(std::string_view raw);
 // Tokens ending in End (comments, whitespace and the `#[version = "0.0.5"]` header dropped), or a
 // UserError at a character that starts no token, an unterminated comment or string, a malformed or
 // out-of-range number, or a `#[metadata]` section.
-std::vector<Token> lex(const dsl::SourceFile &source);
+std::vector<Token> lex(const SourceFile &source);
 
 }  // namespace grove::relay

@@ -1,6 +1,6 @@
 #pragma once
 // Every user-facing message of the Relay text format reader (lexer and parser), in one place. Each
-// is a fmt format string; dsl::SourceFile prefixes `file:line:col: error: ` and appends the source
+// is a fmt format string; SourceFile prefixes `file:line:col: error: ` and appends the source
 // line with a caret under the column.
 
 namespace grove::relay::msg {

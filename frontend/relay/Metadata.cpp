@@ -11,7 +11,7 @@
 #include <optional>
 
 #include "frontend/relay/Messages.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove::relay {
 

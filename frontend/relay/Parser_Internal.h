@@ -9,10 +9,10 @@
 #include <unordered_set>
 #include <vector>
 
-#include "frontend/dsl/Diagnostics.h"
 #include "frontend/relay/IR.h"
 #include "frontend/relay/Lexer.h"
 #include "frontend/relay/Messages.h"
+#include "support/Diagnostics.h"
 
 namespace grove::relay::parser {
 
@@ -109,7 +109,7 @@ class Parser {
   }
   template <typename... Args>
   [[noreturn]] void error_at(const Span &at, fmt::format_string<Args...> format, Args &&...args) const {
-    source_.error(dsl::Loc{at.line, at.col}, format, std::forward<Args>(args)...);
+    source_.error(Loc{at.line, at.col}, format, std::forward<Args>(args)...);
   }
 
   // Parser.cpp: the program's shape
@@ -143,7 +143,7 @@ class Parser {
   std::vector<Type> parse_type_params();
   const std::vector<NDArray> &meta_constants(const Token &at, size_t index);
 
-  dsl::SourceFile source_;
+  SourceFile source_;
   std::shared_ptr<const std::string> file_;
   std::vector<Token> tokens_;
   size_t pos_ = 0;

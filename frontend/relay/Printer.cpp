@@ -13,12 +13,12 @@
 #include <unordered_set>
 #include <utility>
 
-#include "backends/runtime/FileIO.h"
 #include "frontend/relay/Metadata.h"
 #include "frontend/relay/NDArrayIO.h"
 #include "frontend/relay/Parser.h"
 #include "frontend/relay/Visitor.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
+#include "support/FileIO.h"
 
 namespace grove::relay {
 namespace {

@@ -12,7 +12,7 @@
 
 #include "frontend/relay/Printer.h"
 #include "frontend/relay/Visitor.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove::relay {
 namespace {

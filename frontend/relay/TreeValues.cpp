@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove::relay {
 

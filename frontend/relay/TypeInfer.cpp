@@ -10,7 +10,7 @@
 #include "frontend/relay/TypeSolver.h"
 #include "frontend/relay/Visitor.h"
 #include "frontend/relay/ops/Op.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove::relay {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove::relay {
 

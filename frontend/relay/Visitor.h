@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "frontend/relay/IR.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove::relay {
 

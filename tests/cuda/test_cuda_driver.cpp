@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "backends/cuda/Driver.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 #include "tests/cuda/CudaTestUtil.h"
 
 namespace grove {

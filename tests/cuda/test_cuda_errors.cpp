@@ -7,7 +7,7 @@
 #include <cstdlib>
 
 #include "backends/cuda/Nvrtc.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 #include "tests/cuda/CudaTestUtil.h"
 
 namespace grove {

@@ -18,7 +18,7 @@
 #include <sstream>
 
 #include "backends/cuda/Nvrtc.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 #include "tests/cuda/CudaTestUtil.h"
 
 namespace grove {

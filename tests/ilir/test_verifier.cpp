@@ -5,8 +5,8 @@
 
 #include <functional>
 
-#include "ilir/Error.h"
 #include "ilir/Verifier.h"
+#include "support/Error.h"
 
 namespace grove::ilir {
 namespace {

@@ -8,9 +8,9 @@
 #include <string>
 
 #include "frontend/dsl/Frontend.h"
-#include "ilir/Error.h"
 #include "ilir/IRPrinter.h"
 #include "ilir/Verifier.h"
+#include "support/Error.h"
 
 namespace grove::plan::testing {
 

@@ -9,10 +9,10 @@
 #include <sstream>
 
 #include "frontend/dsl/Frontend.h"
-#include "ilir/Error.h"
 #include "ilir/IRPrinter.h"
 #include "ilir/Verifier.h"
 #include "plan/FuseElementwise.h"
+#include "support/Error.h"
 #include "tests/plan/PassTest.h"
 
 namespace grove::plan {

@@ -7,10 +7,10 @@
 #include <string>
 
 #include "frontend/dsl/Frontend.h"
-#include "ilir/Error.h"
 #include "ilir/IRPrinter.h"
 #include "ilir/Verifier.h"
 #include "plan/HoistChildTerms.h"
+#include "support/Error.h"
 #include "tests/plan/PassTest.h"
 
 namespace grove::plan {

@@ -9,7 +9,7 @@
 #include <random>
 #include <utility>
 
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove::reference {
 namespace {

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "ilir/Error.h"
+#include "support/Error.h"
 #include "tests/reference/Reference.h"
 
 namespace grove::reference {

@@ -29,7 +29,7 @@
 #include "frontend/relay/Interpreter.h"
 #include "frontend/relay/RandomValues.h"
 #include "frontend/relay/TypeInfer.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 #include "tests/relay/ValueCompare.h"
 
 namespace grove::relay::testing {

@@ -28,7 +28,7 @@
 #include "frontend/relay/Parser.h"
 #include "frontend/relay/TypeInfer.h"
 #include "frontend/relay/Value.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 #include "tests/relay/CodegenTestUtil.h"
 
 namespace grove::relay {

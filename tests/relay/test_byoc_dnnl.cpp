@@ -23,7 +23,7 @@
 #include "frontend/relay/TypeInfer.h"
 #include "frontend/relay/Value.h"
 #include "frontend/relay/Visitor.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 #include "tests/relay/CodegenTestUtil.h"
 #include "tests/relay/ModelFixtures.h"
 

@@ -30,8 +30,8 @@
 #include "frontend/relay/Value.h"
 #include "frontend/relay/Visitor.h"
 #include "frontend/relay/passes/FuseOps.h"
-#include "ilir/Error.h"
 #include "lowering/HostTarget.h"
+#include "support/Error.h"
 #include "tests/UserError.h"
 
 namespace grove::relay {

@@ -6,7 +6,7 @@
 
 #include "frontend/relay/IR.h"
 #include "frontend/relay/Visitor.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 #include "tests/UserError.h"
 
 namespace grove::relay {

@@ -16,7 +16,7 @@
 #include "frontend/relay/StructuralEqual.h"
 #include "frontend/relay/TypeInfer.h"
 #include "frontend/relay/passes/MergeCompilerRegions.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 #include "tests/relay/ByocTestUtil.h"
 #include "tests/relay/PassTest.h"
 

@@ -13,7 +13,7 @@
 #include "frontend/relay/Printer.h"
 #include "frontend/relay/StructuralEqual.h"
 #include "frontend/relay/ops/Op.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 #include "tests/relay/ParserTestUtil.h"
 
 namespace grove::relay {

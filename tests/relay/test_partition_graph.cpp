@@ -23,7 +23,7 @@
 #include "frontend/relay/passes/AnnotateTarget.h"
 #include "frontend/relay/passes/MergeCompilerRegions.h"
 #include "frontend/relay/passes/PartitionGraph.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 #include "tests/relay/ByocTestUtil.h"
 #include "tests/relay/ModelFixtures.h"
 #include "tests/relay/PassTest.h"

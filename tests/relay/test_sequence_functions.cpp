@@ -21,7 +21,7 @@
 #include "backends/relay/VM.h"
 #include "backends/relay/VMCompiler.h"
 #include "frontend/relay/Interpreter.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 #include "tests/UserError.h"
 #include "tests/relay/ModelFixtures.h"
 

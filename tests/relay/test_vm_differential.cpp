@@ -49,7 +49,7 @@
 #include "frontend/relay/Parser.h"
 #include "frontend/relay/Printer.h"
 #include "frontend/relay/TypeInfer.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 #include "tests/relay/Differential.h"
 #include "tests/relay/ModelFixtures.h"
 

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "backends/runtime/FileIO.h"
+#include "support/FileIO.h"
 
 namespace grove {
 namespace {

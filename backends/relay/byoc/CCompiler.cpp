@@ -21,7 +21,7 @@
 #include "backends/relay/byoc/CSourceEmitter.h"
 #include "backends/relay/byoc/Codegen.h"
 #include "backends/runtime/SharedObject.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove::relay {
 namespace {

@@ -6,7 +6,7 @@
 #include <map>
 
 #include "frontend/relay/passes/PassList.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove::relay {
 

@@ -47,7 +47,7 @@
 #include "backends/relay/byoc/Codegen.h"
 #include "frontend/relay/ops/Op.h"
 #include "frontend/relay/ops/WindowAttrs.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove::relay {
 namespace {

@@ -19,11 +19,11 @@
 #include <utility>
 
 #include "backends/relay/byoc/Codegen.h"
-#include "backends/runtime/FileIO.h"
 #include "frontend/relay/Parser.h"
 #include "frontend/relay/Printer.h"
 #include "frontend/relay/TypeInfer.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
+#include "support/FileIO.h"
 
 namespace grove::relay {
 namespace {

@@ -10,7 +10,7 @@
 #include "frontend/relay/StructuralEqual.h"
 #include "frontend/relay/ops/Op.h"
 #include "frontend/relay/passes/PassUtil.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove::relay {
 

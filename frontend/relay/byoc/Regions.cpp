@@ -5,7 +5,7 @@
 #include "frontend/relay/Visitor.h"
 #include "frontend/relay/ops/Op.h"
 #include "frontend/relay/passes/PassUtil.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove::relay {
 

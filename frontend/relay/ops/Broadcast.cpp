@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove::relay {
 

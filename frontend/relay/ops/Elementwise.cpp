@@ -39,7 +39,7 @@
 
 #include "frontend/relay/ops/Broadcast.h"
 #include "frontend/relay/ops/Op.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove::relay {
 namespace {

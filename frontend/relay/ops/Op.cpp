@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "frontend/relay/ops/Broadcast.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove::relay {
 

@@ -7,7 +7,7 @@
 
 #include "frontend/relay/Visitor.h"
 #include "frontend/relay/passes/PassUtil.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove::relay {
 

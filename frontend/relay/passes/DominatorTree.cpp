@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "frontend/relay/Visitor.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove::relay {
 

@@ -11,7 +11,7 @@
 #include "frontend/relay/Visitor.h"
 #include "frontend/relay/byoc/Regions.h"
 #include "frontend/relay/passes/PassUtil.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove::relay {
 

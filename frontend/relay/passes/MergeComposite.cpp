@@ -12,7 +12,7 @@
 #include "frontend/relay/TypeInfer.h"
 #include "frontend/relay/Visitor.h"
 #include "frontend/relay/passes/PassUtil.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove::relay {
 

@@ -21,7 +21,7 @@
 #include "frontend/relay/passes/PartitionGraph.h"
 #include "frontend/relay/passes/ToANormalForm.h"
 #include "frontend/relay/passes/ToGraphNormalForm.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove::relay {
 

@@ -1,7 +1,7 @@
 #include "frontend/relay/passes/PassUtil.h"
 
 #include "frontend/relay/Visitor.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove::relay {
 

@@ -4,7 +4,7 @@
 #include <unordered_map>
 
 #include "frontend/relay/passes/PassUtil.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove::relay {
 

@@ -1,6 +1,6 @@
-#include "frontend/dsl/Diagnostics.h"
+#include "support/Diagnostics.h"
 
-namespace grove::dsl {
+namespace grove {
 
 SourceFile::SourceFile(std::string name, std::string text) : name_(std::move(name)), text_(std::move(text)) {
   line_starts_.push_back(0);
@@ -31,4 +31,4 @@ std::string SourceFile::format_error(Loc loc, const std::string &message) const 
   return fmt::format("{}:{}:{}: error: {}\n{}\n{}", name_, loc.line, loc.col, message, quoted, caret);
 }
 
-}  // namespace grove::dsl
+}  // namespace grove

@@ -1,4 +1,4 @@
-#include "ilir/Error.h"
+#include "support/Error.h"
 
 namespace grove {
 

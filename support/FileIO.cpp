@@ -1,4 +1,4 @@
-#include "backends/runtime/FileIO.h"
+#include "support/FileIO.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -10,13 +10,13 @@
 #include <cstring>
 #include <filesystem>
 
-#include "backends/runtime/Messages.h"
-#include "ilir/Error.h"
+#include "support/Error.h"
+#include "support/Messages.h"
 
 namespace grove {
 namespace {
 
-namespace msg = runtime_messages;
+namespace msg = support_messages;
 
 // Creates a new file next to `path`, named `path`.tmp-<pid>-<n>. O_EXCL makes the name ours, and
 // mode 0666 lets the umask give it the permissions any new file would have.

@@ -1,5 +1,5 @@
 #pragma once
-// Source locations and user-error reporting for the model language.
+// Source locations and user-error reporting for grove's front ends (the model language, Relay text).
 // Every error reads `file:line:col: error: message`, then the offending source line and a caret
 // under the column, and is thrown as a grove::UserError.
 
@@ -9,17 +9,17 @@
 #include <string_view>
 #include <vector>
 
-#include "ilir/Error.h"
+#include "support/Error.h"
 
-namespace grove::dsl {
+namespace grove {
 
-// A 1-based line and column in a model file.
+// A 1-based line and column in a source file.
 struct Loc {
   int line = 1;
   int col = 1;
 };
 
-// A model file's name and text, with the line starts needed to quote a line in a message.
+// A source file's name and text, with the line starts needed to quote a line in a message.
 class SourceFile {
  public:
   SourceFile(std::string name, std::string text);
@@ -44,4 +44,4 @@ class SourceFile {
   std::vector<size_t> line_starts_;
 };
 
-}  // namespace grove::dsl
+}  // namespace grove
