@@ -22,6 +22,7 @@
 #include "backends/relay/HalideLowerer.h"
 #include "frontend/relay/Visitor.h"
 #include "frontend/relay/ops/Op.h"
+#include "frontend/relay/ops/Reduce.h"
 #include "support/Error.h"
 
 namespace grove::relay::halide_internal {
@@ -359,15 +360,8 @@ Tensor Lowerer::elementwise(const std::string &op, const Call &call, const std::
 
 Tensor Lowerer::reduce(const std::string &op, const Call &call, const Tensor &x, const TensorType &out) {
   const int64_t rank = static_cast<int64_t>(x.shape.size());
-  const std::vector<int64_t> axes = attr_ints(call.attrs, "axis", {});
   const bool keepdims = attr_bool(call.attrs, "keepdims", false);
-  const bool exclude = attr_bool(call.attrs, "exclude", false);
-  std::vector<bool> reduced(rank, axes.empty());
-  if (!axes.empty()) {
-    std::vector<bool> listed(rank, false);
-    for (int64_t a : axes) listed[normalize_axis(a, rank)] = true;
-    for (int64_t d = 0; d < rank; ++d) reduced[d] = listed[d] != exclude;
-  }
+  const std::vector<bool> reduced = plan_reduce(x.shape, call.attrs).reduced;
   // The reduction domain, innermost input dimension first (Halide's RDom order).
   std::vector<Halide::Range> ranges;
   std::vector<int64_t> rdims;

@@ -8,6 +8,7 @@
 
 #include "frontend/relay/ops/Broadcast.h"
 #include "frontend/relay/ops/Op.h"
+#include "frontend/relay/ops/Reduce.h"
 
 namespace grove::relay::vm {
 
@@ -35,17 +36,10 @@ bool axis_not_batch(const Attrs &attrs, const char *name, int64_t fallback, int6
   return rank >= 1 && normalize_axis(attr_int(attrs, name, fallback), rank) != 0;
 }
 
-// Reductions: explicit axes, none of them 0, not `exclude`d.
-bool reduces_within_rows(const Attrs &attrs, int64_t rank) {
-  const AttrValue *axis = attrs.find("axis");
-  if (axis == nullptr || axis->kind == AttrValue::Kind::None || attr_bool(attrs, "exclude", false) ||
-      rank < 1)
-    return false;
-  std::vector<int64_t> axes = attr_ints(attrs, "axis", {});
-  if (axes.empty()) return false;
-  for (int64_t a : axes)
-    if (normalize_axis(a, rank) == 0) return false;
-  return true;
+// Reductions that leave axis 0 alone (ops/Reduce.h reads which axes are reduced).
+bool reduces_within_rows(const Attrs &attrs, const Expr &x) {
+  const auto *t = x->checked_type.defined() ? x->checked_type.as<TensorType>() : nullptr;
+  return t != nullptr && !t->shape.empty() && !plan_reduce(t->shape, attrs).reduced[0];
 }
 
 // Operators whose elementwise or broadcast pattern hides a shape: their result's rows are not their
@@ -168,9 +162,8 @@ class RowCheck {
         if (!memo_.count(f.get()) || !memo_.at(f.get())) return false;
       return axis_not_batch(c.attrs, "axis", 0, rank_of(parts->fields[0]));
     }
-    static const std::unordered_set<std::string> kReductions = {"sum",  "mean",   "max",   "min",
-                                                                "prod", "argmax", "argmin"};
-    if (kReductions.count(name) != 0) return reduces_within_rows(c.attrs, rank);
+    if (name == "sum" || name == "mean" || name == "max" || name == "argmax")
+      return reduces_within_rows(c.attrs, c.args[0]);
     const OpDef *def = find_op(name);
     if (def == nullptr || (def->pattern != OpPattern::ElemWise && def->pattern != OpPattern::Broadcast))
       return false;

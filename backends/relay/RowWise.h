@@ -22,7 +22,7 @@ using KernelOf = std::function<const Function *(const Expr &callee)>;
 //   - elementwise and broadcasting operators without shape or axis attributes;
 //   - nn.dense of rows by a weight that does not depend on them; nn.bias_add, nn.softmax,
 //     nn.layer_norm, split and concatenate (of rows only) along an axis other than 0;
-//     sum, mean, max, min, prod, argmax, argmin over explicit axes other than 0;
+//     sum, mean, max and argmax over axes other than 0;
 //   - fused kernels (let-bound in `body`, or named by `kernel_of`) whose bodies hold the same;
 // values that do not depend on them (weights, constants, what is computed from them) are free.
 bool computes_rows_apart(const std::vector<Expr> &params, const std::vector<Type> &param_types,

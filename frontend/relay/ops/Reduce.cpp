@@ -17,6 +17,8 @@
 // Kernels accumulate float sums in double (float32 results are rounded once) and integer sums with
 // two's-complement wrap-around; float16 is computed as float32 and rounded to float16 (Op.h).
 
+#include "frontend/relay/ops/Reduce.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -36,41 +38,6 @@ template <typename T>
 constexpr bool kIsFloat = std::is_floating_point_v<T>;
 template <typename T>
 constexpr bool kIsInt = std::is_integral_v<T> && !std::is_same_v<T, bool>;
-
-// Which axes a reduction reduces, and the shapes it produces.
-struct ReducePlan {
-  std::vector<bool> reduced;  // per input axis
-  Shape out_shape;            // the result's shape (honours keepdims)
-  Shape kept_shape;           // the result's shape as if keepdims were set: reduced axes are 1
-};
-
-// 1. read axis (None and [] mean every axis), keepdims and exclude;
-// 2. normalize each listed axis against the input rank, rejecting repeats;
-// 3. with exclude, reduce the complement of the listed axes;
-// 4. build the result shape: reduced axes become 1 (keepdims) or disappear; others, `?` included,
-//    pass through.
-ReducePlan plan_reduce(const Shape &in, const Attrs &attrs) {
-  const std::vector<int64_t> axes = attr_ints(attrs, "axis", {});
-  const bool keepdims = attr_bool(attrs, "keepdims", false);
-  const bool exclude = attr_bool(attrs, "exclude", false);
-  const int64_t rank = static_cast<int64_t>(in.size());
-  ReducePlan plan;
-  plan.reduced.assign(in.size(), axes.empty());
-  if (!axes.empty()) {
-    std::vector<bool> listed(in.size(), false);
-    for (int64_t a : axes) {
-      const int64_t axis = normalize_axis(a, rank);
-      if (listed[axis]) throw OpError(fmt::format("axis {} is listed twice (as {})", axis, a));
-      listed[axis] = true;
-    }
-    for (size_t d = 0; d < in.size(); ++d) plan.reduced[d] = listed[d] != exclude;
-  }
-  for (size_t d = 0; d < in.size(); ++d) {
-    plan.kept_shape.push_back(plan.reduced[d] ? 1 : in[d]);
-    if (!plan.reduced[d] || keepdims) plan.out_shape.push_back(plan.reduced[d] ? 1 : in[d]);
-  }
-  return plan;
-}
 
 void check_dtype(bool ok, const char *expected, DType found) {
   if (!ok) throw OpError(fmt::format("expected {}, found {}", expected, to_string(found)));
@@ -230,6 +197,34 @@ std::vector<NDArray> softmax_kernel(const std::vector<NDArray> &args, const Attr
 }
 
 }  // namespace
+
+// 1. read axis (None and [] mean every axis), keepdims and exclude;
+// 2. normalize each listed axis against the input rank, rejecting repeats;
+// 3. with exclude, reduce the complement of the listed axes;
+// 4. build the result shape: reduced axes become 1 (keepdims) or disappear; others, `?` included,
+//    pass through.
+ReducePlan plan_reduce(const Shape &in, const Attrs &attrs) {
+  const std::vector<int64_t> axes = attr_ints(attrs, "axis", {});
+  const bool keepdims = attr_bool(attrs, "keepdims", false);
+  const bool exclude = attr_bool(attrs, "exclude", false);
+  const int64_t rank = static_cast<int64_t>(in.size());
+  ReducePlan plan;
+  plan.reduced.assign(in.size(), axes.empty());
+  if (!axes.empty()) {
+    std::vector<bool> listed(in.size(), false);
+    for (int64_t a : axes) {
+      const int64_t axis = normalize_axis(a, rank);
+      if (listed[axis]) throw OpError(fmt::format("axis {} is listed twice (as {})", axis, a));
+      listed[axis] = true;
+    }
+    for (size_t d = 0; d < in.size(); ++d) plan.reduced[d] = listed[d] != exclude;
+  }
+  for (size_t d = 0; d < in.size(); ++d) {
+    plan.kept_shape.push_back(plan.reduced[d] ? 1 : in[d]);
+    if (!plan.reduced[d] || keepdims) plan.out_shape.push_back(plan.reduced[d] ? 1 : in[d]);
+  }
+  return plan;
+}
 
 std::vector<OpDef> reduce_ops() {
   const std::vector<std::string> reduce_attrs = {"axis", "keepdims", "exclude"};
