@@ -65,8 +65,8 @@ std::string instruction_text(const Executable &exe, const Instruction &in) {
     case Opcode::StackList:
       return fmt::format("StackList {} <- {}, rows along axis 0", reg(in.dst), reg(in.a));
     case Opcode::UnstackList:
-      return fmt::format("UnstackList {} <- {}, a {} of its rows", reg(in.dst), reg(in.a),
-                         exe.constructors[in.index].as<Constructor>()->name);
+      return fmt::format("UnstackList {} <- {}, a {} of its rows, as long as {}", reg(in.dst), reg(in.a),
+                         exe.constructors[in.index].as<Constructor>()->name, reg(in.b));
   }
   return "";
 }

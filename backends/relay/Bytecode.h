@@ -43,9 +43,11 @@ enum class Opcode {
                     // a fold over a sequence: its arguments in parameter order (mapped over a List of
                     // sequences: that List in the list's place, then the mapped closure last)
   StackList,        // dst = the elements of the non-empty List in a stacked along axis 0: each
-                    // element a tensor [1, ...] (or tuples of them), the result [N, ...] (or tuples)
-  UnstackList,      // dst = the List (constructors[index] Cons, constructors[nil] Nil) of the rows
-                    // of a: tensors [N, ...] (or tuples of them) → N elements [1, ...]
+                    // element a tensor [1, ...] (or tuples of them), the result [R, ...] (or tuples)
+                    // with R the power of two at or above the length N, rows past N the last's
+  UnstackList,      // dst = the List (constructors[index] Cons, constructors[nil] Nil) of the first
+                    // N rows of a, N the length of the List in b: tensors [R, ...] (or tuples of
+                    // them) → N elements [1, ...]
 };
 const char *to_string(Opcode op);
 

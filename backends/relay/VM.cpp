@@ -61,8 +61,10 @@ bool same_weights(const std::vector<Value> &a, const std::vector<Value> &b) {
 }
 
 // StackList: the elements of a List (Cons cells walked iteratively), each a tensor [1, ...] or tuples
-// of them, stacked along axis 0 field by field; `where` names the instruction in errors.
-Value stack_rows(const std::vector<Value> &elements, const std::string &where) {
+// of them, stacked along axis 0 field by field into `rows` rows (at least as many as elements): the
+// rows past the last element repeat it, so that the kernels that read them compute nothing a real
+// row does not. `where` names the instruction in errors.
+Value stack_rows(const std::vector<Value> &elements, int64_t rows, const std::string &where) {
   const Value &first = elements.front();
   if (const auto *tuple = first->as<TupleValue>()) {
     std::vector<Value> fields;
@@ -74,20 +76,21 @@ Value stack_rows(const std::vector<Value> &elements, const std::string &where) {
           user_error(msg::kStackMismatch, where, describe_value(e), describe_value(first));
         column.push_back(t->fields[f]);
       }
-      fields.push_back(stack_rows(column, where));
+      fields.push_back(stack_rows(column, rows, where));
     }
     return tuple_value(std::move(fields));
   }
   const NDArray &row = tensor_of(first);
   if (row.ndim() < 1 || row.shape()[0] != 1) user_error(msg::kStackRow, where, shape_to_string(row.shape()));
   Shape shape = row.shape();
-  shape[0] = static_cast<int64_t>(elements.size());
+  shape[0] = rows;
   NDArray out(row.dtype(), shape);
   const size_t bytes = row.nbytes();
-  for (size_t i = 0; i < elements.size(); ++i) {
-    const auto *t = elements[i]->as<TensorValue>();
+  for (int64_t i = 0; i < rows; ++i) {
+    const Value &e = elements[std::min<size_t>(static_cast<size_t>(i), elements.size() - 1)];
+    const auto *t = e->as<TensorValue>();
     if (t == nullptr || t->data.dtype() != row.dtype() || t->data.shape() != row.shape())
-      user_error(msg::kStackMismatch, where, describe_value(elements[i]), describe_value(first));
+      user_error(msg::kStackMismatch, where, describe_value(e), describe_value(first));
     if (bytes > 0) std::memcpy(out.raw() + i * bytes, t->data.raw(), bytes);
   }
   return tensor_value(std::move(out));
@@ -482,13 +485,22 @@ Value VirtualMachine::invoke(int function, std::vector<Value> args, const Value 
           cur = cell->fields[1];
         }
         GROVE_CHECK(!elements.empty(), "StackList of an empty list");
-        regs[in.dst] = stack_rows(elements, at(in.span));
+        // Rows for the next power of two of the elements: the kernels after it compile once per
+        // power of two, not once per list length.
+        int64_t rows = 1;
+        while (rows < static_cast<int64_t>(elements.size())) rows *= 2;
+        regs[in.dst] = stack_rows(elements, rows, at(in.span));
         break;
       }
       case Opcode::UnstackList: {
+        // As many elements as the List in b, the first rows of a.
+        int64_t n = 0;
+        for (Value cur = regs[in.b]; cur->as<ADTValue>()->fields.size() == 2;
+             cur = cur->as<ADTValue>()->fields[1])
+          ++n;
         const Value &all = regs[in.a];
-        const int64_t n = rows_of(all);
-        if (n < 0) user_error(msg::kUnstackRows, at(in.span), describe_value(all), "equal");
+        if (rows_of(all) < n)
+          user_error(msg::kUnstackRows, at(in.span), describe_value(all), fmt::format("at least {}", n));
         Value list = adt_value(exe_.constructors[in.nil], {});
         for (int64_t i = n; i-- > 0;) list = adt_value(exe_.constructors[in.index], {row_of(all, i), list});
         regs[in.dst] = std::move(list);

@@ -802,6 +802,7 @@ int FunctionCompiler::batched_rest(const std::vector<int> &lists, const std::vec
   Instruction &unstack = emit(Opcode::UnstackList, e->span);
   unstack.dst = dst;
   unstack.a = rows;
+  unstack.b = lists[0];
   unstack.index = mc_.constructor(cons_ctor);
   unstack.nil = mc_.constructor(nil_ctor);
   int jump = here();

@@ -192,6 +192,16 @@ TEST(RelayVMRecursive, EncoderFeedingAClassifierIsOneBatchedCallAndOneBatchedHea
   EXPECT_EQ(machine.stats().recursive_calls, 1u) << "one batched call for the whole list";
   EXPECT_LE(machine.stats().kernel_calls, 2u) << "dense and softmax once, over every tree's row";
   EXPECT_GE(machine.stats().kernel_calls, 1u);
+  // A list of another length below the same power of two (6 and 5 trees: 8 rows) runs the kernels
+  // compiled for the first; the result has the list's own length.
+  const auto *first = trees->as<ADTValue>();
+  std::vector<Value> fewer =
+      main_args(l, {{"trees", first->fields[1]}, {"Wc", tensor_value(classifier_weight(l))}});
+  const size_t compiles = machine.stats().kernel_compiles;
+  Value got5 = machine.run_main(fewer);
+  EXPECT_EQ(list_length(got5), count - 1);
+  expect_near(got5, run_main(l.module, fewer), 1e-5f);
+  EXPECT_EQ(machine.stats().kernel_compiles, compiles);
   // An empty list maps to Nil without running the classifier.
   std::vector<Value> none = main_args(l, {{"trees", adt_value(*l.module.find_constructor("Nil"), {})},
                                           {"Wc", tensor_value(classifier_weight(l))}});
