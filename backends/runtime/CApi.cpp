@@ -75,6 +75,12 @@ template <typename... Args>
   throw ApiMisuse(GROVE_ERROR_INVALID_ARGUMENT, fmt::format(format, std::forward<Args>(args)...));
 }
 
+// `index` is one of `count` things, or a misuse saying so with `format` (index, count, the range).
+void check_index(fmt::format_string<int32_t &, int64_t &, std::string> format, int32_t index, int64_t count) {
+  if (index < 0 || index >= count)
+    misuse(format, index, count, count > 0 ? fmt::format(" (0 to {})", count - 1) : std::string());
+}
+
 grove_status fail(grove_status status, const char *message) noexcept {
   try {
     last_error = message;
@@ -755,10 +761,7 @@ extern "C" grove_status grove_relay_param_info(const grove_relay *program, int32
     grove::require(program, "grove_relay_param_info", "program");
     grove::require(param, "grove_relay_param_info", "param");
     const auto &params = program->program->params();
-    int64_t count = int64_t(params.size());
-    if (index < 0 || index >= count)
-      grove::misuse(msg::kCApiRelayParamIndex, index, count,
-                    count > 0 ? fmt::format(" (0 to {})", count - 1) : std::string());
+    grove::check_index(msg::kCApiRelayParamIndex, index, int64_t(params.size()));
     *param = params[index];
   });
 }
@@ -796,10 +799,7 @@ extern "C" grove_status grove_relay_result_tensor(const grove_relay_result *resu
   return guarded([&] {
     grove::require(result, "grove_relay_result_tensor", "result");
     grove::require(tensor, "grove_relay_result_tensor", "tensor");
-    int64_t count = int64_t(result->result.tensors.size());
-    if (index < 0 || index >= count)
-      grove::misuse(msg::kCApiRelayResultIndex, index, count,
-                    count > 0 ? fmt::format(" (0 to {})", count - 1) : std::string());
+    grove::check_index(msg::kCApiRelayResultIndex, index, int64_t(result->result.tensors.size()));
     *tensor = result->result.tensors[index];
   });
 }
