@@ -104,7 +104,18 @@ struct Function_ {
   // (sequence) apart; with R rows a reshape would mix them.
   int state_param = -1;
   bool one_row = true;
+  // A tree function with several result tensors of known lengths keeps them in one state `<p>all`,
+  // field k at packed_offsets[k] (TreeToDsl.cpp): one state written per node. Empty: one state per
+  // field, `<p>s<k>`.
+  std::vector<int64_t> packed_offsets;
 };
+
+// Result field k of the child `side` (`left`, `right`, `<p>k`) as the model reads it.
+inline std::string child_field(const Function_ &f, size_t k, const std::string &side) {
+  if (f.packed_offsets.empty()) return fmt::format("{}s{}[{}]", f.prefix, k, side);
+  const int64_t lo = f.packed_offsets[k];
+  return fmt::format("{}all[{}][{}:{}]", f.prefix, side, lo, lo + length(f.state_shapes[k]));
+}
 
 // 1. Collect let bindings and reject closures (except, in a rose node clause, those of its map and
 // folds, whose parameters get their roles), branches and effects. 2. Translate every node in
@@ -192,7 +203,7 @@ class CaseWriter {
       std::vector<Val> fields;
       for (size_t k = 0; k < f_.state_shapes.size(); ++k)
         fields.push_back(Val{Val::Kind::Vector,
-                             fmt::format("{}s{}[{}k]", f_.prefix, k, f_.prefix),
+                             child_field(f_, k, f_.prefix + "k"),
                              f_.state_shapes[k],
                              {},
                              fn.params[1].get()});
@@ -442,8 +453,7 @@ class CaseWriter {
     const char *side = left ? "left" : "right";
     std::vector<Val> fields;
     for (size_t k = 0; k < f_.state_shapes.size(); ++k)
-      fields.push_back(
-          Val{Val::Kind::Vector, fmt::format("{}s{}[{}]", f_.prefix, k, side), f_.state_shapes[k], {}});
+      fields.push_back(Val{Val::Kind::Vector, child_field(f_, k, side), f_.state_shapes[k], {}});
     if (!f_.tuple_result) return fields[0];
     return Val{Val::Kind::Tuple, "", {}, std::move(fields)};
   }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <tuple>
 
 #include "backends/relay/CaseWriter.h"
@@ -52,8 +53,8 @@ std::pair<const Clause *, const Clause *> rose_clauses(const Match &match, const
 //    body is a match on the tree with a leaf and a node clause (for a rose tree, in that order).
 // 3. Translate the leaf clause (its result fixes the states' shapes), then the node clause, which
 //    must call the function once per child, or map it once over the children (c).
-// 4. Write the model: params, states, the two cases, and the output (a concatenation of all states
-//    when there are several).
+// 4. Write the model: params, states, the two cases, and the output (with several result tensors,
+//    one state holding them all, or — lengths not known — one per tensor and their concatenation).
 Translation translate(const Module &m, const std::string &name, const std::vector<Shape> *weight_shapes) {
   Function_ f = function_to_translate(m, name);
   Translation out;
@@ -111,14 +112,30 @@ Translation translate(const Module &m, const std::string &name, const std::vecto
   std::vector<Val> results = result_fields(lr);
   f.tuple_result = out.tuple_result = lr.kind == Val::Kind::Tuple;
   if (results.empty()) reject("its result is an empty tuple");
-  std::string leaf_body = lw.body(), leaf_states;
-  for (size_t k = 0; k < results.size(); ++k) {
-    if (results[k].kind != Val::Kind::Vector || results[k].text.empty())
+  std::string leaf_body = lw.body();
+  std::vector<int64_t> lengths;
+  for (const Val &r : results) {
+    if (r.kind != Val::Kind::Vector || r.text.empty())
       reject("its result is not a tensor [H] or [1, H] or a tuple of such tensors");
-    f.state_shapes.push_back(results[k].shape);
-    leaf_states += fmt::format("  {}s{} = {}\n", f.prefix, k, results[k].text);
+    f.state_shapes.push_back(r.shape);
+    lengths.push_back(length(r.shape));
   }
   out.state_shapes = f.state_shapes;
+  // Several fields of known lengths: one state holding them all (children read slices of it).
+  if (results.size() > 1 && std::all_of(lengths.begin(), lengths.end(), known))
+    for (int64_t offset = 0; int64_t len : lengths) f.packed_offsets.push_back(offset), offset += len;
+  // A case's result as the assignment of its state(s).
+  auto assign_results = [&](const std::vector<Val> &fields) {
+    std::string text;
+    if (!f.packed_offsets.empty()) {
+      for (size_t k = 0; k < fields.size(); ++k) text += (k ? "; " : "") + fields[k].text;
+      return fmt::format("  {}all = [{}]\n", f.prefix, text);
+    }
+    for (size_t k = 0; k < fields.size(); ++k)
+      text += fmt::format("  {}s{} = {}\n", f.prefix, k, fields[k].text);
+    return text;
+  };
+  const std::string leaf_states = assign_results(results);
 
   CaseWriter nw(f, false, Expr(), out.rose ? Expr() : nv[0], out.rose ? Expr() : nv[1]);
   if (out.rose) nw.set_rose_node(nv[1], nv[0]);
@@ -132,7 +149,6 @@ Translation translate(const Module &m, const std::string &name, const std::vecto
   if (!out.rose && (!nw.called(true) || !nw.called(false)))
     reject("the node clause does not call the function on both children");
   std::vector<Val> nresults = result_fields(nr);
-  std::string node_states;
   for (size_t k = 0; k < nresults.size(); ++k) {
     if (nresults[k].kind != Val::Kind::Vector || nresults[k].text.empty() ||
         nresults.size() != results.size())
@@ -140,12 +156,15 @@ Translation translate(const Module &m, const std::string &name, const std::vecto
     int64_t a = length(results[k].shape), b = length(nresults[k].shape);
     if (known(a) && known(b) && a != b)
       reject(fmt::format("result field {} has {} elements at a leaf and {} at a node", k, a, b));
-    node_states += fmt::format("  {}s{} = {}\n", f.prefix, k, nresults[k].text);
   }
+  const std::string node_states = assign_results(nresults);
 
-  std::vector<int64_t> lengths;
-  for (const Val &r : results) lengths.push_back(length(r.shape));
   ResultStates states = declare_result_states(f.prefix, lengths);
+  if (!f.packed_offsets.empty()) {
+    int64_t total = 0;
+    for (int64_t len : lengths) total += len;
+    states = ResultStates{fmt::format("state {}all [{}]\n", f.prefix, total), "", f.prefix + "all"};
+  }
   out.text = fmt::format("# @{} of a Relay module, translated by grove.\nmodel {}\nstructure {}\n\n{}\n{}",
                          name, model_name(name), out.rose ? "tree" : "binary_tree", decls, states.decls) +
              "\nleaf {\n" + leaf_body + leaf_states + states.gather + "}\n\ninternal {\n" + nw.body() +

@@ -71,7 +71,7 @@ TEST(CliRelayRose, ExplainAndDumpShowTheCompiledRoseFunction) {
   r = run_grove("relay dump " + kModels + "childsum_treelstm.relay --stage ilir" + args);
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("program relay_childsum over tree"));
-  EXPECT_THAT(r.output, HasSubstr("sum(k0 < num_children(n), g_s0[child(n, k0), i0])"));
+  EXPECT_THAT(r.output, HasSubstr("sum(k0 < num_children(n), g_all[child(n, k0), i0])"));
   r = run_grove("relay dump " + kModels + "childsum_treelstm.relay --stage vm");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("rec0: @childsum over a List (grove recursive compiler)"));

@@ -20,6 +20,7 @@ namespace {
 using grove::testing::user_error_of;
 using ::testing::HasSubstr;
 using testing::load_model;
+using ::testing::Not;
 
 // The weights of @treelstm (every parameter but the tree) from the fixture, in parameter order.
 std::vector<Value> treelstm_weights(const testing::LoadedModel &l) {
@@ -155,9 +156,12 @@ TEST(RelayRecursiveFunctions, TreeLstmTranslatesToTheGroveModel) {
   const int64_t h = l.fixture.at("b_f").shape()[0];
   EXPECT_THAT(text, HasSubstr("structure binary_tree"));
   EXPECT_THAT(text, HasSubstr("param U_iou [" + std::to_string(3 * h) + ", " + std::to_string(2 * h) + "]"));
-  EXPECT_THAT(text, HasSubstr("state g_s0 [" + std::to_string(h) + "]"));
+  // h and c in one state, [h; c]: the children's h are slices of it.
+  EXPECT_THAT(text, HasSubstr("state g_all [" + std::to_string(2 * h) + "]"));
+  EXPECT_THAT(text, Not(HasSubstr("state g_s0")));
   EXPECT_THAT(text, HasSubstr("emb[token]"));
-  EXPECT_THAT(text, HasSubstr("[g_s0[left]; g_s0[right]]"));
+  const std::string hs = std::to_string(h);
+  EXPECT_THAT(text, HasSubstr("[g_all[left][0:" + hs + "]; g_all[right][0:" + hs + "]]"));
   EXPECT_THAT(text, HasSubstr("[b_f; b_f]"));
   EXPECT_THAT(text, HasSubstr("output g_all"));
 }

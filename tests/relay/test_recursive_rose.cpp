@@ -92,8 +92,10 @@ TEST(RelayRecursiveRose, ChildSumTranslatesToAStructureTreeModel) {
   std::string text = recursive_function_model_text(l.module, "childsum", weights);
   EXPECT_THAT(text, HasSubstr("structure tree\n"));
   EXPECT_THAT(text, HasSubstr("param W_f [8, 8]"));
-  EXPECT_THAT(text, HasSubstr("= sum(g_k in children) g_s0[g_k]\n"));
-  EXPECT_THAT(text, HasSubstr("= sum(g_k in children) ((sigmoid(((U_f @ g_s0[g_k]) + b_f))) * g_s1[g_k])\n"));
+  EXPECT_THAT(text, HasSubstr("= sum(g_k in children) g_all[g_k][0:8]\n"));
+  EXPECT_THAT(
+      text,
+      HasSubstr("= sum(g_k in children) ((sigmoid(((U_f @ g_all[g_k][0:8]) + b_f))) * g_all[g_k][8:16])\n"));
   EXPECT_THAT(text, HasSubstr("emb[token]"));
   EXPECT_THAT(text, HasSubstr("output g_all"));
 }
