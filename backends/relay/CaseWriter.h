@@ -104,9 +104,8 @@ struct Function_ {
   // (sequence) apart; with R rows a reshape would mix them.
   int state_param = -1;
   bool one_row = true;
-  // A tree function with several result tensors of known lengths keeps them in one state `<p>all`,
-  // field k at packed_offsets[k] (TreeToDsl.cpp): one state written per node. Empty: one state per
-  // field, `<p>s<k>`.
+  // Where a tree function's children's result fields are: ResultStates::offsets (declared below;
+  // empty: one state per field, `<p>s<k>`).
   std::vector<int64_t> packed_offsets;
 };
 
@@ -779,27 +778,46 @@ inline std::string model_name(const std::string &function) {
   return out;
 }
 
-// The result states `<p>s0`, `<p>s1`, ... of these lengths, and the model's output: the one state,
-// or with several one more, `<p>all`, their concatenation, which `gather` assigns at the end of each
-// case so that one run returns them all.
+// The states holding a function's result tensors of these lengths, and the model's output. One
+// tensor: the state `<p>s0`. Several, `pack`ed and of known lengths: one state `<p>all` holding them
+// one after another (field k from offsets[k]), which the children read slices of. Otherwise: the
+// states `<p>s0`, `<p>s1`, ... and one more, `<p>all`, their concatenation, assigned at the end of
+// each case so that one run returns them all.
 struct ResultStates {
-  std::string decls, gather, output;
+  std::string prefix;
+  std::vector<int64_t> offsets;  // packed: each field's first element in <p>all; else empty
+  std::string decls, output;
+  // The end of a case: the assignment of its result fields (their model texts) to the states.
+  std::string assign(const std::vector<Val> &fields) const {
+    std::string text;
+    if (!offsets.empty()) {
+      for (size_t k = 0; k < fields.size(); ++k) text += (k ? "; " : "") + fields[k].text;
+      return fmt::format("  {}all = [{}]\n", prefix, text);
+    }
+    std::string all;
+    for (size_t k = 0; k < fields.size(); ++k) {
+      text += fmt::format("  {}s{} = {}\n", prefix, k, fields[k].text);
+      all += fmt::format("{}{}s{}", k ? "; " : "", prefix, k);
+    }
+    if (fields.size() > 1) text += fmt::format("  {}all = [{}]\n", prefix, all);
+    return text;
+  }
 };
-inline ResultStates declare_result_states(const std::string &prefix, const std::vector<int64_t> &lengths) {
-  ResultStates r{"", "", prefix + "s0"};
-  std::string all;
+inline ResultStates declare_result_states(const std::string &prefix, const std::vector<int64_t> &lengths,
+                                          bool pack) {
+  ResultStates r{prefix, {}, "", prefix + "s0"};
   int64_t total = 0;
-  for (size_t k = 0; k < lengths.size(); ++k) {
+  for (int64_t len : lengths) total = known(total) && known(len) ? total + len : kAnyDim;
+  if (lengths.size() > 1) r.output = prefix + "all";
+  if (pack && lengths.size() > 1 && known(total)) {
+    for (int64_t offset = 0; int64_t len : lengths) r.offsets.push_back(offset), offset += len;
+    r.decls = fmt::format("state {} [{}]\n", r.output, total);
+    return r;
+  }
+  for (size_t k = 0; k < lengths.size(); ++k)
     r.decls +=
         fmt::format("state {}s{} [{}]\n", prefix, k, size_text(lengths[k], fmt::format("{}h{}", prefix, k)));
-    all += fmt::format("{}{}s{}", k ? "; " : "", prefix, k);
-    total = known(total) && known(lengths[k]) ? total + lengths[k] : kAnyDim;
-  }
-  if (lengths.size() > 1) {
-    r.output = prefix + "all";
-    r.decls += fmt::format("state {} [{}]\n", r.output, size_text(total, prefix + "h"));
-    r.gather = fmt::format("  {} = [{}]\n", r.output, all);
-  }
+  if (lengths.size() > 1) r.decls += fmt::format("state {} [{}]\n", r.output, size_text(total, prefix + "h"));
   return r;
 }
 

@@ -119,7 +119,6 @@ SequenceTranslation translate_sequence(const Module &m, const std::string &name,
     reject("the recursive call passes a new state of another form than the state's");
 
   // 4. The model.
-  std::string assign;
   for (size_t k = 0; k < next.size(); ++k) {
     if (next[k].kind != Val::Kind::Vector || next[k].text.empty())
       reject(fmt::format("the new state's tensor {} is not computed by the step", k));
@@ -133,14 +132,14 @@ SequenceTranslation translate_sequence(const Module &m, const std::string &name,
       reject(fmt::format("the length of the state's tensor {} is known neither from its type nor the weights",
                          k));
     out.state_lengths.push_back(len);
-    assign += fmt::format("  {}s{} = {}\n", f.prefix, k, next[k].text);
   }
-  ResultStates states = declare_result_states(f.prefix, out.state_lengths);
+  // One state per tensor: the step reads `<p>sK[prev]` before their lengths are all known.
+  const ResultStates states = declare_result_states(f.prefix, out.state_lengths, /*pack=*/false);
   out.text = fmt::format(
       "# @{} of a Relay module, a fold over the list {}, translated by grove: one token per row of a step.\n"
-      "model {}\nstructure sequence\n\n{}\n{}\nnode {{\n{}{}{}}}\n\noutput {}\n",
-      name, var_name(params[out.list_param]), model_name(name), decls, states.decls, writer.body(), assign,
-      states.gather, states.output);
+      "model {}\nstructure sequence\n\n{}\n{}\nnode {{\n{}{}}}\n\noutput {}\n",
+      name, var_name(params[out.list_param]), model_name(name), decls, states.decls, writer.body(),
+      states.assign(next), states.output);
   return out;
 }
 

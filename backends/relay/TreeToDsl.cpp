@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <tuple>
 
 #include "backends/relay/CaseWriter.h"
@@ -121,21 +120,9 @@ Translation translate(const Module &m, const std::string &name, const std::vecto
     lengths.push_back(length(r.shape));
   }
   out.state_shapes = f.state_shapes;
-  // Several fields of known lengths: one state holding them all (children read slices of it).
-  if (results.size() > 1 && std::all_of(lengths.begin(), lengths.end(), known))
-    for (int64_t offset = 0; int64_t len : lengths) f.packed_offsets.push_back(offset), offset += len;
-  // A case's result as the assignment of its state(s).
-  auto assign_results = [&](const std::vector<Val> &fields) {
-    std::string text;
-    if (!f.packed_offsets.empty()) {
-      for (size_t k = 0; k < fields.size(); ++k) text += (k ? "; " : "") + fields[k].text;
-      return fmt::format("  {}all = [{}]\n", f.prefix, text);
-    }
-    for (size_t k = 0; k < fields.size(); ++k)
-      text += fmt::format("  {}s{} = {}\n", f.prefix, k, fields[k].text);
-    return text;
-  };
-  const std::string leaf_states = assign_results(results);
+  // Several fields of known lengths: one state holding them all (the children read slices of it).
+  const ResultStates states = declare_result_states(f.prefix, lengths, /*pack=*/true);
+  f.packed_offsets = states.offsets;
 
   CaseWriter nw(f, false, Expr(), out.rose ? Expr() : nv[0], out.rose ? Expr() : nv[1]);
   if (out.rose) nw.set_rose_node(nv[1], nv[0]);
@@ -157,18 +144,10 @@ Translation translate(const Module &m, const std::string &name, const std::vecto
     if (known(a) && known(b) && a != b)
       reject(fmt::format("result field {} has {} elements at a leaf and {} at a node", k, a, b));
   }
-  const std::string node_states = assign_results(nresults);
-
-  ResultStates states = declare_result_states(f.prefix, lengths);
-  if (!f.packed_offsets.empty()) {
-    int64_t total = 0;
-    for (int64_t len : lengths) total += len;
-    states = ResultStates{fmt::format("state {}all [{}]\n", f.prefix, total), "", f.prefix + "all"};
-  }
   out.text = fmt::format("# @{} of a Relay module, translated by grove.\nmodel {}\nstructure {}\n\n{}\n{}",
                          name, model_name(name), out.rose ? "tree" : "binary_tree", decls, states.decls) +
-             "\nleaf {\n" + leaf_body + leaf_states + states.gather + "}\n\ninternal {\n" + nw.body() +
-             node_states + states.gather + "}\n\noutput " + states.output + "\n";
+             "\nleaf {\n" + leaf_body + states.assign(results) + "}\n\ninternal {\n" + nw.body() +
+             states.assign(nresults) + "}\n\noutput " + states.output + "\n";
   return out;
 }
 
