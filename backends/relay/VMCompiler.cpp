@@ -611,6 +611,13 @@ int FunctionCompiler::try_recursive_map(const Call *call, const Expr &e) {
     *path = p->second;
     return true;
   };
+  // Whether variable `v` holds the element or something of it: %t, a projection, an encoder's result.
+  auto of_element = [&](const Expr &v) {
+    if (v.same_as(t) || projections.count(v.get()) != 0) return true;
+    for (const Encoder &enc : encoders)
+      if (v.same_as(enc.result)) return true;
+    return false;
+  };
   // An encoder's call: a recursively compiled global on a tree of %t, with outer variables as weights.
   auto encoder = [&](const Expr &value, Encoder *out) {
     const auto *c = value.as<Call>();
@@ -622,11 +629,7 @@ int FunctionCompiler::try_recursive_map(const Call *call, const Expr &e) {
     for (size_t i = 0; i < c->args.size(); ++i) {
       if (static_cast<int>(i) == tree) continue;
       const Expr &w = c->args[i];
-      if (w.as<Var>() == nullptr || w.same_as(t) || projections.count(w.get()) != 0 ||
-          var_kernel_.count(w.get()) != 0)
-        return false;
-      for (const Encoder &other : encoders)
-        if (w.same_as(other.result)) return false;
+      if (w.as<Var>() == nullptr || of_element(w) || var_kernel_.count(w.get()) != 0) return false;
     }
     const RecursiveCandidate *rec = mc_.recursive(callee->name);
     *out = Encoder{c, Expr(), tree, std::move(path), value->checked_type, rec->sequence()};
@@ -653,11 +656,8 @@ int FunctionCompiler::try_recursive_map(const Call *call, const Expr &e) {
       default:
         return false;
     }
-    for (const Expr &v : free_vars(value)) {
-      if (v.same_as(t) || projections.count(v.get()) != 0) return false;
-      for (const Encoder &enc : encoders)
-        if (v.same_as(enc.result)) return false;
-    }
+    for (const Expr &v : free_vars(value))
+      if (of_element(v)) return false;
     return true;
   };
   Expr body = fn->body;
@@ -709,7 +709,7 @@ int FunctionCompiler::try_recursive_map(const Call *call, const Expr &e) {
   if (!bare) {
     remainder = Function::make(results, rest, {}, {}, {}, fn->span);
     for (const Expr &v : free_vars(remainder))
-      if (v.same_as(t) || projections.count(v.get()) != 0) return -1;
+      if (of_element(v)) return -1;
   }
   const bool batched =
       !bare && computes_rows_apart(results, result_types, rest, [&](const Expr &callee) -> const Function * {
