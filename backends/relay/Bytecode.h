@@ -42,9 +42,10 @@ enum class Opcode {
                     // the weights in parameter order — one batched run of grove's compiled function;
                     // a fold over a sequence: its arguments in parameter order (mapped over a List of
                     // sequences: that List in the list's place, then the mapped closure last)
-  StackList,        // dst = the elements of the non-empty List in a stacked along axis 0: each
-                    // element a tensor [1, ...] (or tuples of them), the result [R, ...] (or tuples)
-                    // with R the power of two at or above the length N, rows past N the last's
+  StackList,        // dst = the elements of the non-empty List in a (constructors[index] its Cons)
+                    // stacked along axis 0: each element a tensor [1, ...] (or tuples of them), the
+                    // result [R, ...] (or tuples) with R the power of two at or above the length N,
+                    // rows past N the last's
   UnstackList,      // dst = the List (constructors[index] Cons, constructors[nil] Nil) of the first
                     // N rows of a, N the length of the List in b: tensors [R, ...] (or tuples of
                     // them) → N elements [1, ...]

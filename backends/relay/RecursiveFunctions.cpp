@@ -314,10 +314,7 @@ Value CompiledRecursiveFunction::run_list(const Value &trees, const Expr &cons, 
     items.push_back(adt->fields[0]);
     v = adt->fields[1];
   }
-  std::vector<Value> results = run(items);
-  Value list = adt_value(nil, {});
-  for (auto it = results.rbegin(); it != results.rend(); ++it) list = adt_value(cons, {*it, list});
-  return list;
+  return list_of(cons, nil, run(items));
 }
 
 }  // namespace grove::relay

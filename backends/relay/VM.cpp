@@ -60,7 +60,20 @@ bool same_weights(const std::vector<Value> &a, const std::vector<Value> &b) {
   return true;
 }
 
-// StackList: the elements of a List (Cons cells walked iteratively), each a tensor [1, ...] or tuples
+// The elements of the List `list` whose Cons has tag `cons_tag`, walked iteratively; nullopt when it
+// holds something that is not an ADT value.
+std::optional<std::vector<Value>> list_elements(Value list, int cons_tag) {
+  std::vector<Value> elements;
+  for (;;) {
+    const auto *cell = list ? list->as<ADTValue>() : nullptr;
+    if (cell == nullptr) return std::nullopt;
+    if (cell->tag != cons_tag) return elements;
+    elements.push_back(cell->fields[0]);
+    list = cell->fields[1];
+  }
+}
+
+// StackList: the elements of a List, each a tensor [1, ...] or tuples
 // of them, stacked along axis 0 field by field into `rows` rows (at least as many as elements): the
 // rows past the last element repeat it, so that the kernels that read them compute nothing a real
 // row does not. `where` names the instruction in errors.
@@ -312,16 +325,13 @@ std::optional<Value> VirtualMachine::run_sequence_list(const std::vector<Value> 
   const vm::RecursiveInfo &info = exe_.recursive[in.index];
   const Value &list = regs[in.args[info.list_param]];
   const Value &state = regs[in.args[info.state_param]];
-  const int cons_tag = info.cons.as<Constructor>()->tag;
+  std::optional<std::vector<Value>> sequences = list_elements(list, info.cons.as<Constructor>()->tag);
+  if (!sequences) return std::nullopt;
   std::vector<SequenceCall> calls;
-  for (Value cur = list;;) {
-    const auto *cell = cur ? cur->as<ADTValue>() : nullptr;
-    if (cell == nullptr) return std::nullopt;
-    if (cell->tag != cons_tag) break;
-    std::optional<SequenceCall> call = sequence_call(cell->fields[0], state, info.list_cons_tag);
+  for (const Value &sequence : *sequences) {
+    std::optional<SequenceCall> call = sequence_call(sequence, state, info.list_cons_tag);
     if (!call || (!calls.empty() && call->length != calls.front().length)) return std::nullopt;
     calls.push_back(std::move(*call));
-    cur = cell->fields[1];
   }
   if (calls.empty()) return list;
   // The last argument is the mapped closure, which runs the map when this declines.
@@ -330,10 +340,7 @@ std::optional<Value> VirtualMachine::run_sequence_list(const std::vector<Value> 
   std::optional<std::vector<Value>> states = f.run(calls);
   if (!states) return std::nullopt;
   ++stats_.recursive_calls;
-  Value out = adt_value(info.nil, {});
-  for (auto it = states->rbegin(); it != states->rend(); ++it)
-    out = adt_value(info.cons, {std::move(*it), out});
-  return out;
+  return list_of(info.cons, info.nil, std::move(*states));
 }
 
 // The dispatch loop: one Frame per active call on `stack`; Ret pops and writes the caller's register.
@@ -476,15 +483,10 @@ Value VirtualMachine::invoke(int function, std::vector<Value> args, const Value 
         break;
       }
       case Opcode::StackList: {
-        std::vector<Value> elements;
-        for (Value cur = regs[in.a];;) {
-          const auto *cell = cur->as<ADTValue>();
-          GROVE_CHECK(cell != nullptr, "StackList of {}", describe_value(cur));
-          if (cell->fields.size() != 2) break;  // Nil
-          elements.push_back(cell->fields[0]);
-          cur = cell->fields[1];
-        }
-        GROVE_CHECK(!elements.empty(), "StackList of an empty list");
+        const std::optional<std::vector<Value>> list =
+            list_elements(regs[in.a], exe_.constructors[in.index].as<Constructor>()->tag);
+        GROVE_CHECK(list && !list->empty(), "StackList of {}", describe_value(regs[in.a]));
+        const std::vector<Value> &elements = *list;
         // Rows for the next power of two of the elements: the kernels after it compile once per
         // power of two, not once per list length.
         int64_t rows = 1;
@@ -494,16 +496,16 @@ Value VirtualMachine::invoke(int function, std::vector<Value> args, const Value 
       }
       case Opcode::UnstackList: {
         // As many elements as the List in b, the first rows of a.
-        int64_t n = 0;
-        for (Value cur = regs[in.b]; cur->as<ADTValue>()->fields.size() == 2;
-             cur = cur->as<ADTValue>()->fields[1])
-          ++n;
+        const Expr &cons = exe_.constructors[in.index];
+        const std::optional<std::vector<Value>> list = list_elements(regs[in.b], cons.as<Constructor>()->tag);
+        GROVE_CHECK(list.has_value(), "UnstackList as long as {}", describe_value(regs[in.b]));
+        const int64_t n = static_cast<int64_t>(list->size());
         const Value &all = regs[in.a];
         if (rows_of(all) < n)
           user_error(msg::kUnstackRows, at(in.span), describe_value(all), fmt::format("at least {}", n));
-        Value list = adt_value(exe_.constructors[in.nil], {});
-        for (int64_t i = n; i-- > 0;) list = adt_value(exe_.constructors[in.index], {row_of(all, i), list});
-        regs[in.dst] = std::move(list);
+        std::vector<Value> rows;
+        for (int64_t i = 0; i < n; ++i) rows.push_back(row_of(all, i));
+        regs[in.dst] = list_of(cons, exe_.constructors[in.nil], std::move(rows));
         break;
       }
       case Opcode::InvokeRecursive: {

@@ -794,6 +794,7 @@ int FunctionCompiler::batched_rest(const std::vector<int> &lists, const std::vec
     Instruction &stack = emit(Opcode::StackList, e->span);
     stack.dst = stacked;
     stack.a = lists[i];
+    stack.index = mc_.constructor(cons_ctor);
     var_reg_[results[i].get()] = stacked;
   }
   stacked_rows_ = true;

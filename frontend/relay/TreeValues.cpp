@@ -94,13 +94,6 @@ Value token_value(int32_t token) {
   return tensor_value(std::move(a));
 }
 
-// A list of `items` from its Cons and Nil, built from the back.
-Value list_of(const Expr &cons, const Expr &nil, std::vector<Value> items) {
-  Value list = adt_value(nil, {});
-  for (auto it = items.rbegin(); it != items.rend(); ++it) list = adt_value(cons, {std::move(*it), list});
-  return list;
-}
-
 }  // namespace
 
 bool is_tree_list_type(const Type &type) {

@@ -191,6 +191,12 @@ Value closure_value(Expr function, std::vector<std::pair<Expr, Value>> captured,
   return std::make_shared<ClosureValue>(std::move(function), std::move(captured), std::move(self));
 }
 
+Value list_of(const Expr &cons, const Expr &nil, std::vector<Value> items) {
+  Value list = adt_value(nil, {});
+  for (auto it = items.rbegin(); it != items.rend(); ++it) list = adt_value(cons, {std::move(*it), list});
+  return list;
+}
+
 Value adt_value(Expr constructor, std::vector<Value> fields) {
   const auto *c = constructor.as<Constructor>();
   GROVE_CHECK(c != nullptr, "an ADT value needs a Constructor node");

@@ -90,6 +90,9 @@ Value closure_value(Expr function, std::vector<std::pair<Expr, Value>> captured 
 // `constructor` must be a Constructor node with as many inputs as `fields`.
 Value adt_value(Expr constructor, std::vector<Value> fields);
 Value ref_value(Value initial);
+// A List value of `items`, in order, from its constructors `cons` (head, tail) and `nil`; built from
+// the back, without recursion.
+Value list_of(const Expr &cons, const Expr &nil, std::vector<Value> items);
 
 // The tensor a value holds; an InternalError when it is something else.
 const NDArray &tensor_of(const Value &v);
