@@ -105,13 +105,13 @@ Value tensor_list(const Module &m, const RelayParam &p, const NDArray &stacked, 
     user_error(msg::kListArgument, name, p.name, p.type_text, to_string(p.dtype), shape_text(p.shape),
                describe_value(tensor_value(stacked)));
   Shape element(stacked.shape().begin() + 1, stacked.shape().end());
-  Value list = adt_value(*m.find_constructor("Nil"), {});
-  for (int64_t i = stacked.shape()[0]; i-- > 0;) {
+  std::vector<Value> elements;
+  for (int64_t i = 0; i < stacked.shape()[0]; ++i) {
     NDArray e(stacked.dtype(), element);
     if (e.nbytes() > 0) std::memcpy(e.raw(), stacked.raw() + i * e.nbytes(), e.nbytes());
-    list = adt_value(*m.find_constructor("Cons"), {tensor_value(std::move(e)), std::move(list)});
+    elements.push_back(tensor_value(std::move(e)));
   }
-  return list;
+  return list_of(*m.find_constructor("Cons"), *m.find_constructor("Nil"), std::move(elements));
 }
 
 }  // namespace
