@@ -261,7 +261,7 @@ Tensor Lowerer::elementwise(const std::string &op, const Call &call, const std::
   else if (op == "nn.relu")
     unary([t](HExpr x) { return Halide::max(x, zero(t)); });
   else if (op == "nn.leaky_relu")
-    float_only(), unary([t, alpha = attr_float(call.attrs, "alpha", 0.25)](HExpr x) {
+    float_only(), unary([t, alpha = leaky_relu_alpha(call.attrs)](HExpr x) {
       return Halide::select(x > zero(t), x, x * Halide::cast(t, HExpr(alpha)));
     });
   else if (op == "zeros_like")

@@ -136,14 +136,6 @@ Type cast_rel(const std::vector<Type> &args, const Attrs &attrs) {
   return TensorType::make(x->shape, to);
 }
 
-// nn.leaky_relu's slope for negative inputs: TVM's LeakyReluAttrs default (0.25) when absent
-// (Python's relay.nn.leaky_relu passes 0.01, and TVM's printer always writes it), at least 0.
-double leaky_relu_alpha(const Attrs &attrs) {
-  const double alpha = attr_float(attrs, "alpha", 0.25);
-  if (!(alpha >= 0.0)) throw OpError(fmt::format("attribute 'alpha' must be >= 0, found {}", alpha));
-  return alpha;
-}
-
 Type leaky_relu_rel(const std::vector<Type> &args, const Attrs &attrs) {
   leaky_relu_alpha(attrs);
   return unary_rel<Family::Float>(args, attrs);
@@ -644,6 +636,12 @@ OpDef compare(const char *name) {
 }
 
 }  // namespace
+
+double leaky_relu_alpha(const Attrs &attrs) {
+  const double alpha = attr_float(attrs, "alpha", 0.25);
+  if (!(alpha >= 0.0)) throw OpError(fmt::format("attribute 'alpha' must be >= 0, found {}", alpha));
+  return alpha;
+}
 
 std::vector<OpDef> elementwise_ops() {
   const TypeRelation float_rel = unary_rel<Family::Float>;
