@@ -23,6 +23,7 @@
 #include "frontend/relay/Visitor.h"
 #include "frontend/relay/ops/Op.h"
 #include "frontend/relay/ops/Reduce.h"
+#include "frontend/relay/ops/Transform.h"
 #include "support/Error.h"
 
 namespace grove::relay::halide_internal {
@@ -609,11 +610,7 @@ LValue Lowerer::lower_call(const Call &call, const std::vector<LValue> &args, co
     const int64_t rank = static_cast<int64_t>(t[0].shape.size());
     std::vector<int64_t> axes;
     if (op == "layout_transform") {
-      // A permutation (the relation has checked both layouts): result dimension d is the data's
-      // dimension src_layout names with dst_layout's letter d.
-      const std::string src = attr_string(call.attrs, "src_layout", "");
-      for (char c : attr_string(call.attrs, "dst_layout", ""))
-        axes.push_back(static_cast<int64_t>(src.find(c)));
+      axes = layout_axes(static_cast<size_t>(rank), call.attrs);
     } else {
       axes = attr_ints(call.attrs, "axes", {});
       if (axes.empty())

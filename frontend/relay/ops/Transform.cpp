@@ -8,6 +8,8 @@
 // concrete shapes, so every check a `?` postponed happens at run time with the same message.
 // Kernels move bytes (dtype_bytes per element), so they work for every dtype.
 
+#include "frontend/relay/ops/Transform.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -737,26 +739,6 @@ std::string checked_layout(const Attrs &attrs, const std::string &name) {
   return layout;
 }
 
-// TVM's LayoutTransformRel for permutations: result dimension d is the data's dimension that
-// src_layout names with dst_layout's letter d. Returns those source dimensions (transpose's axes).
-std::vector<int64_t> layout_axes(size_t rank, const Attrs &attrs) {
-  const std::string src = checked_layout(attrs, "src_layout"), dst = checked_layout(attrs, "dst_layout");
-  if (src.size() != rank)
-    throw OpError(
-        fmt::format("src_layout \"{}\" has {} dimensions but the data has rank {}", src, src.size(), rank));
-  if (dst.size() != src.size())
-    throw OpError(fmt::format("src_layout \"{}\" and dst_layout \"{}\" have different ranks", src, dst));
-  std::vector<int64_t> axes;
-  for (char c : dst) {
-    const size_t k = src.find(c);
-    if (k == std::string::npos)
-      throw OpError(
-          fmt::format("dst_layout \"{}\" has dimension {}, which src_layout \"{}\" lacks", dst, c, src));
-    axes.push_back(static_cast<int64_t>(k));
-  }
-  return axes;
-}
-
 Attrs transpose_attrs(const std::vector<int64_t> &axes) {
   std::vector<AttrValue> list;
   for (int64_t a : axes) list.push_back(AttrValue::of_int(a));
@@ -934,6 +916,24 @@ std::vector<NDArray> one_hot_kernel(const std::vector<NDArray> &args, const Attr
 }
 
 }  // namespace
+
+std::vector<int64_t> layout_axes(size_t rank, const Attrs &attrs) {
+  const std::string src = checked_layout(attrs, "src_layout"), dst = checked_layout(attrs, "dst_layout");
+  if (src.size() != rank)
+    throw OpError(
+        fmt::format("src_layout \"{}\" has {} dimensions but the data has rank {}", src, src.size(), rank));
+  if (dst.size() != src.size())
+    throw OpError(fmt::format("src_layout \"{}\" and dst_layout \"{}\" have different ranks", src, dst));
+  std::vector<int64_t> axes;
+  for (char c : dst) {
+    const size_t k = src.find(c);
+    if (k == std::string::npos)
+      throw OpError(
+          fmt::format("dst_layout \"{}\" has dimension {}, which src_layout \"{}\" lacks", dst, c, src));
+    axes.push_back(static_cast<int64_t>(k));
+  }
+  return axes;
+}
 
 std::vector<OpDef> transform_ops() {
   using P = OpPattern;
