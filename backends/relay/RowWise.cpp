@@ -25,8 +25,13 @@ bool leading_one(const Type &t) {
   return tensor != nullptr && !tensor->shape.empty() && tensor->shape[0] == 1;
 }
 
+// `e`'s type when it is a tensor's, else null.
+const TensorType *tensor_type(const Expr &e) {
+  return e->checked_type.defined() ? e->checked_type.as<TensorType>() : nullptr;
+}
+
 int64_t rank_of(const Expr &e) {
-  const auto *t = e->checked_type.defined() ? e->checked_type.as<TensorType>() : nullptr;
+  const TensorType *t = tensor_type(e);
   return t != nullptr ? static_cast<int64_t>(t->shape.size()) : -1;
 }
 
@@ -38,7 +43,7 @@ bool axis_not_batch(const Attrs &attrs, const char *name, int64_t fallback, int6
 
 // Reductions that leave axis 0 alone (ops/Reduce.h reads which axes are reduced).
 bool reduces_within_rows(const Attrs &attrs, const Expr &x) {
-  const auto *t = x->checked_type.defined() ? x->checked_type.as<TensorType>() : nullptr;
+  const TensorType *t = tensor_type(x);
   return t != nullptr && !t->shape.empty() && !plan_reduce(t->shape, attrs).reduced[0];
 }
 
