@@ -14,8 +14,10 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <iomanip>
 #include <random>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -189,8 +191,10 @@ std::string describe(const std::vector<Mismatch> &mismatches) {
   std::string out;
   for (size_t i = 0; i < mismatches.size() && i < 10; ++i) {
     const Mismatch &m = mismatches[i];
-    out += m.param + "[" + std::to_string(m.index) + "]: analytic " + std::to_string(m.analytic) +
-           ", numeric " + std::to_string(m.numeric) + "\n";
+    std::ostringstream line;
+    line << std::setprecision(12) << m.param << "[" << m.index << "]: analytic " << m.analytic << ", numeric "
+         << m.numeric << ", difference " << m.analytic - m.numeric << "\n";
+    out += line.str();
   }
   if (mismatches.size() > 10) out += std::to_string(mismatches.size() - 10) + " more\n";
   return out;
