@@ -61,6 +61,8 @@ inline constexpr char kPtbUnknownToken[] =
     "{}:{}:{}: token '{}' is not in the vocabulary '{}', which has no '<unk>' line";
 inline constexpr char kPtbNotInteger[] =
     "{}:{}:{}: token '{}' is not an integer id; without a vocabulary, tokens must be integers in [0, {}]";
+inline constexpr char kPtbBadLabel[] =
+    "{}:{}:{}: label '{}' is not a class; labels of labelled trees must be integers in [0, {}]";
 inline constexpr char kPtbTooManyNodes[] = "{}:{}: the tree has more than {} nodes";
 
 // Tree generators. The first {} names the generator.

@@ -1,5 +1,6 @@
 #include "datasets/PTBReader.h"
 
+#include <algorithm>
 #include <charconv>
 #include <limits>
 
@@ -33,8 +34,11 @@ struct LinePlace {
 //   4. After the root's ')' only the end of the line may follow.
 class LineParser {
  public:
-  LineParser(std::string_view line, const Vocab *vocab, const LinePlace &place)
-      : line_(line), vocab_(vocab), place_(place) {}
+  // With `labels`, every node's label must be an integer in [0, classes); they are appended to
+  // `labels` in node id order.
+  LineParser(std::string_view line, const Vocab *vocab, const LinePlace &place,
+             std::vector<int32_t> *labels = nullptr, int32_t classes = 0)
+      : line_(line), vocab_(vocab), place_(place), labels_(labels), classes_(classes) {}
 
   Tree parse();
 
@@ -42,11 +46,13 @@ class LineParser {
   struct OpenNode {
     size_t open_offset;  // of its '('
     size_t first_child;  // its first child's index in closed_children_
+    int32_t label = -1;  // when labels are read
   };
   enum class State { kAfterOpen, kAfterLabel, kAfterChild };
 
   Lexeme next();
   int32_t token_id(std::string_view atom, size_t offset) const;
+  int32_t label_value(std::string_view atom, size_t offset) const;
   int32_t add_node(int32_t token, size_t first_child);
   std::string describe(Lexeme lexeme) const;
   int64_t column(size_t offset) const { return utf8_column(line_, offset); }
@@ -55,6 +61,8 @@ class LineParser {
   std::string_view line_;
   const Vocab *vocab_;
   const LinePlace &place_;
+  std::vector<int32_t> *labels_;
+  int32_t classes_;
   size_t pos_ = 0;    // the next byte to read
   size_t start_ = 0;  // the first byte of the last lexeme
   std::string_view atom_;
@@ -122,6 +130,17 @@ int32_t LineParser::token_id(std::string_view atom, size_t offset) const {
   return id;
 }
 
+int32_t LineParser::label_value(std::string_view atom, size_t offset) const {
+  int32_t value = -1;
+  const char *end = atom.data() + atom.size();
+  bool digits = atom[0] >= '0' && atom[0] <= '9';
+  auto [ptr, ec] = std::from_chars(atom.data(), end, value);
+  if (!digits || ec != std::errc() || ptr != end || value >= classes_) {
+    user_error(msg::kPtbBadLabel, place_.file, place_.line_number, column(offset), atom, classes_ - 1);
+  }
+  return value;
+}
+
 int32_t LineParser::add_node(int32_t token, size_t first_child) {
   if (tree_.token.size() >= static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
     user_error(msg::kPtbTooManyNodes, place_.file, place_.line_number, std::numeric_limits<int32_t>::max());
@@ -131,6 +150,7 @@ int32_t LineParser::add_node(int32_t token, size_t first_child) {
   tree_.children.insert(tree_.children.end(), closed_children_.begin() + first_child, closed_children_.end());
   closed_children_.resize(first_child);
   tree_.child_begin.push_back(static_cast<int32_t>(tree_.children.size()));
+  if (labels_ != nullptr) labels_->push_back(open_.back().label);
   return id;
 }
 
@@ -161,6 +181,7 @@ Tree LineParser::parse() {
       if (lexeme == Lexeme::kOpen)
         user_error(msg::kPtbMissingLabel, file, line_number, column(start_), "'('");
       label = atom_;
+      if (labels_ != nullptr) open_.back().label = label_value(label, start_);
       state = State::kAfterLabel;
       continue;
     }
@@ -197,13 +218,16 @@ Tree LineParser::parse() {
   return std::move(tree_);
 }
 
-Tree parse_line(std::string_view line, const Vocab *vocab, const LinePlace &place) {
+Tree parse_line(std::string_view line, const Vocab *vocab, const LinePlace &place,
+                std::vector<int32_t> *labels = nullptr, int32_t classes = 0) {
   if (auto bad = find_invalid_utf8(line)) {
     user_error(msg::kInvalidUtf8, place.file, place.line_number, utf8_column(line, *bad),
                static_cast<unsigned char>(line[*bad]), place.offset + *bad, place.unit);
   }
-  return LineParser(line, vocab, place).parse();
+  return LineParser(line, vocab, place, labels, classes).parse();
 }
+
+void check_classes(int32_t classes) { GROVE_CHECK(classes >= 1, "{} classes", classes); }
 
 }  // namespace
 
@@ -214,6 +238,38 @@ Tree parse_ptb_tree(std::string_view line, const Vocab *vocab, const std::string
 Tree parse_ptb_line(std::string_view line, const Vocab *vocab, const std::string &file, int64_t line_number,
                     uint64_t offset) {
   return parse_line(line, vocab, LinePlace{file, line_number, offset, "file"});
+}
+
+LabelledTree parse_labelled_ptb_tree(std::string_view line, const Vocab *vocab, int32_t classes,
+                                     const std::string &file, int64_t line_number) {
+  check_classes(classes);
+  LabelledTree result;
+  result.tree = parse_line(line, vocab, LinePlace{file, line_number, 0, "line"}, &result.labels, classes);
+  return result;
+}
+
+LabelledTrees read_labelled_ptb_tree_text(std::string_view text, const Vocab *vocab, int32_t classes,
+                                          const std::string &file) {
+  check_classes(classes);
+  if (text.empty()) user_error(msg::kPtbEmptyFile, file);
+  // A single final newline ends the last line; it does not start an empty one.
+  if (text.back() == '\n') text.remove_suffix(1);
+  LabelledTrees result;
+  size_t begin = 0;
+  for (int64_t line_number = 1;; ++line_number) {
+    size_t end = std::min(text.find('\n', begin), text.size());
+    std::vector<int32_t> labels;
+    result.trees.push_back(parse_line(text.substr(begin, end - begin), vocab,
+                                      LinePlace{file, line_number, begin, "file"}, &labels, classes));
+    result.labels.push_back(std::move(labels));
+    if (end == text.size()) break;
+    begin = end + 1;
+  }
+  return result;
+}
+
+LabelledTrees read_labelled_ptb_trees(const std::string &path, const Vocab *vocab, int32_t classes) {
+  return read_labelled_ptb_tree_text(read_text_file(path, "tree file"), vocab, classes, path);
 }
 
 }  // namespace grove

@@ -138,6 +138,7 @@ class SizeBinder {
     std::vector<std::string> param_names;
     for (const ilir::TensorDecl *p : params_) param_names.push_back(p->name);
     for (const auto &[name, tensor] : weights_) {
+      if (is_training_state(name)) continue;
       const ilir::TensorDecl *decl = program_.find(name);
       if (!decl || decl->kind != ilir::TensorKind::Param) {
         user_error(msg::kWeightsExtra, file_, name, program_.name, fmt::join(param_names, ", "));
@@ -267,6 +268,10 @@ std::string parenthesized(const Expr &e, Precedence context) {
 std::map<std::string, int64_t> bind_weights(const ilir::Program &program, const Weights &weights,
                                             const std::string &weights_file) {
   return SizeBinder(program, weights, weights_file).bind();
+}
+
+bool is_training_state(std::string_view name) {
+  return name.starts_with("head.") || name.starts_with("optimizer.");
 }
 
 std::string size_expr_string(const Expr &e) {

@@ -10,6 +10,7 @@
 #include <optional>
 #include <utility>
 
+#include "backends/runtime/BindWeights.h"
 #include "backends/runtime/Clock.h"
 #include "backends/runtime/CpuFeatures.h"
 #include "backends/runtime/Inspector.h"
@@ -120,6 +121,7 @@ void Executor::Impl::check(const Map &weights, const std::string &file, auto sha
       user_error(msg::kWeightsShape, file, p.name, shape_string(shape_of(it->second)), shape_string(p.shape));
   }
   for (const auto &[name, value] : weights) {
+    if (is_training_state(name)) continue;
     bool known = false;
     for (const ModelAbi::Param &p : abi.params) known |= p.name == name;
     if (!known) user_error(msg::kWeightsExtra, file, name, abi.model, param_names(abi));
