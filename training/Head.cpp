@@ -1,0 +1,169 @@
+#include "training/Head.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "support/Error.h"
+#include "training/Messages.h"
+#include "training/Random.h"
+
+namespace grove::training {
+
+namespace msg = training_messages;
+
+namespace {
+
+// The classifier's logits of one row, in double: z = W x + b.
+void logits(const Tensor &weight, const Tensor &bias, const float *x, int64_t width, std::vector<double> &z) {
+  const int64_t classes = bias.size();
+  z.assign(classes, 0.0);
+  for (int64_t c = 0; c < classes; ++c) {
+    const float *w = weight.data.data() + c * width;
+    double sum = bias.data[c];
+    for (int64_t k = 0; k < width; ++k) sum += static_cast<double>(w[k]) * x[k];
+    z[c] = sum;
+  }
+}
+
+// softmax(z) in place; returns log Σ exp(z) (max-shifted).
+double softmax_in_place(std::vector<double> &z) {
+  double top = *std::max_element(z.begin(), z.end());
+  double total = 0.0;
+  for (double &v : z) {
+    v = std::exp(v - top);
+    total += v;
+  }
+  for (double &v : z) v /= total;
+  return top + std::log(total);
+}
+
+}  // namespace
+
+Weights init_head(int64_t width, int64_t classes, uint64_t seed) {
+  GROVE_CHECK(width >= 1 && classes >= 2, "head of width {} and {} classes", width, classes);
+  Weights head;
+  Tensor weight({classes, width}), bias({classes});
+  const double bound = 1.0 / std::sqrt(static_cast<double>(width));
+  HashStream words(hash_key({seed, 0x48454144ull /* "HEAD" */}));
+  for (float &v : weight.data) v = static_cast<float>((2.0 * unit_double(words.next()) - 1.0) * bound);
+  for (float &v : bias.data) v = static_cast<float>((2.0 * unit_double(words.next()) - 1.0) * bound);
+  head[kHeadWeight] = std::move(weight);
+  head[kHeadBias] = std::move(bias);
+  return head;
+}
+
+int64_t check_head(const Weights &head, int64_t width, const std::string &file) {
+  auto weight = head.find(kHeadWeight), bias = head.find(kHeadBias);
+  if (weight == head.end() || bias == head.end()) user_error(msg::kHeadMissing, file, width);
+  const std::vector<int64_t> &ws = weight->second.shape, &bs = bias->second.shape;
+  if (ws.size() != 2 || ws[0] < 2 || ws[1] != width || bs.size() != 1 || bs[0] != ws[0]) {
+    user_error(msg::kHeadShape, file, shape_string(ws), shape_string(bs), width);
+  }
+  for (const auto &[name, tensor] : head) {
+    if (name != kHeadWeight && name != kHeadBias) user_error(msg::kHeadExtra, file, name);
+  }
+  return ws[0];
+}
+
+bool dropout_keeps(uint64_t seed, uint64_t step, uint64_t row, uint64_t element, double rate) {
+  if (rate <= 0.0) return true;
+  return unit_double(hash_key({seed, step, row, element, 0x44524F50ull /* "DROP" */})) >= rate;
+}
+
+// Steps, for every labelled node n (a row r of `states`):
+//   1. x = drop(h[r]): the kept elements scaled by 1 / (1 − p), the others 0.
+//   2. p = softmax(W x + b); loss += log Σ exp(z) − z[y].
+//   3. dz = (p − onehot(y)) / N; dW += dz xᵀ, db += dz, d_rows[r] = (Wᵀ dz) ⊙ mask / (1 − p).
+// Rows that carry no loss keep a zero gradient.
+HeadResult head_loss(const NodeStates &states, std::span<const Tree> trees,
+                     std::span<const std::vector<int32_t>> labels, const Weights &head,
+                     const HeadOptions &options, uint64_t step) {
+  const Tensor &weight = head.at(kHeadWeight), &bias = head.at(kHeadBias);
+  const int64_t width = states.width, classes = bias.size();
+  GROVE_CHECK(weight.shape == (std::vector<int64_t>{classes, width}), "head.weight {} for width {}",
+              shape_string(weight.shape), width);
+  GROVE_CHECK(trees.size() == labels.size() && states.tree_offset.size() == trees.size() + 1,
+              "{} trees, {} label lists, {} offsets", trees.size(), labels.size(), states.tree_offset.size());
+  GROVE_CHECK(options.dropout >= 0.0 && options.dropout < 1.0, "dropout {}", options.dropout);
+
+  // The labelled rows and their labels.
+  std::vector<std::pair<int64_t, int32_t>> rows;
+  for (size_t t = 0; t < trees.size(); ++t) {
+    const int64_t offset = states.tree_offset[t];
+    GROVE_CHECK(static_cast<int64_t>(labels[t].size()) == trees[t].size() &&
+                    states.tree_offset[t + 1] - offset == trees[t].size(),
+                "tree {}: {} nodes, {} labels", t, trees[t].size(), labels[t].size());
+    auto add = [&](int32_t node) {
+      int32_t label = labels[t][node];
+      GROVE_CHECK(label < classes, "label {} of {} classes", label, classes);
+      if (label >= 0) rows.emplace_back(offset + node, label);
+    };
+    if (options.nodes == LossNodes::Root) {
+      add(trees[t].root);
+    } else {
+      for (int32_t node = 0; node < trees[t].size(); ++node) add(node);
+    }
+  }
+
+  HeadResult result;
+  result.labelled = static_cast<int64_t>(rows.size());
+  result.d_rows.assign(states.rows.size(), 0.0f);
+  result.d_weight = Tensor(weight.shape);
+  result.d_bias = Tensor(bias.shape);
+  if (rows.empty()) return result;
+
+  const double n = static_cast<double>(rows.size());
+  const double scale = 1.0 / (1.0 - options.dropout);
+  std::vector<double> x(width), z, dw(weight.data.size(), 0.0), db(classes, 0.0);
+  std::vector<float> xf(width);
+  std::vector<char> keep(width);
+  double loss = 0.0;
+  for (const auto &[row, label] : rows) {
+    const float *h = states.rows.data() + row * width;
+    for (int64_t k = 0; k < width; ++k) {
+      keep[k] = dropout_keeps(options.seed, step, static_cast<uint64_t>(row), static_cast<uint64_t>(k),
+                              options.dropout);
+      xf[k] = keep[k] ? static_cast<float>(h[k] * scale) : 0.0f;
+      x[k] = xf[k];
+    }
+    logits(weight, bias, xf.data(), width, z);
+    const double z_label = z[label];
+    const double log_total = softmax_in_place(z);
+    loss += log_total - z_label;
+    float *d = result.d_rows.data() + row * width;
+    for (int64_t c = 0; c < classes; ++c) {
+      const double dz = (z[c] - (c == label ? 1.0 : 0.0)) / n;
+      db[c] += dz;
+      const float *w = weight.data.data() + c * width;
+      double *dwc = dw.data() + c * width;
+      for (int64_t k = 0; k < width; ++k) {
+        dwc[k] += dz * x[k];
+        if (keep[k]) d[k] += static_cast<float>(dz * w[k] * scale);
+      }
+    }
+  }
+  result.loss = loss / n;
+  for (size_t i = 0; i < dw.size(); ++i) result.d_weight.data[i] = static_cast<float>(dw[i]);
+  for (int64_t c = 0; c < classes; ++c) result.d_bias.data[c] = static_cast<float>(db[c]);
+  return result;
+}
+
+std::vector<int32_t> head_predict(const NodeStates &states, const Weights &head,
+                                  std::vector<float> *probabilities) {
+  const Tensor &weight = head.at(kHeadWeight), &bias = head.at(kHeadBias);
+  const int64_t width = states.width, classes = bias.size(), nodes = states.nodes();
+  std::vector<int32_t> predicted(nodes);
+  if (probabilities) probabilities->assign(nodes * classes, 0.0f);
+  std::vector<double> z;
+  for (int64_t r = 0; r < nodes; ++r) {
+    logits(weight, bias, states.rows.data() + r * width, width, z);
+    predicted[r] = static_cast<int32_t>(std::max_element(z.begin(), z.end()) - z.begin());
+    if (probabilities) {
+      softmax_in_place(z);
+      for (int64_t c = 0; c < classes; ++c) (*probabilities)[r * classes + c] = static_cast<float>(z[c]);
+    }
+  }
+  return predicted;
+}
+
+}  // namespace grove::training
