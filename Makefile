@@ -71,7 +71,7 @@ test-tsan:
 # fuzz/corpus/<reader>/; new inputs go to $(FUZZ_BUILD_DIR)/corpus/, crashes to $(FUZZ_BUILD_DIR)/findings/.
 FUZZ_BUILD_DIR := build-fuzz
 FUZZ_SECONDS := 60
-FUZZERS := fuzz_model fuzz_ptb fuzz_ptb_vocab fuzz_vocab fuzz_safetensors fuzz_npy fuzz_structures fuzz_input_stream fuzz_relay fuzz_relay_arrays fuzz_tvm_metadata fuzz_relay_vm fuzz_relay_program fuzz_onnx fuzz_model_abi fuzz_c_api
+FUZZERS := fuzz_model fuzz_ptb fuzz_ptb_vocab fuzz_vocab fuzz_glove fuzz_safetensors fuzz_npy fuzz_structures fuzz_input_stream fuzz_relay fuzz_relay_arrays fuzz_tvm_metadata fuzz_relay_vm fuzz_relay_program fuzz_onnx fuzz_model_abi fuzz_c_api
 fuzz:
 	cmake -S . -B $(FUZZ_BUILD_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGROVE_FUZZ=ON -DGROVE_BUILD_TESTS=OFF \
 	  -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14
