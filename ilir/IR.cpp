@@ -163,6 +163,10 @@ const char *to_string(StructFn fn) {
       return "is_leaf";
     case StructFn::Token:
       return "token";
+    case StructFn::Parent:
+      return "parent";
+    case StructFn::ChildSlot:
+      return "child_slot";
   }
   return "?";
 }
@@ -175,6 +179,10 @@ const char *to_string(TensorKind kind) {
       return "state";
     case TensorKind::Temp:
       return "temp";
+    case TensorKind::Saved:
+      return "saved";
+    case TensorKind::Gradient:
+      return "gradient";
   }
   return "?";
 }
@@ -189,6 +197,18 @@ const char *to_string(StructureKind kind) {
       return "dag";
     case StructureKind::Sequence:
       return "sequence";
+  }
+  return "?";
+}
+
+const char *to_string(CaseKind kind) {
+  switch (kind) {
+    case CaseKind::Leaf:
+      return "leaf";
+    case CaseKind::Internal:
+      return "internal";
+    case CaseKind::Hoisted:
+      return "hoisted";
   }
   return "?";
 }

@@ -40,6 +40,22 @@
 // states are read at the current node or at a child, temps and params never at a child; every
 // State is defined by both Cases; sizes are expressions over size variables and integer constants.
 //
+// Backward programs (plan/Differentiate.h) run the recursion the other way, *top down*
+// (Program::direction): a node's parent is computed before the node — levels from the highest down
+// to the leaves — and a Compute may read a State at `parent(n)` (for a root, the zero node: all
+// zeros), never at a child; `child_slot(n)` is the slot k with child(parent(n), k) = n (0 at a
+// root). Leaf and internal still mean the node's own kind. Two more tensor kinds appear there:
+//
+//   * Saved    — a node-indexed tensor the caller gives and the program only reads (what the forward
+//                kept): read at n, at a child or at the parent.
+//   * Gradient — a param-shaped tensor with no node index, written only by the program's
+//                *reductions*: `g[i…] += Σ_{n of case c} value`, run after the recursion over every
+//                node of the call of that case (the leaves, or the internal nodes), every Gradient
+//                starting at zero. A weight's gradient, Σ_n δ[n] · x[n]ᵀ, is one of them.
+//
+// A top-down program's States need not be defined by both Cases; one read at parent(n) is defined by
+// the internal case (a parent is internal). It has no hoisted case.
+//
 // Nodes are immutable and reference counted. Build them with the static make() functions, which
 // check their invariants; compare handles with `same_as`; downcast with `as<T>()`.
 
@@ -172,7 +188,7 @@ struct Load : ExprNode {
 };
 
 // The uninterpreted structure functions. `arg` is the child slot for Child, undefined otherwise.
-enum class StructFn { Child, NumChildren, IsLeaf, Token };
+enum class StructFn { Child, NumChildren, IsLeaf, Token, Parent, ChildSlot };
 
 struct StructCall : ExprNode {
   static constexpr ExprKind kKind = ExprKind::StructCall;
@@ -182,6 +198,8 @@ struct StructCall : ExprNode {
   static Expr child(Expr node, Expr k) { return make(StructFn::Child, std::move(node), std::move(k)); }
   static Expr token(Expr node) { return make(StructFn::Token, std::move(node)); }
   static Expr num_children(Expr node) { return make(StructFn::NumChildren, std::move(node)); }
+  static Expr parent(Expr node) { return make(StructFn::Parent, std::move(node)); }
+  static Expr child_slot(Expr node) { return make(StructFn::ChildSlot, std::move(node)); }
   StructCall(StructFn f, Expr n, Expr a, ScalarType t)
       : ExprNode(kKind, t), fn(f), node(std::move(n)), arg(std::move(a)) {}
 };
@@ -207,7 +225,7 @@ Expr operator-(Expr a);
 // ---------------------------------------------------------------------------------------------
 // Programs
 
-enum class TensorKind { Param, State, Temp };
+enum class TensorKind { Param, State, Temp, Saved, Gradient };
 
 struct TensorDecl {
   std::string name;
@@ -232,6 +250,17 @@ struct Case {
   std::vector<Compute> body;
 };
 
+// g[i…] += Σ over every node n of case `over` of value (top-down programs; see the header).
+struct Reduction {
+  std::string tensor;  // a Gradient
+  CaseKind over = CaseKind::Internal;
+  std::vector<std::string> indices;
+  Expr value;  // in n, the indices, size variables; reads what case `over` reads or defines
+};
+
+// Children before parents (every forward model), or parents before children (backward programs).
+enum class Direction { BottomUp, TopDown };
+
 // Which input structures a Program accepts.
 enum class StructureKind {
   BinaryTree,  // every internal node has exactly two children, ordered (left, right)
@@ -254,6 +283,8 @@ struct Program {
   Case internal{CaseKind::Internal, {}};
   Case hoisted{CaseKind::Hoisted, {}};  // empty unless a pass hoists work out of the recursion
   std::string output;                   // a State: the model's result at each root
+  Direction direction = Direction::BottomUp;
+  std::vector<Reduction> reductions;  // top-down programs: run after the recursion, in order
   // Scheduling directives from the model file's `schedule { key = value ... }` block, in order;
   // scheduling/Schedule.h interprets them. They never change what the program computes.
   std::vector<std::pair<std::string, std::string>> schedule;
@@ -271,5 +302,6 @@ const char *to_string(UnaryOp op);
 const char *to_string(StructFn fn);
 const char *to_string(TensorKind kind);
 const char *to_string(StructureKind kind);
+const char *to_string(CaseKind kind);  // "leaf", "internal", "hoisted"
 
 }  // namespace grove::ilir

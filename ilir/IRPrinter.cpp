@@ -116,7 +116,8 @@ std::string case_string(const Program &p, const Case &c) {
 std::string to_string(const Expr &e) { return e.defined() ? Printer().visit(e) : "<undefined>"; }
 
 std::string to_string(const Program &p) {
-  std::string s = fmt::format("program {} over {}\n", p.name, to_string(p.structure));
+  std::string s = fmt::format("program {} over {}{}\n", p.name, to_string(p.structure),
+                              p.direction == Direction::TopDown ? ", top down" : "");
   if (!p.size_vars.empty()) s += fmt::format("  sizes {}\n", fmt::join(p.size_vars, ", "));
   for (const TensorDecl &t : p.tensors)
     s += fmt::format("  {} {}{}\n", to_string(t.kind), t.name, shape_string(t.shape));
@@ -127,7 +128,13 @@ std::string to_string(const Program &p) {
     s += fmt::format("  schedule {}\n", fmt::join(items, ","));
   }
   if (!p.hoisted.body.empty()) s += case_string(p, p.hoisted);
-  return s + case_string(p, p.leaf) + case_string(p, p.internal);
+  s += case_string(p, p.leaf) + case_string(p, p.internal);
+  if (!p.reductions.empty()) s += "reductions:\n";
+  for (const Reduction &r : p.reductions) {
+    std::string lhs = r.tensor + "[" + fmt::format("{}", fmt::join(r.indices, ", "));
+    s += fmt::format("  {}] += sum(n in {}, {})\n", lhs, to_string(r.over), to_string(r.value));
+  }
+  return s;
 }
 
 }  // namespace grove::ilir

@@ -9,10 +9,6 @@
 namespace grove::ilir {
 namespace {
 
-const char *case_name(CaseKind kind) {
-  return kind == CaseKind::Leaf ? "leaf" : kind == CaseKind::Internal ? "internal" : "hoisted";
-}
-
 bool is_size_expr(const Expr &e, const std::vector<std::string> &size_vars) {
   return !contains(e, [&](const Expr &x) {
     if (x.as<IntImm>()) return false;
@@ -27,14 +23,15 @@ bool is_size_expr(const Expr &e, const std::vector<std::string> &size_vars) {
 // Checks one Compute's value with the set of index variables in scope.
 class ComputeChecker : public IRMutator {
  public:
-  ComputeChecker(const Program &p, const Case &c, const Compute &op, std::set<std::string> defined)
-      : p_(p), case_(c), op_(op), defined_(std::move(defined)) {
+  ComputeChecker(const Program &p, const Case &c, const Compute &op, std::set<std::string> defined,
+                 std::set<std::string> *read_at_parent = nullptr)
+      : p_(p), case_(c), op_(op), defined_(std::move(defined)), read_at_parent_(read_at_parent) {
     for (const std::string &i : op.indices) scope_.insert(i);
   }
 
  protected:
   [[noreturn]] void fail(const std::string &what, const Expr &e) {
-    GROVE_CHECK(false, "{} case, compute of {}: {}: {}", case_name(case_.kind), op_.tensor, what,
+    GROVE_CHECK(false, "{} case, compute of {}: {}: {}", to_string(case_.kind), op_.tensor, what,
                 to_string(e));
   }
 
@@ -59,6 +56,11 @@ class ComputeChecker : public IRMutator {
   Expr visit_StructCall(const StructCall *op, const Expr &e) override {
     // A DAG or sequence node has a token and its predecessor slots in both (identical) cases.
     bool slots = has_predecessor_slots(p_.structure);
+    bool top_down = p_.direction == Direction::TopDown;
+    if ((op->fn == StructFn::Parent || op->fn == StructFn::ChildSlot) && !top_down)
+      fail("parent() or child_slot() in a bottom-up program", e);
+    if ((op->fn == StructFn::Parent || op->fn == StructFn::ChildSlot) && slots)
+      fail("parent() or child_slot() over a DAG or sequence", e);
     if (op->fn == StructFn::Token && case_.kind == CaseKind::Internal && !slots)
       fail("token() outside the leaf case", e);
     if (op->fn == StructFn::Child &&
@@ -82,16 +84,22 @@ class ComputeChecker : public IRMutator {
     const TensorDecl *t = p_.find(op->tensor);
     if (!t) fail("load of an undeclared tensor", e);
     if (op->indices.size() != t->shape.size()) fail("load with the wrong number of indices", e);
+    if (t->kind == TensorKind::Gradient) fail("a gradient is read", e);
     if (t->kind == TensorKind::Param && op->node.defined()) fail("param loaded at a node", e);
     if (t->kind != TensorKind::Param) {
       if (!op->node.defined()) fail("node tensor loaded without a node", e);
-      bool at_self = op->node.as<Var>() && op->node.as<Var>()->var_kind == VarKind::Node;
+      auto is_n = [](const Expr &x) { return x.as<Var>() && x.as<Var>()->var_kind == VarKind::Node; };
+      bool at_self = is_n(op->node);
       const StructCall *c = op->node.as<StructCall>();
-      bool at_child =
-          c && c->fn == StructFn::Child && c->node.as<Var>() && c->node.as<Var>()->var_kind == VarKind::Node;
-      if (!at_self && !(at_child && t->kind == TensorKind::State))
-        fail("tensor read at a node other than n or a child", e);
-      if (at_self && !defined_.count(op->tensor)) fail("read of a tensor before this case defines it", e);
+      bool at_child = c && c->fn == StructFn::Child && is_n(c->node);
+      bool at_parent = c && c->fn == StructFn::Parent && is_n(c->node);
+      bool top_down = p_.direction == Direction::TopDown;
+      bool ok = at_self || (t->kind == TensorKind::Saved && (at_child || at_parent)) ||
+                (t->kind == TensorKind::State && (top_down ? at_parent : at_child));
+      if (!ok) fail("tensor read at a node other than n or a child (a parent, top down)", e);
+      if (at_parent && t->kind == TensorKind::State && read_at_parent_) read_at_parent_->insert(t->name);
+      if (at_self && t->kind != TensorKind::Saved && !defined_.count(op->tensor))
+        fail("read of a tensor before this case defines it", e);
     }
     return IRMutator::visit_Load(op, e);
   }
@@ -101,26 +109,43 @@ class ComputeChecker : public IRMutator {
   const Case &case_;
   const Compute &op_;
   std::set<std::string> defined_, scope_;
+  std::set<std::string> *read_at_parent_;
 };
 
-// `defined`: the tensors the case may read at n before computing them (the hoisted case's).
-void verify_case(const Program &p, const Case &c, std::set<std::string> defined) {
+// `defined`: the tensors the case may read at n before computing them (the hoisted case's). Adds
+// the states the case reads at parent(n) to `read_at_parent`; returns what the case defines.
+std::set<std::string> verify_case(const Program &p, const Case &c, std::set<std::string> defined,
+                                  std::set<std::string> *read_at_parent = nullptr) {
   for (const Compute &op : c.body) {
     const TensorDecl *t = p.find(op.tensor);
     GROVE_CHECK(t != nullptr, "compute of undeclared tensor {}", op.tensor);
-    GROVE_CHECK(t->kind != TensorKind::Param, "compute of param {}", op.tensor);
+    GROVE_CHECK(t->kind == TensorKind::State || t->kind == TensorKind::Temp, "compute of {} {}",
+                to_string(t->kind), op.tensor);
     GROVE_CHECK(op.indices.size() == t->shape.size(), "compute of {} with {} indices for rank {}", op.tensor,
                 op.indices.size(), t->shape.size());
     GROVE_CHECK(!defined.count(op.tensor), "{} defined twice in one case", op.tensor);
     GROVE_CHECK(op.value.defined() && op.value.type() == ScalarType::Float, "compute of {} is not Float",
                 op.tensor);
-    ComputeChecker(p, c, op, defined).mutate(op.value);
+    ComputeChecker(p, c, op, defined, read_at_parent).mutate(op.value);
     defined.insert(op.tensor);
   }
-  if (c.kind == CaseKind::Hoisted) return;
+  if (c.kind == CaseKind::Hoisted || p.direction == Direction::TopDown) return defined;
   for (const TensorDecl &t : p.tensors)
     GROVE_CHECK(t.kind != TensorKind::State || defined.count(t.name), "state {} not defined by the {} case",
-                t.name, case_name(c.kind));
+                t.name, to_string(c.kind));
+  return defined;
+}
+
+void verify_reduction(const Program &p, const Reduction &r, const std::set<std::string> &defined) {
+  const TensorDecl *t = p.find(r.tensor);
+  GROVE_CHECK(t && t->kind == TensorKind::Gradient, "reduction into {}, which is not a gradient", r.tensor);
+  GROVE_CHECK(r.indices.size() == t->shape.size(), "reduction into {} with {} indices for rank {}", r.tensor,
+              r.indices.size(), t->shape.size());
+  GROVE_CHECK(r.over != CaseKind::Hoisted, "reduction into {} over the hoisted case", r.tensor);
+  GROVE_CHECK(r.value.defined() && r.value.type() == ScalarType::Float, "reduction into {} is not Float",
+              r.tensor);
+  const Case &over = r.over == CaseKind::Leaf ? p.leaf : p.internal;
+  ComputeChecker(p, over, Compute{r.tensor, r.indices, r.value}, defined).mutate(r.value);
 }
 
 }  // namespace
@@ -140,9 +165,26 @@ void verify(const Program &p) {
                 "hoisted compute of {} is not a state", op.tensor);
     hoisted.insert(op.tensor);
   }
-  verify_case(p, p.hoisted, {});
-  verify_case(p, p.leaf, hoisted);
-  verify_case(p, p.internal, hoisted);
+  if (p.direction == Direction::BottomUp) {
+    GROVE_CHECK(p.reductions.empty(), "a bottom-up program with reductions");
+    for (const TensorDecl &t : p.tensors)
+      GROVE_CHECK(t.kind != TensorKind::Saved && t.kind != TensorKind::Gradient,
+                  "{} tensor {} in a bottom-up program", to_string(t.kind), t.name);
+    verify_case(p, p.hoisted, {});
+    verify_case(p, p.leaf, hoisted);
+    verify_case(p, p.internal, hoisted);
+    return;
+  }
+  GROVE_CHECK(p.hoisted.body.empty(), "a top-down program with a hoisted case");
+  GROVE_CHECK(p.structure == StructureKind::BinaryTree || p.structure == StructureKind::Tree,
+              "a top-down program over a {}", to_string(p.structure));
+  std::set<std::string> read_at_parent;
+  std::set<std::string> leaf = verify_case(p, p.leaf, {}, &read_at_parent);
+  std::set<std::string> internal = verify_case(p, p.internal, {}, &read_at_parent);
+  for (const std::string &s : read_at_parent)
+    GROVE_CHECK(internal.count(s), "state {} is read at parent(n) but the internal case does not define it",
+                s);
+  for (const Reduction &r : p.reductions) verify_reduction(p, r, r.over == CaseKind::Leaf ? leaf : internal);
 }
 
 }  // namespace grove::ilir

@@ -109,6 +109,10 @@ class ExprLowerer : public ilir::ExprFunctor<HExpr> {
         return int_load(names::kChildBegin, node + 1) == int_load(names::kChildBegin, node);
       case ilir::StructFn::Token:
         return int_load(names::kToken, node);
+      case ilir::StructFn::Parent:
+        return int_load(names::kParent, node);
+      case ilir::StructFn::ChildSlot:
+        return int_load(names::kChildSlot, node);
     }
     GROVE_CHECK(false, "unknown structure function");
   }

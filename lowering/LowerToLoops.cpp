@@ -7,6 +7,7 @@
 #include "lowering/GemmKernel.h"
 #include "lowering/HalideIR.h"
 #include "lowering/MatmulKernel.h"
+#include "lowering/ReductionKernel.h"
 #include "lowering/Team.h"
 #include "lowering/TensorAccess.h"
 #include "support/Error.h"
@@ -71,8 +72,12 @@ std::vector<HI::LoweredArgument> arguments(const plan::LevelPlan &plan) {
         break;
       case Kind::Param:
       case Kind::State:
+      case Kind::Saved:
+      case Kind::Gradient:
         buffer(a.name, Halide::Float(32));
         break;
+      case Kind::Parent:
+      case Kind::ChildSlot:
       case Kind::LevelBegin:
       case Kind::ChildBegin:
       case Kind::Children:
@@ -104,12 +109,43 @@ class Lowerer {
       nest.body = batched();
     else
       nest.body = with_hoisted_nodes(batched_unspecialized(), parallel());
+    if (!plan_.program.reductions.empty()) nest.body = HI::Block::make(nest.body, reductions());
     nest.args = arguments(plan_);
     return nest;
   }
 
  private:
   HI::ForType parallel() const { return recursion_.parallel ? HI::ForType::Parallel : HI::ForType::Serial; }
+
+  // for v in [min, min + extent), serially, in descending order when the program runs top down
+  // (parents first: they have the larger ids and the higher levels).
+  Stmt ordered_for(const std::string &v, const HExpr &min, const HExpr &extent, Stmt body) const {
+    if (!recursion_.top_down)
+      return HI::For::make(v, min, extent, HI::ForType::Serial, Halide::DeviceAPI::None, std::move(body));
+    const std::string r = v + "_rev";
+    body = HI::LetStmt::make(v, min + extent - 1 - var(r), std::move(body));
+    return HI::For::make(r, 0, extent, HI::ForType::Serial, Halide::DeviceAPI::None, std::move(body));
+  }
+
+  // The leaves' work and the internal levels' (a loop over them), in the order the recursion runs.
+  Stmt leaves_and_levels(Stmt leaves, Stmt internal) const {
+    return recursion_.top_down ? HI::Block::make(std::move(internal), std::move(leaves))
+                               : HI::Block::make(std::move(leaves), std::move(internal));
+  }
+
+  // A top-down program's reductions, after the recursion, each over the nodes of its case.
+  Stmt reductions() const {
+    TensorAccess access(plan_.program, plan_.sizes, TempStorage::PerNode);
+    std::vector<Stmt> out;
+    for (const ilir::Reduction &r : plan_.program.reductions) {
+      HExpr leaves = level_begin(1), nodes = level_begin(var(names::kNumLevels));
+      HExpr first = r.over == ilir::CaseKind::Leaf ? HExpr(0) : leaves;
+      HExpr count = r.over == ilir::CaseKind::Leaf ? leaves : nodes - leaves;
+      out.push_back(lower_reduction(access, r, first, count, plan_.schedule.vector,
+                                    recursion_.parallel ? recursion_.threads : 1));
+    }
+    return HI::Block::make(out);
+  }
 
   // One step of a node loop for the current node `n`.
   Stmt node_step(const TensorAccess &access, ilir::CaseKind kind, const plan::NodeStep &step) const {
@@ -139,12 +175,9 @@ class Lowerer {
   // batch=off: one node at a time in id order, which is topological (children have smaller ids).
   Stmt node_at_a_time() const {
     HExpr leaves = level_begin(1), nodes = level_begin(var(names::kNumLevels));
-    if (!recursion_.specialized)
-      return HI::For::make("n", 0, nodes, HI::ForType::Serial, Halide::DeviceAPI::None, branch_on_leaf());
-    return HI::Block::make(HI::For::make("n", 0, leaves, HI::ForType::Serial, Halide::DeviceAPI::None,
-                                         node_body(ilir::CaseKind::Leaf)),
-                           HI::For::make("n", leaves, nodes - leaves, HI::ForType::Serial,
-                                         Halide::DeviceAPI::None, node_body(ilir::CaseKind::Internal)));
+    if (!recursion_.specialized) return ordered_for("n", 0, nodes, branch_on_leaf());
+    return leaves_and_levels(ordered_for("n", 0, leaves, node_body(ilir::CaseKind::Leaf)),
+                             ordered_for("n", leaves, nodes - leaves, node_body(ilir::CaseKind::Internal)));
   }
 
   // batch=on, specialize=off: levels in order, each level's nodes in parallel, one code for all.
@@ -152,8 +185,7 @@ class Lowerer {
     Stmt nodes = dispatch_for("n", level_begin(var("level")),
                               level_begin(var("level") + 1) - level_begin(var("level")), parallel(),
                               recursion_.threads, branch_on_leaf());
-    return HI::For::make("level", 0, var(names::kNumLevels), HI::ForType::Serial, Halide::DeviceAPI::None,
-                         nodes);
+    return ordered_for("level", 0, var(names::kNumLevels), nodes);
   }
 
   // A level's work: the case's stages in order, over the nodes [base, base + size) (the current
@@ -220,11 +252,10 @@ class Lowerer {
     Stmt leaves = HI::LetStmt::make(
         "level", 0,
         level_body(ilir::CaseKind::Leaf, level_begin(level), level_begin(level + 1) - level_begin(level)));
-    Stmt internal =
-        HI::For::make("level", 1, var(names::kNumLevels) - 1, HI::ForType::Serial, Halide::DeviceAPI::None,
-                      level_body(ilir::CaseKind::Internal, level_begin(level),
-                                 level_begin(level + 1) - level_begin(level)));
-    Stmt s = HI::Block::make(leaves, internal);
+    Stmt internal = ordered_for("level", 1, var(names::kNumLevels) - 1,
+                                level_body(ilir::CaseKind::Internal, level_begin(level),
+                                           level_begin(level + 1) - level_begin(level)));
+    Stmt s = leaves_and_levels(leaves, internal);
     if (plan_.hoisted.stages.empty()) return s;
     return HI::Block::make(hoisted_level(), s);
   }
@@ -253,13 +284,12 @@ class Lowerer {
     HExpr base = level_begin(unrolled_ ? level - level % unroll : level);
     HExpr size = level_begin(level + 1) - level_begin(level);
     Stmt leaves = HI::LetStmt::make("level", 0, block_end(level_body(ilir::CaseKind::Leaf, base, size)));
-    Stmt internal =
-        HI::For::make("level", 1, var(names::kNumLevels) - 1, HI::ForType::Serial, Halide::DeviceAPI::None,
-                      block_end(level_body(ilir::CaseKind::Internal, base, size)));
+    Stmt internal = ordered_for("level", 1, var(names::kNumLevels) - 1,
+                                block_end(level_body(ilir::CaseKind::Internal, base, size)));
     team_ = nullptr;
     unrolled_ = false;
     Stmt s = HI::For::make("tid", 0, threads, HI::ForType::Parallel, Halide::DeviceAPI::None,
-                           team.with_stage_counter(HI::Block::make(leaves, internal)));
+                           team.with_stage_counter(leaves_and_levels(leaves, internal)));
     TensorAccess access(plan_.program, plan_.sizes, TempStorage::PerLevel);
     const ilir::Case &leaf = plan_.case_of(ilir::CaseKind::Leaf);
     std::set<std::string> leaf_temps;

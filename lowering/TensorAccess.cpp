@@ -31,8 +31,10 @@ HExpr TensorAccess::address(const ilir::TensorDecl &t, const HExpr &node,
                             const std::vector<HExpr> &indices) const {
   switch (t.kind) {
     case ilir::TensorKind::Param:
+    case ilir::TensorKind::Gradient:
       return offset(t, indices);
     case ilir::TensorKind::State:
+    case ilir::TensorKind::Saved:
       return node * numel(t) + offset(t, indices);
     case ilir::TensorKind::Temp:
       if (temps_ == TempStorage::PerNode) return offset(t, indices);
@@ -50,6 +52,10 @@ std::string TensorAccess::buffer(const ilir::TensorDecl &t) const {
       return names::state(t.name);
     case ilir::TensorKind::Temp:
       return names::temp(t.name);
+    case ilir::TensorKind::Saved:
+      return names::saved(t.name);
+    case ilir::TensorKind::Gradient:
+      return names::gradient(t.name);
   }
   GROVE_CHECK(false, "unknown tensor kind");
 }

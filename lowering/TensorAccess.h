@@ -1,7 +1,7 @@
 #pragma once
-// Where the tensors of one node live while a case runs, as Halide addresses: params and states in
-// the entry function's argument buffers (states node-indexed), temps in local buffers either per
-// node or per level.
+// Where the tensors of one node live while a case runs, as Halide addresses: params, states, saved
+// tensors and gradients in the entry function's argument buffers (states and saved tensors
+// node-indexed), temps in local buffers either per node or per level.
 
 #include <map>
 #include <string>
@@ -25,6 +25,7 @@ class TensorAccess {
       : p_(p), sizes_(sizes), temps_(temps), level_base_(std::move(level_base)) {}
 
   const ilir::Program &program() const { return p_; }
+  const std::map<std::string, int64_t> &sizes() const { return sizes_; }
   HExpr size(const ilir::Expr &e) const;  // a size expression; unbound size variables stay symbolic
   HExpr size_var(const std::string &name) const;
   HExpr numel(const ilir::TensorDecl &t) const;

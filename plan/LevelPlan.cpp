@@ -78,7 +78,8 @@ class Planner {
     r.parallel = schedule_.parallel;
     r.threads = schedule_.team_size();
     r.team = schedule_.uses_region() ? schedule_.team_size() : 0;
-    r.unroll = schedule_.uses_unroll(p_.structure) ? schedule_.unroll : 1;
+    r.top_down = p_.direction == ilir::Direction::TopDown;
+    r.unroll = schedule_.uses_unroll(p_.structure) && !r.top_down ? schedule_.unroll : 1;
     // Level stages only where each case has code of its own; otherwise a node loop per case.
     const bool levels = schedule_.batch && schedule_.specialize;
     // 1. The stages of each case. The packed weights are numbered in this order: leaf,
@@ -184,6 +185,8 @@ class Planner {
     // The params and states of the program after its passes (hoisting may add states).
     for (const ilir::TensorDecl &t : p_.tensors) {
       if (t.kind == ilir::TensorKind::Param) abi.params.push_back({t.name, shape_of(t, sizes_)});
+      if (t.kind == ilir::TensorKind::Gradient) abi.gradients.push_back({t.name, shape_of(t, sizes_)});
+      if (t.kind == ilir::TensorKind::Saved) abi.saved.push_back({t.name, elements(shape_of(t, sizes_))});
       if (t.kind != ilir::TensorKind::State) continue;
       std::vector<int64_t> shape = shape_of(t, sizes_);
       if (t.name == p_.output) {
@@ -200,11 +203,19 @@ class Planner {
       abi.args.push_back({Kind::Packed, abi.packed[i].buffer, int(i)});
     for (size_t i = 0; i < abi.states.size(); i++)
       abi.args.push_back({Kind::State, names::state(abi.states[i].name), int(i)});
+    for (size_t i = 0; i < abi.saved.size(); i++)
+      abi.args.push_back({Kind::Saved, names::saved(abi.saved[i].name), int(i)});
+    for (size_t i = 0; i < abi.gradients.size(); i++)
+      abi.args.push_back({Kind::Gradient, names::gradient(abi.gradients[i].name), int(i)});
     abi.args.push_back({Kind::LevelBegin, names::kLevelBegin, -1});
     abi.args.push_back({Kind::ChildBegin, names::kChildBegin, -1});
     abi.args.push_back({Kind::Children, names::kChildren, -1});
     abi.args.push_back({Kind::Token, names::kToken, -1});
     if (plan.recursion.unroll > 1) abi.args.push_back({Kind::TeamBegin, names::kTeamBegin, -1});
+    if (plan.recursion.top_down) {
+      abi.args.push_back({Kind::Parent, names::kParent, -1});
+      abi.args.push_back({Kind::ChildSlot, names::kChildSlot, -1});
+    }
     abi.args.push_back({Kind::NumLevels, names::kNumLevels, -1});
     abi.hoist = schedule_.hoist;
     if (plan.recursion.unroll > 1) {

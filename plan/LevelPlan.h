@@ -109,6 +109,9 @@ struct Recursion {
   int threads = 1;
   int team = 0;    // > 0: the whole recursion in one parallel region of this many threads
   int unroll = 1;  // > 1: the team meets after every `unroll` levels (nodes owned per thread)
+  // A top-down (backward) program: levels from the highest to the leaves (node by node, ids
+  // descending), then its reductions; never unrolled.
+  bool top_down = false;
 };
 
 struct LevelPlan {

@@ -121,10 +121,11 @@ void print_case(std::string &s, const LevelPlan &plan, const CasePlan &c) {
 
 std::string recursion_line(const Recursion &r) {
   return fmt::format(
-      "recursion: {}, {}, {}, {}, unroll {}\n", r.order == Order::ByLevel ? "by level" : "node by node",
+      "recursion: {}, {}, {}, {}, unroll {}{}\n", r.order == Order::ByLevel ? "by level" : "node by node",
       r.specialized ? "specialized" : "one branching loop",
       r.parallel ? fmt::format("parallel on {} thread{}", r.threads, r.threads == 1 ? "" : "s") : "serial",
-      r.team > 0 ? fmt::format("one region of a team of {}", r.team) : "no team", r.unroll);
+      r.team > 0 ? fmt::format("one region of a team of {}", r.team) : "no team", r.unroll,
+      r.top_down ? ", top down (the highest level first, the leaves last)" : "");
 }
 
 std::string arg_kind(ModelAbi::ArgKind kind) {
@@ -140,7 +141,13 @@ std::string arg_kind(ModelAbi::ArgKind kind) {
     case ModelAbi::ArgKind::Children:
     case ModelAbi::ArgKind::Token:
     case ModelAbi::ArgKind::TeamBegin:
+    case ModelAbi::ArgKind::Parent:
+    case ModelAbi::ArgKind::ChildSlot:
       return "inspector";
+    case ModelAbi::ArgKind::Saved:
+      return "saved";
+    case ModelAbi::ArgKind::Gradient:
+      return "gradient";
     case ModelAbi::ArgKind::NumLevels:
       return "int32";
   }
@@ -157,6 +164,13 @@ std::string arg_detail(const ModelAbi &abi, const ModelAbi::Arg &a) {
   if (a.kind == ModelAbi::ArgKind::State)
     return fmt::format(" ({} floats per node{})", extent(abi.states[size_t(a.index)].row_elements),
                        a.index == abi.output ? ", the output" : "");
+  if (a.kind == ModelAbi::ArgKind::Saved)
+    return fmt::format(" ({} floats per node)", extent(abi.saved[size_t(a.index)].row_elements));
+  if (a.kind == ModelAbi::ArgKind::Gradient) {
+    std::vector<std::string> shape;
+    for (int64_t d : abi.gradients[size_t(a.index)].shape) shape.push_back(extent(d));
+    return fmt::format(" [{}]", fmt::join(shape, ", "));
+  }
   return "";
 }
 
@@ -186,8 +200,17 @@ std::string to_string(const LevelPlan &plan) {
   s += fmt::format("schedule {}\n", abi.schedule);
   s += recursion_line(plan.recursion);
   if (!plan.hoisted.stages.empty()) print_case(s, plan, plan.hoisted);
-  print_case(s, plan, plan.leaf);
-  print_case(s, plan, plan.internal);
+  if (plan.recursion.top_down) {
+    print_case(s, plan, plan.internal);
+    print_case(s, plan, plan.leaf);
+  } else {
+    print_case(s, plan, plan.leaf);
+    print_case(s, plan, plan.internal);
+  }
+  if (!plan.program.reductions.empty()) s += "reductions (after the recursion, over the nodes of a case):\n";
+  for (const ilir::Reduction &r : plan.program.reductions)
+    s += fmt::format("  {}[{}] += sum(n in {}, {})\n", r.tensor, fmt::join(r.indices, ", "),
+                     ilir::to_string(r.over), ilir::to_string(r.value));
 
   s += fmt::format("packed weights ({}):\n",
                    abi.hoist ? "filled once when weights are bound" : "filled per call");

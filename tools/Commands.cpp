@@ -23,6 +23,7 @@
 #include "ilir/IRPrinter.h"
 #include "lowering/Codegen.h"
 #include "lowering/Lower.h"
+#include "plan/Differentiate.h"
 #include "plan/LevelPlan.h"
 #include "support/Error.h"
 #include "tools/CudaCommands.h"
@@ -36,6 +37,11 @@ namespace msg = tool_messages;
 
 int dump(const DumpCommand &c) {
   ilir::Program program = dsl::parse_model_file(c.model);
+  if (!c.training.empty()) {
+    plan::Derivative d = plan::differentiate(program);
+    program = c.training == "backward" ? d.backward : d.forward;
+    if (c.stage == "cuda" || c.stage == "ptx") user_error(msg::kTrainingCuda, c.stage);
+  }
   if (c.stage == "ilir") {
     std::cout << ilir::to_string(program);
     return 0;

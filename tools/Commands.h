@@ -26,6 +26,9 @@ struct RunCommand {
 struct DumpCommand {
   std::string model, stage = "ilir", sizes, target = "host", schedule;
   std::string cuda, arch = "sm_90";  // --stage cuda|ptx: the kernels' form (CudaEmitter.h), PTX's GPU
+  // Training's programs instead of the model (plan/Differentiate.h): "backward", or "forward" (the
+  // forward that keeps what the backward reads); empty for the model itself.
+  std::string training;
 };
 
 struct InitWeightsCommand {

@@ -7,6 +7,9 @@ inline constexpr char kOutIsInput[] = "--out {} is also the {} file: grove never
 inline constexpr char kNoInputs[] = "{}: no {} to run";
 inline constexpr char kInputCount[] =
     "{} needs exactly one input: --trees, --dags, --grids or --sequences; {}";
+inline constexpr char kTrainingCuda[] =
+    "dump --training: the CUDA back end does not run training programs yet (--stage {}); use ilir, plan, "
+    "loops, llvm or asm";
 inline constexpr char kBadSweep[] = "--sweep must be se, sw, ne or nw, got '{}'";
 inline constexpr char kSweepWithoutGrids[] = "--sweep applies only to --grids";
 inline constexpr char kAllNodesWithoutDags[] = "--all-nodes applies only to --dags and --grids";

@@ -27,4 +27,10 @@ inline constexpr char kAotTwoWeights[] = "embed either a weights file or weights
 inline constexpr char kAotWeightsSizes[] =
     "{}: the weights give {} = {}, but the library is compiled with {} = {}";
 
+// Training (TrainableModel.h).
+inline constexpr char kTrainingUnrolled[] =
+    "{}: training programs do not run with recursive unrolling (schedule unroll > 1); use unroll=1";
+inline constexpr char kTrainingWeightMissing[] = "{}: no tensor {} {} to train";
+inline constexpr char kTrainingWeightShape[] = "{}: {} is {}, but the model's parameter is {}";
+
 }  // namespace grove::cpu_messages

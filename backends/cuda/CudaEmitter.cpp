@@ -298,6 +298,11 @@ std::string Emitter::parameters(bool per_level) const {
       case Kind::NumLevels:
         ps.push_back("int " + a.name);
         break;
+      case Kind::Saved:
+      case Kind::Gradient:
+      case Kind::Parent:
+      case Kind::ChildSlot:
+        GROVE_CHECK(false, "the CUDA emitter got a backward program's argument {}", a.name);
     }
   }
   ps.push_back("float *grove_scratch");

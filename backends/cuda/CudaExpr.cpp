@@ -115,6 +115,9 @@ class Printer : public ilir::ExprFunctor<std::string> {
         return fmt::format("({0}[{1} + 1] == {0}[{1}])", plan::names::kChildBegin, n);
       case ilir::StructFn::Token:
         return fmt::format("{}[{}]", plan::names::kToken, n);
+      case ilir::StructFn::Parent:
+      case ilir::StructFn::ChildSlot:
+        break;  // top-down (backward) programs are the CPU emitter's only
     }
     GROVE_CHECK(false, "unknown structure function");
   }
@@ -174,6 +177,9 @@ std::string ExprPrinter::address(const ilir::TensorDecl &t, const std::string &n
       return fmt::format("{}[{} * {} + {}]", plan::names::state(t.name), node, numel(t), offset(t, indices));
     case ilir::TensorKind::Temp:
       return fmt::format("{}[{} * {} + {}]", plan::names::temp(t.name), node, numel(t), offset(t, indices));
+    case ilir::TensorKind::Saved:
+    case ilir::TensorKind::Gradient:
+      break;  // top-down (backward) programs are the CPU emitter's only
   }
   GROVE_CHECK(false, "unknown tensor kind");
 }

@@ -1,5 +1,7 @@
 #include "backends/cuda/KernelArgs.h"
 
+#include "support/Error.h"
+
 namespace grove::cuda {
 
 using Kind = ModelAbi::ArgKind;
@@ -41,6 +43,11 @@ KernelArgs::KernelArgs(const ModelAbi &abi, const CallBuffers &b, int32_t num_le
       case Kind::NumLevels:
         argv_.push_back(&num_levels_);
         break;
+      case Kind::Saved:
+      case Kind::Gradient:
+      case Kind::Parent:
+      case Kind::ChildSlot:
+        GROVE_CHECK(false, "a CUDA call with a backward program's argument {}", a.name);
     }
   }
   pointer(b.scratch);

@@ -286,6 +286,11 @@ void Executor::Impl::execute(const WeightSet &w, const LinearizedBatch &batch, s
       case Kind::NumLevels:
         argv.push_back(&num_levels);
         break;
+      case Kind::Saved:
+      case Kind::Gradient:
+      case Kind::Parent:
+      case Kind::ChildSlot:
+        GROVE_CHECK(false, "the executor runs a backward program's argument {}", a.name);
     }
   }
   std::optional<RegionLock> region;

@@ -183,6 +183,7 @@ LinearizedBatch linearize(std::span<const Tree> trees, const InspectorOptions &o
   }
   batch.roots.reserve(trees.size());
   for (size_t t = 0; t < trees.size(); ++t) batch.roots.push_back(new_id[offset[t] + trees[t].root]);
+  if (options.keep_ids) batch.id_of_row = std::move(new_id);
   return batch;
 }
 

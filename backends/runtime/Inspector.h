@@ -36,6 +36,9 @@ struct LinearizedBatch {
   // With recursive unrolling (TeamPartition.h): thread t's nodes of level l are
   // [team_begin[l * (T + 1) + t], team_begin[l * (T + 1) + t + 1]); empty otherwise.
   std::vector<int32_t> team_begin;
+  // With InspectorOptions::keep_ids: the new id of every input node, tree by tree, each tree's nodes
+  // in its own numbering (row tree_offset + node); empty otherwise.
+  std::vector<int32_t> id_of_row;
 };
 
 struct ArityRule {
@@ -47,6 +50,7 @@ struct InspectorOptions {
   ArityRule arity;
   int64_t vocab_size = -1;        // tokens must be < vocab_size; -1: unchecked
   int64_t first_tree_number = 1;  // how errors number the trees (line numbers of the input file)
+  bool keep_ids = false;          // fill LinearizedBatch::id_of_row (training reads every node)
 };
 
 LinearizedBatch linearize(std::span<const Tree> trees, const InspectorOptions &options);

@@ -57,7 +57,8 @@ bool ModelAbi::bf16_panels() const {
 namespace {
 
 const char *kArgKinds[] = {"param",    "packed", "state",      "level_begin", "child_begin",
-                           "children", "token",  "team_begin", "num_levels"};
+                           "children", "token",  "team_begin", "num_levels",  "saved",
+                           "gradient", "parent", "child_slot"};
 
 const char *to_string(ModelAbi::ArgKind kind) { return kArgKinds[int(kind)]; }
 
@@ -96,6 +97,16 @@ std::string to_json(const ModelAbi &abi) {
   j["states"] = json::array();
   for (const ModelAbi::State &s : abi.states)
     j["states"].push_back({{"name", s.name}, {"row_elements", s.row_elements}});
+  if (!abi.saved.empty()) {
+    j["saved"] = json::array();
+    for (const ModelAbi::State &s : abi.saved)
+      j["saved"].push_back({{"name", s.name}, {"row_elements", s.row_elements}});
+  }
+  if (!abi.gradients.empty()) {
+    j["gradients"] = json::array();
+    for (const ModelAbi::Param &g : abi.gradients)
+      j["gradients"].push_back({{"name", g.name}, {"shape", g.shape}});
+  }
   j["args"] = json::array();
   for (const ModelAbi::Arg &a : abi.args)
     j["args"].push_back({{"kind", to_string(a.kind)}, {"name", a.name}, {"index", a.index}});
@@ -146,6 +157,12 @@ ModelAbi model_abi_from_json(const std::string &text, const std::string &where) 
     }
     for (const json &s : j.at("states"))
       abi.states.push_back({s.at("name").get<std::string>(), s.at("row_elements").get<int64_t>()});
+    if (j.contains("saved"))
+      for (const json &s : j.at("saved"))
+        abi.saved.push_back({s.at("name").get<std::string>(), s.at("row_elements").get<int64_t>()});
+    if (j.contains("gradients"))
+      for (const json &g : j.at("gradients"))
+        abi.gradients.push_back({g.at("name").get<std::string>(), g.at("shape").get<std::vector<int64_t>>()});
     for (const json &a : j.at("args"))
       abi.args.push_back({arg_kind(a.at("kind").get<std::string>(), where), a.at("name").get<std::string>(),
                           a.at("index").get<int>()});
@@ -179,10 +196,13 @@ ModelAbi model_abi_from_json(const std::string &text, const std::string &where) 
   int num_levels = 0;
   for (const ModelAbi::Arg &a : abi.args) {
     using K = ModelAbi::ArgKind;
-    size_t limit = a.kind == K::Param    ? abi.params.size()
-                   : a.kind == K::Packed ? abi.packed.size()
-                                         : abi.states.size();
-    bool indexed = a.kind == K::Param || a.kind == K::Packed || a.kind == K::State;
+    size_t limit = a.kind == K::Param      ? abi.params.size()
+                   : a.kind == K::Packed   ? abi.packed.size()
+                   : a.kind == K::Saved    ? abi.saved.size()
+                   : a.kind == K::Gradient ? abi.gradients.size()
+                                           : abi.states.size();
+    bool indexed = a.kind == K::Param || a.kind == K::Packed || a.kind == K::State || a.kind == K::Saved ||
+                   a.kind == K::Gradient;
     if (indexed && (a.index < 0 || size_t(a.index) >= limit))
       user_error(msg::kAbiBadField, where, "args[].index", a.name);
     num_levels += a.kind == ModelAbi::ArgKind::NumLevels;

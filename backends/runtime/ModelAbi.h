@@ -84,6 +84,11 @@ struct ModelAbi {
     Token,
     TeamBegin,  // with recursive unrolling only
     NumLevels,  // int32 scalar
+    // Top-down (backward) programs only (plan/Differentiate.h; run by backends/cpu/TrainableModel):
+    Saved,      // saved[index]: rows × row_elements, what the forward kept, read only
+    Gradient,   // gradients[index], param-shaped, zeroed before the call and written by it
+    Parent,     // per node, its parent (the zero node, = nodes, for a root)
+    ChildSlot,  // per node, k with child(parent, k) = node (0 for a root)
   };
   struct Arg {
     ArgKind kind = ArgKind::Param;
@@ -108,6 +113,8 @@ struct ModelAbi {
   std::vector<Param> params;
   std::vector<PackedWeight> packed;
   std::vector<State> states;
+  std::vector<State> saved;           // top-down programs: the forward's tensors they read
+  std::vector<Param> gradients;       // top-down programs: what their reductions write
   std::vector<Arg> args;              // in call order
   int output = -1;                    // index into states
   std::vector<int64_t> output_shape;  // one node's output, e.g. [H]

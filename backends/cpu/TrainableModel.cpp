@@ -1,0 +1,330 @@
+#include "backends/cpu/TrainableModel.h"
+
+#include <HalideBuffer.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <climits>
+
+#include "backends/cpu/Abi.h"
+#include "backends/cpu/Barrier.h"
+#include "backends/cpu/Messages.h"
+#include "backends/cpu/TsanParallel.h"
+#include "backends/runtime/BindWeights.h"
+#include "backends/runtime/Inspector.h"
+#include "ilir/IRPrinter.h"
+#include "lowering/Codegen.h"
+#include "plan/Differentiate.h"
+#include "plan/LevelPlan.h"
+#include "support/Error.h"
+
+namespace grove::cpu {
+
+namespace HI = Halide::Internal;
+namespace msg = cpu_messages;
+using Kind = ModelAbi::ArgKind;
+
+namespace {
+
+// One of the two programs, JIT-compiled.
+struct Compiled {
+  LoweredForCpu lowered;
+  std::unique_ptr<lowering::JitCode> jit;
+  int (*entry)(void **) = nullptr;
+  std::vector<std::vector<float>> panels;  // per abi.packed, filled when weights are set
+
+  Compiled(const ilir::Program &program, const std::map<std::string, int64_t> &sizes,
+           const CompileOptions &options, const std::string &function)
+      : lowered(lower_for_cpu(program, sizes, options, /*jit=*/true, function)) {
+    if (lowered.abi.unroll > 1) user_error(msg::kTrainingUnrolled, program.name);
+    GROVE_CHECK(!kTsanBuild || jit_parallel_loops_on_threads(), "the JIT's parallel loops are not routed");
+    jit = std::make_unique<lowering::JitCode>(lowered.lowered, std::vector<HI::JITModule>{barrier_module()});
+    entry = reinterpret_cast<int (*)(void **)>(jit->module().argv_function());
+  }
+  const ModelAbi &abi() const { return lowered.abi; }
+};
+
+// The argument vector of one call, with the Halide buffers it points to.
+class Args {
+ public:
+  explicit Args(size_t n) {
+    floats_.reserve(n);
+    ints_.reserve(n);
+  }
+  void floats(const float *p, int64_t n) {
+    GROVE_CHECK(n <= INT32_MAX, "a buffer of {} floats", n);
+    argv_.push_back(floats_.emplace_back(const_cast<float *>(p), int(std::max<int64_t>(n, 1))).raw_buffer());
+  }
+  void ints(const std::vector<int32_t> &v) {
+    static const int32_t kNone = 0;
+    const int32_t *p = v.empty() ? &kNone : v.data();
+    argv_.push_back(
+        ints_.emplace_back(const_cast<int32_t *>(p), int(std::max<size_t>(v.size(), 1))).raw_buffer());
+  }
+  void scalar(int32_t *v) { argv_.push_back(v); }
+  void **data() { return argv_.data(); }
+
+ private:
+  std::vector<Halide::Runtime::Buffer<float>> floats_;
+  std::vector<Halide::Runtime::Buffer<int32_t>> ints_;
+  std::vector<void *> argv_;
+};
+
+int index_of(const std::vector<ModelAbi::State> &states, const std::string &name) {
+  for (size_t i = 0; i < states.size(); i++)
+    if (states[i].name == name) return int(i);
+  return -1;
+}
+
+}  // namespace
+
+struct TrainableModel::Impl {
+  plan::Derivative d;
+  std::map<std::string, int64_t> sizes;
+  std::string weights_file;
+  std::optional<Compiled> forward, backward;
+  std::vector<training::ParamInfo> params;
+  std::string embedding;
+  Weights weights;  // the forward's params and the backward's transposed blocks
+  bool bound = false;
+
+  // The last forward.
+  bool has_forward = false;
+  LinearizedBatch batch;
+  std::vector<std::vector<float>> states;  // per forward abi.states: (nodes + 1) rows
+  training::NodeStates out;
+
+  const float *param_data(const std::string &name) const {
+    auto it = weights.find(name);
+    GROVE_CHECK(it != weights.end(), "no weight {} bound", name);
+    return it->second.data.data();
+  }
+
+  void pack(Compiled &c) {
+    c.panels.clear();
+    for (const PackedWeight &w : c.abi().packed) {
+      std::vector<float> &panel = c.panels.emplace_back(size_t(w.words()));
+      grove::pack(w, param_data(w.param), panel.data());
+    }
+  }
+
+  // The common arguments: params, packed panels, the inspector's arrays. `state`, `saved` and
+  // `gradient` give the buffers of those kinds by their index.
+  void call(const Compiled &c, auto state, auto saved, auto gradient, const std::vector<int32_t> &parent,
+            const std::vector<int32_t> &slot) {
+    const ModelAbi &abi = c.abi();
+    Args args(abi.args.size());
+    int32_t num_levels = batch.num_levels;
+    for (const ModelAbi::Arg &a : abi.args) {
+      switch (a.kind) {
+        case Kind::Param:
+          args.floats(param_data(abi.params[a.index].name), Tensor::num_elements(abi.params[a.index].shape));
+          break;
+        case Kind::Packed:
+          args.floats(c.panels[a.index].data(), int64_t(c.panels[a.index].size()));
+          break;
+        case Kind::State: {
+          auto [p, n] = state(a.index);
+          args.floats(p, n);
+          break;
+        }
+        case Kind::Saved: {
+          auto [p, n] = saved(a.index);
+          args.floats(p, n);
+          break;
+        }
+        case Kind::Gradient: {
+          auto [p, n] = gradient(a.index);
+          args.floats(p, n);
+          break;
+        }
+        case Kind::LevelBegin:
+          args.ints(batch.level_begin);
+          break;
+        case Kind::ChildBegin:
+          args.ints(batch.child_begin);
+          break;
+        case Kind::Children:
+          args.ints(batch.children);
+          break;
+        case Kind::Token:
+          args.ints(batch.token);
+          break;
+        case Kind::Parent:
+          args.ints(parent);
+          break;
+        case Kind::ChildSlot:
+          args.ints(slot);
+          break;
+        case Kind::NumLevels:
+          args.scalar(&num_levels);
+          break;
+        case Kind::TeamBegin:
+          GROVE_CHECK(false, "a training program runs unrolled");
+      }
+    }
+    int rc = c.entry(args.data());
+    GROVE_CHECK(rc == 0, "a training program's entry function failed with {}", rc);
+  }
+};
+
+TrainableModel::TrainableModel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+TrainableModel::~TrainableModel() = default;
+
+std::unique_ptr<TrainableModel> TrainableModel::compile(const ilir::Program &program, const Weights &weights,
+                                                        const CompileOptions &options) {
+  auto impl = std::make_unique<Impl>();
+  impl->sizes = bind_weights(program, weights, options.weights_file);
+  impl->weights_file = options.weights_file;
+  impl->d = plan::differentiate(program);
+  impl->forward.emplace(impl->d.forward, impl->sizes, options, "grove_train_forward");
+  impl->backward.emplace(impl->d.backward, impl->sizes, options, "grove_train_backward");
+  for (const ModelAbi::Param &p : impl->forward->abi().params) impl->params.push_back({p.name, p.shape});
+  if (!impl->d.rows.empty()) impl->embedding = impl->d.rows[0].param;
+  GROVE_CHECK(impl->d.rows.size() <= 1, "{} has more than one table read at a token", program.name);
+  auto model = std::unique_ptr<TrainableModel>(new TrainableModel(std::move(impl)));
+  model->set_weights(weights);
+  return model;
+}
+
+const std::vector<training::ParamInfo> &TrainableModel::params() const { return impl_->params; }
+const std::string &TrainableModel::embedding() const { return impl_->embedding; }
+
+std::string TrainableModel::backward_ilir() const { return ilir::to_string(impl_->d.backward); }
+std::string TrainableModel::backward_plan() const {
+  return plan::to_string(impl_->backward->lowered.lowered.plan);
+}
+
+void TrainableModel::set_weights(const Weights &weights) {
+  Impl &m = *impl_;
+  Weights next;
+  for (const training::ParamInfo &p : m.params) {
+    auto it = weights.find(p.name);
+    if (it == weights.end())
+      user_error(msg::kTrainingWeightMissing, m.weights_file, p.name, shape_string(p.shape));
+    if (it->second.shape != p.shape)
+      user_error(msg::kTrainingWeightShape, m.weights_file, p.name, shape_string(it->second.shape),
+                 shape_string(p.shape));
+    next[p.name] = it->second;
+  }
+  // The backward's transposed blocks: T[k, r] = P[row_offset + r, k].
+  for (const plan::TransposedWeight &t : m.d.transposed) {
+    const Tensor &p = next.at(t.param);
+    const int64_t r0 = ilir::eval_size(t.row_offset, m.sizes), rows = ilir::eval_size(t.rows, m.sizes);
+    const int64_t cols = p.shape[1];
+    Tensor out({cols, rows});
+    for (int64_t r = 0; r < rows; r++)
+      for (int64_t k = 0; k < cols; k++) out.data[size_t(k * rows + r)] = p.data[size_t((r0 + r) * cols + k)];
+    next[t.name] = std::move(out);
+  }
+  m.weights = std::move(next);
+  m.pack(*m.forward);
+  m.pack(*m.backward);
+  m.bound = true;
+}
+
+const training::NodeStates &TrainableModel::forward(std::span<const Tree> trees) {
+  Impl &m = *impl_;
+  const ModelAbi &abi = m.forward->abi();
+  InspectorOptions options;
+  options.arity = {abi.min_children, abi.max_children};
+  options.vocab_size = abi.vocab_size;
+  options.keep_ids = true;
+  m.has_forward = false;
+  m.batch = linearize(trees, options);
+  const int64_t rows = int64_t(m.batch.num_nodes) + 1;  // and the zero node's
+  m.states.assign(abi.states.size(), {});
+  for (size_t i = 0; i < abi.states.size(); i++)
+    m.states[i].assign(size_t(rows * abi.states[i].row_elements), 0.0f);
+  auto state = [&](int i) { return std::pair{m.states[i].data(), int64_t(m.states[i].size())}; };
+  auto none = [](int) -> std::pair<float *, int64_t> {
+    GROVE_CHECK(false, "a forward with backward arguments");
+  };
+  m.call(*m.forward, state, none, none, {}, {});
+  // Every node's output, tree by tree in each tree's own numbering.
+  training::NodeStates &out = m.out;
+  out.width = abi.output_elements();
+  out.tree_offset.assign(1, 0);
+  for (const Tree &t : trees) out.tree_offset.push_back(out.tree_offset.back() + t.size());
+  out.rows.resize(size_t(out.nodes() * out.width));
+  const std::vector<float> &h = m.states[size_t(abi.output)];
+  for (int64_t r = 0; r < out.nodes(); r++) {
+    const float *row = h.data() + int64_t(m.batch.id_of_row[size_t(r)]) * out.width;
+    std::copy(row, row + out.width, out.rows.data() + r * out.width);
+  }
+  m.has_forward = true;
+  return out;
+}
+
+training::Gradients TrainableModel::backward(std::span<const float> d_rows) {
+  Impl &m = *impl_;
+  GROVE_CHECK(m.has_forward, "backward() without a forward()");
+  const training::NodeStates &out = m.out;
+  GROVE_CHECK(int64_t(d_rows.size()) == out.nodes() * out.width,
+              "backward() with {} values for {} rows of {}", d_rows.size(), out.nodes(), out.width);
+  const ModelAbi &fabi = m.forward->abi(), &abi = m.backward->abi();
+  const LinearizedBatch &batch = m.batch;
+  const int32_t nodes = batch.num_nodes;
+  const int64_t rows = int64_t(nodes) + 1;
+  // parent and child slot per node; a root's parent is the zero node (row `nodes`, all zeros).
+  std::vector<int32_t> parent(size_t(nodes), nodes), slot(size_t(nodes), 0);
+  for (int32_t p = 0; p < nodes; p++)
+    for (int32_t k = batch.child_begin[p]; k < batch.child_begin[p + 1]; k++) {
+      parent[size_t(batch.children[k])] = p;
+      slot[size_t(batch.children[k])] = k - batch.child_begin[p];
+    }
+  std::vector<float> seed(size_t(rows * out.width), 0.0f);
+  for (int64_t r = 0; r < out.nodes(); r++)
+    std::copy(d_rows.data() + r * out.width, d_rows.data() + (r + 1) * out.width,
+              seed.data() + int64_t(batch.id_of_row[size_t(r)]) * out.width);
+  std::vector<std::vector<float>> states(abi.states.size());
+  for (size_t i = 0; i < abi.states.size(); i++)
+    states[i].assign(size_t(rows * abi.states[i].row_elements), 0.0f);
+  std::vector<std::vector<float>> grads(abi.gradients.size());
+  for (size_t i = 0; i < abi.gradients.size(); i++)
+    grads[i].assign(size_t(Tensor::num_elements(abi.gradients[i].shape)), 0.0f);
+  auto state = [&](int i) { return std::pair{states[i].data(), int64_t(states[i].size())}; };
+  auto saved = [&](int i) {
+    const std::string &name = abi.saved[size_t(i)].name;
+    if (name == m.d.seed) return std::pair{seed.data(), int64_t(seed.size())};
+    int f = index_of(fabi.states, name);
+    GROVE_CHECK(f >= 0, "the backward reads {}, which the forward does not keep", name);
+    return std::pair{m.states[size_t(f)].data(), int64_t(m.states[size_t(f)].size())};
+  };
+  auto gradient = [&](int i) { return std::pair{grads[i].data(), int64_t(grads[i].size())}; };
+  m.call(*m.backward, state, saved, gradient, parent, slot);
+
+  training::Gradients g;
+  for (const auto &[param, tensor] : m.d.gradients) {
+    const training::ParamInfo *info = nullptr;
+    for (const training::ParamInfo &p : m.params)
+      if (p.name == param) info = &p;
+    GROVE_CHECK(info != nullptr, "a gradient of the unknown param {}", param);
+    Tensor t(info->shape);
+    for (size_t i = 0; i < abi.gradients.size(); i++)
+      if (abi.gradients[i].name == tensor) t.data = grads[i];
+    g.dense[param] = std::move(t);
+  }
+  // The embedding: every leaf's row gradient added to its token's row.
+  if (!m.d.rows.empty()) {
+    const plan::RowGradient &rg = m.d.rows[0];
+    int s = index_of(abi.states, rg.state);
+    GROVE_CHECK(s >= 0, "no row gradient state {}", rg.state);
+    const int64_t width = abi.states[size_t(s)].row_elements;
+    std::vector<int32_t> tokens(batch.token.begin(), batch.token.begin() + batch.num_leaves);
+    std::sort(tokens.begin(), tokens.end());
+    tokens.erase(std::unique(tokens.begin(), tokens.end()), tokens.end());
+    g.embedding_rows = tokens;
+    g.embedding_grad = Tensor({int64_t(tokens.size()), width});
+    for (int32_t n = 0; n < batch.num_leaves; n++) {
+      size_t r =
+          size_t(std::lower_bound(tokens.begin(), tokens.end(), batch.token[size_t(n)]) - tokens.begin());
+      const float *src = states[size_t(s)].data() + int64_t(n) * width;
+      float *dst = g.embedding_grad.data.data() + int64_t(r) * width;
+      for (int64_t k = 0; k < width; k++) dst[k] += src[k];
+    }
+  }
+  return g;
+}
+
+}  // namespace grove::cpu

@@ -1,0 +1,47 @@
+#pragma once
+// A tree model compiled for training on the CPU: the forward program that keeps what the backward
+// reads, and the backward program derived from the model's ILIR (plan/Differentiate.h), both planned
+// by plan_levels and emitted by the CPU emitter like any model.
+//
+//   ilir::Program program = dsl::parse_model_file("models/treelstm.grove");
+//   auto model = cpu::TrainableModel::compile(program, weights, {});
+//   const training::NodeStates &states = model->forward(trees);
+//   training::Gradients grads = model->backward(d_rows);   // d(loss)/d(every node's h)
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/CompiledModel.h"
+#include "ilir/IR.h"
+#include "training/GradientModel.h"
+
+namespace grove::cpu {
+
+class TrainableModel : public training::GradientModel {
+ public:
+  // Checks `weights` against the program's params (binding the size variables), derives the
+  // backward and JIT-compiles both. UserError for weights that do not fit, or for a model whose
+  // backward grove cannot derive yet (naming the Compute).
+  static std::unique_ptr<TrainableModel> compile(const ilir::Program &program, const Weights &weights,
+                                                 const CompileOptions &options);
+
+  const std::vector<training::ParamInfo> &params() const override;
+  const std::string &embedding() const override;
+  void set_weights(const Weights &weights) override;
+  const training::NodeStates &forward(std::span<const Tree> trees) override;
+  training::Gradients backward(std::span<const float> d_rows) override;
+
+  // What `grove dump --stage backward|backward-plan` prints: the backward's ILIR and its level plan.
+  std::string backward_ilir() const;
+  std::string backward_plan() const;
+
+  ~TrainableModel() override;
+
+ private:
+  struct Impl;
+  explicit TrainableModel(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace grove::cpu

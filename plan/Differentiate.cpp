@@ -1,0 +1,548 @@
+#include "plan/Differentiate.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "ilir/Affine.h"
+#include "ilir/IRPrinter.h"
+#include "ilir/IRVisitor.h"
+#include "ilir/Verifier.h"
+#include "support/Error.h"
+
+namespace grove::plan {
+
+namespace {
+
+using namespace ilir;
+
+// --- Expressions with an undefined Expr as zero -------------------------------------------------
+
+bool is_zero(const Expr &e) { return !e.defined() || (e.as<FloatImm>() && e.as<FloatImm>()->value == 0.0f); }
+bool is_one(const Expr &e) { return e.defined() && e.as<FloatImm>() && e.as<FloatImm>()->value == 1.0f; }
+Expr value_of(const Expr &e) { return e.defined() ? e : Expr(0.0f); }
+
+Expr add(const Expr &a, const Expr &b) {
+  if (is_zero(a)) return b;
+  if (is_zero(b)) return a;
+  return a + b;
+}
+Expr sub(const Expr &a, const Expr &b) {
+  if (is_zero(b)) return a;
+  if (is_zero(a)) return -b;
+  return a - b;
+}
+Expr sel(const Expr &cond, const Expr &t, const Expr &f) {
+  if (is_zero(t) && is_zero(f)) return Expr();
+  return Select::make(cond, value_of(t), value_of(f));
+}
+Expr mul(const Expr &a, const Expr &b) {
+  if (is_zero(a) || is_zero(b)) return Expr();
+  if (is_one(a)) return b;
+  if (is_one(b)) return a;
+  // select(c, x, 0) · b = select(c, x · b, 0): a slice's indicator stays a condition.
+  if (const Select *s = a.as<Select>(); s && is_zero(s->f)) return sel(s->cond, mul(s->t, b), Expr());
+  if (const Select *s = a.as<Select>(); s && is_zero(s->t)) return sel(s->cond, Expr(), mul(s->f, b));
+  if (const Select *s = b.as<Select>(); s && (is_zero(s->f) || is_zero(s->t))) return mul(b, a);
+  return a * b;
+}
+Expr div(const Expr &a, const Expr &b) { return is_zero(a) ? Expr() : a / b; }
+Expr sum_of(const std::vector<Expr> &terms) {
+  Expr s;
+  for (const Expr &t : terms) s = add(s, t);
+  return s;
+}
+
+// d e / d (the value of the Load node `target`), every occurrence of that node counted.
+Expr diff(const Expr &e, const ExprNode *target) {
+  if (e.get() == target) return Expr(1.0f);
+  if (const Binary *b = e.as<Binary>()) {
+    if (b->type != ScalarType::Float) return Expr();
+    Expr da = diff(b->a, target), db = diff(b->b, target);
+    switch (b->op) {
+      case BinOp::Add:
+        return add(da, db);
+      case BinOp::Sub:
+        return sub(da, db);
+      case BinOp::Mul:
+        return add(mul(da, b->b), mul(b->a, db));
+      case BinOp::Div:
+        return sub(div(da, b->b), div(mul(b->a, db), b->b * b->b));
+      case BinOp::Min:
+        return is_zero(da) && is_zero(db) ? Expr() : sel(b->a < b->b, da, db);
+      case BinOp::Max:
+        return is_zero(da) && is_zero(db) ? Expr() : sel(b->b < b->a, da, db);
+      default:
+        return Expr();
+    }
+  }
+  if (const Unary *u = e.as<Unary>()) {
+    Expr da = diff(u->a, target);
+    if (is_zero(da)) return Expr();
+    switch (u->op) {
+      case UnaryOp::Neg:
+        return -da;
+      case UnaryOp::Tanh: {
+        Expr t = Unary::make(UnaryOp::Tanh, u->a);
+        return mul(da, Expr(1.0f) - t * t);
+      }
+      case UnaryOp::Sigmoid: {
+        Expr s = Unary::make(UnaryOp::Sigmoid, u->a);
+        return mul(da, s * (Expr(1.0f) - s));
+      }
+      case UnaryOp::Exp:
+        return mul(da, e);
+      case UnaryOp::Relu:
+        return sel(Expr(0.0f) < u->a, da, Expr());
+    }
+  }
+  if (const Select *s = e.as<Select>()) return sel(s->cond, diff(s->t, target), diff(s->f, target));
+  return Expr();  // constants, variables, structure calls; Sums are differentiated by their terms
+}
+
+// The distinct Load nodes of `e` outside any Sum, in order of appearance.
+std::vector<const Load *> loads_outside_sums(const Expr &e) {
+  std::vector<const Load *> out;
+  std::set<const ExprNode *> seen;
+  std::vector<Expr> stack{e};
+  while (!stack.empty()) {
+    Expr x = stack.back();
+    stack.pop_back();
+    if (x.as<Sum>()) continue;
+    if (const Load *l = x.as<Load>()) {
+      if (seen.insert(l).second) out.push_back(l);
+      continue;
+    }
+    if (const Binary *b = x.as<Binary>()) stack.insert(stack.end(), {b->b, b->a});
+    if (const Unary *u = x.as<Unary>()) stack.push_back(u->a);
+    if (const Select *s = x.as<Select>()) stack.insert(stack.end(), {s->f, s->t, s->cond});
+  }
+  return out;
+}
+
+// The Sums of `e` that are its top-level additive terms, with their signs; nothing if a Sum sits
+// anywhere else (under a function, in a product).
+std::optional<std::vector<std::pair<const Sum *, int>>> additive_sums(const Expr &e) {
+  std::vector<std::pair<const Sum *, int>> sums;
+  std::vector<std::pair<Expr, int>> stack{{e, 1}};
+  while (!stack.empty()) {
+    auto [x, sign] = stack.back();
+    stack.pop_back();
+    if (const Sum *s = x.as<Sum>()) {
+      sums.push_back({s, sign});
+      continue;
+    }
+    const Binary *b = x.as<Binary>();
+    if (b && (b->op == BinOp::Add || b->op == BinOp::Sub)) {
+      stack.push_back({b->a, sign});
+      stack.push_back({b->b, b->op == BinOp::Sub ? -sign : sign});
+      continue;
+    }
+    if (contains(x, [](const Expr &y) { return y.as<Sum>() != nullptr; })) return std::nullopt;
+  }
+  return sums;
+}
+
+bool is_node_var(const Expr &e) { return e.as<Var>() && e.as<Var>()->var_kind == VarKind::Node; }
+
+}  // namespace
+
+// --- The pass ---------------------------------------------------------------------------------
+
+namespace {
+
+class Differentiator {
+ public:
+  explicit Differentiator(const Program &p) : p_(p) {}
+
+  Derivative run() {
+    if (p_.direction != Direction::BottomUp) cannot_program("it is already a backward program");
+    if (p_.structure != StructureKind::BinaryTree)
+      cannot_program(fmt::format("its structure is {} (binary trees only so far)", to_string(p_.structure)));
+    if (!p_.hoisted.body.empty()) cannot_program("it has a hoisted case (differentiate before the passes)");
+    for (const TensorDecl &t : p_.tensors)
+      if (t.name.rfind("d_", 0) == 0)
+        cannot_program(fmt::format("its tensor {} has a name the backward's adjoints use (d_...)", t.name));
+    d_.forward = training_forward();
+    const Program &f = d_.forward;
+    Program &b = d_.backward;
+    b.name = p_.name + "_backward";
+    b.structure = p_.structure;
+    b.size_vars = p_.size_vars;
+    b.direction = Direction::TopDown;
+    b.schedule = p_.schedule;
+    for (const TensorDecl &t : p_.tensors)
+      if (t.kind == TensorKind::Param) b.tensors.push_back(t);
+    d_.seed = fresh("seed");
+    declare(d_.seed, TensorKind::Saved, f.get(p_.output).shape);
+    // The slots at which the internal case reads each state at a child: their adjoints come from
+    // the parent.
+    for (const Compute &op : f.internal.body)
+      for_each_node(op.value, [&](const Expr &e) {
+        const Load *l = e.as<Load>();
+        const StructCall *c = l ? l->node.as<StructCall>() : nullptr;
+        if (c && c->fn == StructFn::Child) slots_[l->tensor].insert(int(c->arg.as<IntImm>()->value));
+      });
+    differentiate_case(f.internal, b.internal);
+    differentiate_case(f.leaf, b.leaf);
+    finish();
+    verify(b);
+    return std::move(d_);
+  }
+
+ private:
+  [[noreturn]] void cannot_program(const std::string &why) const {
+    user_error("{}: grove cannot derive this model's backward pass yet: {}", p_.name, why);
+  }
+  [[noreturn]] void cannot(const Compute &op, const std::string &why) const {
+    user_error("{}: grove cannot derive the backward pass of `{}[n, {}] = {}` yet: {}", p_.name, op.tensor,
+               fmt::join(op.indices, ", "), to_string(op.value), why);
+  }
+
+  std::string fresh(std::string name) const {
+    while (p_.find(name) || d_.forward.find(name) || d_.backward.find(name)) name += "_";
+    return name;
+  }
+  void declare(const std::string &name, TensorKind kind, std::vector<Expr> shape) {
+    d_.backward.tensors.push_back({name, kind, std::move(shape)});
+  }
+  static Expr index(const std::string &i) { return Var::make(i, VarKind::Index); }
+
+  // 1. The forward of training: nonlinear weight products split, every value kept per node.
+  Program training_forward() {
+    Program f = p_;
+    for (Case *c : {&f.leaf, &f.internal}) {
+      std::vector<Compute> body;
+      for (const Compute &op : c->body) {
+        if (op.indices.size() != 1) cannot(op, "it computes a matrix per node");
+        if (additive_sums(op.value)) {
+          body.push_back(op);
+          continue;
+        }
+        const Unary *u = op.value.as<Unary>();
+        if (!u || !additive_sums(u->a)) cannot(op, "a weight product sits inside an expression");
+        std::string pre = op.tensor + "_pre";
+        if (!f.find(pre)) {
+          while (p_.find(pre)) pre += "_";
+          f.tensors.push_back({pre, TensorKind::State, f.get(op.tensor).shape});
+        }
+        body.push_back({pre, op.indices, u->a});
+        body.push_back({op.tensor, op.indices,
+                        Unary::make(u->op, Load::make(pre, Var::node(), {index(op.indices[0])}))});
+      }
+      c->body = std::move(body);
+    }
+    for (TensorDecl &t : f.tensors)
+      if (t.kind == TensorKind::Temp) t.kind = TensorKind::State;
+    for (auto [c, kind] : {std::pair{&f.leaf, CaseKind::Leaf}, std::pair{&f.internal, CaseKind::Internal}}) {
+      std::set<std::string> defined;
+      for (const Compute &op : c->body) defined.insert(op.tensor);
+      for (const TensorDecl &t : f.tensors) {
+        if (t.kind != TensorKind::State || defined.count(t.name)) continue;
+        std::vector<std::string> indices;
+        for (size_t d = 0; d < t.shape.size(); d++) indices.push_back(fmt::format("i{}", d));
+        c->body.push_back({t.name, indices, Expr(0.0f)});
+        zero_filled_.insert({kind, t.name});
+      }
+    }
+    verify(f);
+    return f;
+  }
+
+  // `e` as `var + offset` with the offset a size expression: `var - offset` as an expression in
+  // the backward index i0, and the offset's affine form; nothing for any other form.
+  struct Inverse {
+    Expr at;  // the forward index at backward index i0: i0 - offset
+    Affine offset;
+  };
+  std::optional<Inverse> invert(const Expr &e, const std::string &var) const {
+    std::optional<Affine> a = affine(e, {});
+    if (!a || a->coeff(var) != 1) return std::nullopt;
+    Expr at = index("i0");
+    for (const auto &[v, k] : a->coeffs) {
+      if (v == var) continue;
+      if (std::find(p_.size_vars.begin(), p_.size_vars.end(), v) == p_.size_vars.end()) return std::nullopt;
+      Expr term = k == 1 || k == -1 ? Var::make(v, VarKind::Size)
+                                    : Expr(int(std::abs(k))) * Var::make(v, VarKind::Size);
+      at = k > 0 ? at - term : at + term;
+    }
+    if (a->constant > 0) at = at - Expr(int(a->constant));
+    if (a->constant < 0) at = at + Expr(int(-a->constant));
+    Affine off = *a;
+    off.coeffs.erase(var);
+    return Inverse{at, off};
+  }
+
+  static bool nonnegative(const std::optional<Affine> &a) {
+    if (!a || a->constant < 0) return false;
+    for (const auto &[v, k] : a->coeffs)
+      if (k < 0) return false;
+    return true;
+  }
+
+  // `c`, an expression in the forward variable `var` (in [0, var_extent)), moved to the index i0
+  // of a tensor of extent `extent` that the load at index `e` reads: c at var = i0 - offset where
+  // that is in range, else zero.
+  Expr at_target(const Compute &op, const Expr &c, const Expr &e, const std::string &var,
+                 const Expr &var_extent, const Expr &extent) const {
+    std::optional<Inverse> inv = invert(e, var);
+    if (!inv) cannot(op, fmt::format("it reads a tensor at index {}, not {} plus a size", to_string(e), var));
+    Expr value = substitute(c, var, inv->at);
+    Expr guard;
+    // inv->at >= 0 for every i0 >= 0 unless the offset can be positive.
+    Affine neg = inv->offset * -1;
+    if (!nonnegative(neg)) guard = Binary::make(BinOp::LE, Expr(0), inv->at);
+    // inv->at < var_extent for every i0 < extent when var_extent + offset - extent >= 0.
+    std::optional<Affine> ve = affine(var_extent, {}), te = affine(extent, {});
+    std::optional<Affine> room;
+    if (ve && te) room = *ve + inv->offset - *te;
+    if (!nonnegative(room)) {
+      Expr hi = inv->at < var_extent;
+      guard = guard.defined() ? Binary::make(BinOp::And, guard, hi) : hi;
+    }
+    return guard.defined() ? sel(guard, value, Expr()) : value;
+  }
+
+  // Where the adjoint contribution `c` (in `var`) of load `l` goes.
+  void route(const Compute &op, CaseKind kind, const Load *l, const Expr &c, const std::string &var,
+             const Expr &var_extent) {
+    if (is_zero(c)) return;
+    const TensorDecl &t = d_.forward.get(l->tensor);
+    if (t.kind == TensorKind::Param) {
+      const StructCall *tok = l->indices.size() == 2 ? l->indices[0].as<StructCall>() : nullptr;
+      if (tok && tok->fn == StructFn::Token) {
+        row_terms_[l->tensor].push_back(at_target(op, c, l->indices[1], var, var_extent, t.shape[1]));
+        return;
+      }
+      if (l->indices.size() != 1) cannot(op, fmt::format("it reads the matrix {} elementwise", l->tensor));
+      reduction_terms_[{l->tensor, kind}].push_back(
+          at_target(op, c, l->indices[0], var, var_extent, t.shape[0]));
+      return;
+    }
+    if (l->indices.size() != 1) cannot(op, fmt::format("{} is a matrix per node", l->tensor));
+    Expr moved = at_target(op, c, l->indices[0], var, var_extent, t.shape[0]);
+    if (is_node_var(l->node)) {
+      self_terms_[l->tensor].push_back(moved);
+      return;
+    }
+    const StructCall *child = l->node.as<StructCall>();
+    GROVE_CHECK(child && child->fn == StructFn::Child, "a forward load at {}", to_string(l->node));
+    child_terms_[{l->tensor, int(child->arg.as<IntImm>()->value)}].push_back(moved);
+  }
+
+  std::string adjoint(const std::string &t) const { return "d_" + t; }
+  std::string child_adjoint(const std::string &t, int k) const { return fmt::format("d_{}_at{}", t, k); }
+
+  // The transposed block of `param` that a product over rows [offset, offset + rows) reads.
+  std::string transposed(const std::string &param, const Expr &offset, const Expr &rows) {
+    std::string key = fmt::format("{}|{}|{}", param, to_string(offset), to_string(rows));
+    auto it = transposed_.find(key);
+    if (it != transposed_.end()) return it->second;
+    std::string name = fresh(param + "_T");
+    declare(name, TensorKind::Param, {p_.get(param).shape[1], rows});
+    d_.transposed.push_back({name, param, offset, rows});
+    transposed_[key] = name;
+    return name;
+  }
+
+  // 2. One case of the backward, from the same case of the training forward.
+  void differentiate_case(const Case &fc, Case &bc) {
+    self_terms_.clear();
+    child_terms_.clear();
+    const CaseKind kind = fc.kind;
+    const Expr n = Var::node();
+    for (size_t j = fc.body.size(); j-- > 0;) {
+      const Compute &op = fc.body[j];
+      if (zero_filled_.count({kind, op.tensor})) continue;
+      const TensorDecl &t = d_.forward.get(op.tensor);
+      std::vector<Expr> terms = self_terms_[op.tensor];
+      if (op.tensor == p_.output) terms.push_back(Load::make(d_.seed, n, {index("i0")}));
+      if (auto s = slots_.find(op.tensor); s != slots_.end()) {
+        Expr from_parent;
+        for (int k : s->second) {
+          Expr at = Load::make(child_adjoint(op.tensor, k), StructCall::parent(n), {index("i0")});
+          Expr here = Binary::make(BinOp::EQ, StructCall::child_slot(n), Expr(k));
+          from_parent = from_parent.defined() ? Select::make(here, at, from_parent) : sel(here, at, Expr());
+        }
+        terms.push_back(from_parent);
+      }
+      Expr value = sum_of(terms);
+      if (is_zero(value)) continue;
+      const std::string dt = adjoint(op.tensor);
+      if (!d_.backward.find(dt)) declare(dt, TensorKind::Temp, t.shape);
+      bc.body.push_back({dt, {"i0"}, value});
+      const std::string &var = op.indices[0];
+      const Expr dt_at_var = Load::make(dt, n, {index(var)});
+      // Elementwise: d V / d load, at the load's own index.
+      for (const Load *l : loads_outside_sums(op.value))
+        route(op, kind, l, mul(dt_at_var, diff(op.value, l)), var, t.shape[0]);
+      // Weight products Σ_k W[var + c, k] · x(n, k).
+      std::optional<std::vector<std::pair<const Sum *, int>>> sums = additive_sums(op.value);
+      GROVE_CHECK(sums.has_value(), "an unsplit product in {}", op.tensor);
+      for (const auto &[s, sign] : *sums) product(op, kind, *s, sign, bc, t.shape[0]);
+    }
+    if (kind == CaseKind::Internal)
+      for (const auto &[tensor, ks] : slots_)
+        for (int k : ks) {
+          const std::string name = child_adjoint(tensor, k);
+          declare(name, TensorKind::State, d_.forward.get(tensor).shape);
+          bc.body.push_back({name, {"i0"}, value_of(sum_of(child_terms_[{tensor, k}]))});
+        }
+    for (auto &[param, terms] : row_terms_) {
+      const std::string name = "d_" + param + "_row";
+      if (!d_.backward.find(name)) {
+        declare(name, TensorKind::State, {p_.get(param).shape[1]});
+        d_.rows.push_back({name, param});
+      }
+      bc.body.push_back({name, {"i0"}, value_of(sum_of(terms))});
+    }
+    row_terms_.clear();
+  }
+
+  void product(const Compute &op, CaseKind kind, const Sum &s, int sign, Case &bc, const Expr &rows) {
+    const std::string &var = op.indices[0];
+    if (sign < 0) cannot(op, "a weight product is subtracted");
+    if (!affine(s.extent, {})) cannot(op, "a sum's extent is not a size (a sum over the children)");
+    const Binary *m = s.body.as<Binary>();
+    const Load *w = nullptr;
+    Expr x;
+    if (m && m->op == BinOp::Mul) {
+      for (auto [a, other] : {std::pair{m->a, m->b}, std::pair{m->b, m->a}}) {
+        const Load *l = a.as<Load>();
+        if (!l || d_.forward.get(l->tensor).kind != TensorKind::Param || l->indices.size() != 2) continue;
+        const Var *k = l->indices[1].as<Var>();
+        if (!k || k->name != s.var || !invert(l->indices[0], var)) continue;
+        w = l;
+        x = other;
+        break;
+      }
+    }
+    if (!w) cannot(op, "a sum is not a weight matrix's row times an operand");
+    if (contains(x, [&](const Expr &e) { return e.as<Var>() && e.as<Var>()->name == var; }))
+      cannot(op, "a product's operand depends on the output row");
+    const Expr n = Var::node();
+    const std::string dt = adjoint(op.tensor);
+    std::optional<Affine> off = affine(w->indices[0], {});
+    Affine offset = *off;
+    offset.coeffs.erase(var);
+    Expr row_offset = substitute(w->indices[0], var, Expr(0));
+    // The weight's gradient: grad_W[i0, i1] += Σ_n d_t[n, i0 - c] · x(n, i1) over this case's nodes.
+    {
+      Expr dt_row = Load::make(dt, n, {index(var)});
+      Expr g = mul(dt_row, substitute(x, s.var, index("i1")));
+      Expr moved = at_target(op, g, w->indices[0], var, rows, p_.get(w->tensor).shape[0]);
+      weight_terms_[{w->tensor, kind}].push_back(moved);
+    }
+    // The operand's adjoint: Σ_r W_T[q, r] · d_t[n, r], W_T rows [c, c + rows) of W transposed.
+    const std::string wt = transposed(w->tensor, row_offset, rows);
+    Expr gemm = Sum::make(
+        "k0", rows, Load::make(wt, Expr(), {index("i0"), index("k0")}) * Load::make(dt, n, {index("k0")}));
+    const Load *bare = x.as<Load>();
+    if (bare && bare->indices.size() == 2 && d_.forward.get(bare->tensor).kind == TensorKind::Param) {
+      const StructCall *tok = bare->indices[0].as<StructCall>();
+      const Var *k = bare->indices[1].as<Var>();
+      if (tok && tok->fn == StructFn::Token && k && k->name == s.var &&
+          to_string(p_.get(bare->tensor).shape[1]) == to_string(s.extent)) {
+        row_terms_[bare->tensor].push_back(gemm);  // an embedding row: its gradient is the product
+        return;
+      }
+    }
+    if (bare && bare->indices.size() == 1 && bare->indices[0].as<Var>() &&
+        bare->indices[0].as<Var>()->name == s.var) {
+      const TensorDecl &xt = d_.forward.get(bare->tensor);
+      if (xt.kind != TensorKind::Param && to_string(xt.shape[0]) == to_string(s.extent)) {
+        // x = X[node, k]: the product is a GEMM term of X's adjoint directly.
+        if (is_node_var(bare->node)) {
+          self_terms_[bare->tensor].push_back(gemm);
+        } else {
+          const StructCall *child = bare->node.as<StructCall>();
+          child_terms_[{bare->tensor, int(child->arg.as<IntImm>()->value)}].push_back(gemm);
+        }
+        return;
+      }
+    }
+    // Otherwise the operand's adjoint is a tensor of its own, and each load in x gets its share.
+    const std::string g = fresh(fmt::format("d_{}_x{}", op.tensor, operand_count_++));
+    declare(g, TensorKind::Temp, {s.extent});
+    bc.body.push_back({g, {"i0"}, gemm});
+    const Expr g_at = Load::make(g, n, {index(s.var)});
+    for (const Load *l : loads_outside_sums(x)) route(op, kind, l, mul(g_at, diff(x, l)), s.var, s.extent);
+  }
+
+  // 3. Reductions, the Saved tensors, the kinds of the adjoints.
+  void finish() {
+    Program &b = d_.backward;
+    for (const TensorDecl &t : p_.tensors) {
+      if (t.kind != TensorKind::Param) continue;
+      std::string g = fresh("grad_" + t.name);
+      bool any = false;
+      for (CaseKind kind : {CaseKind::Leaf, CaseKind::Internal}) {
+        Expr value;
+        if (t.shape.size() == 2) value = sum_of(weight_terms_[{t.name, kind}]);
+        if (t.shape.size() == 1) value = sum_of(reduction_terms_[{t.name, kind}]);
+        if (is_zero(value)) continue;
+        if (!any) declare(g, TensorKind::Gradient, t.shape);
+        any = true;
+        std::vector<std::string> indices =
+            t.shape.size() == 2 ? std::vector<std::string>{"i0", "i1"} : std::vector<std::string>{"i0"};
+        b.reductions.push_back({g, kind, indices, value});
+      }
+      bool rows = std::any_of(d_.rows.begin(), d_.rows.end(),
+                              [&](const RowGradient &r) { return r.param == t.name; });
+      if (any)
+        d_.gradients.push_back({t.name, g});
+      else if (!rows)
+        d_.gradients.push_back({t.name, ""});  // no path from the loss: zero
+    }
+    // What the reductions read stays per node.
+    std::set<std::string> kept;
+    for (const Reduction &r : b.reductions)
+      for_each_node(r.value, [&](const Expr &e) {
+        if (const Load *l = e.as<Load>()) kept.insert(l->tensor);
+      });
+    for (TensorDecl &t : b.tensors)
+      if (t.kind == TensorKind::Temp && kept.count(t.name)) t.kind = TensorKind::State;
+    // The forward's states it reads are Saved, under their own names.
+    std::set<std::string> read;
+    auto collect = [&](const Expr &v) {
+      for_each_node(v, [&](const Expr &e) {
+        const Load *l = e.as<Load>();
+        if (l && !b.find(l->tensor)) read.insert(l->tensor);
+      });
+    };
+    for (const Case *c : {&b.leaf, &b.internal})
+      for (const Compute &op : c->body) collect(op.value);
+    for (const Reduction &r : b.reductions) collect(r.value);
+    for (const TensorDecl &t : d_.forward.tensors)
+      if (read.count(t.name)) {
+        GROVE_CHECK(t.kind == TensorKind::State, "the backward reads the forward's {} {}", to_string(t.kind),
+                    t.name);
+        declare(t.name, TensorKind::Saved, t.shape);
+        d_.saved.push_back(t.name);
+      }
+    for (const TensorDecl &t : b.tensors)
+      if (t.kind == TensorKind::State) {
+        b.output = t.name;
+        break;
+      }
+    if (b.output.empty()) cannot_program("nothing in it depends on the output");
+  }
+
+  const Program &p_;
+  Derivative d_;
+  std::set<std::pair<CaseKind, std::string>> zero_filled_;
+  std::map<std::string, std::set<int>> slots_;
+  std::map<std::string, std::vector<Expr>> self_terms_, row_terms_;
+  std::map<std::pair<std::string, int>, std::vector<Expr>> child_terms_;
+  std::map<std::pair<std::string, CaseKind>, std::vector<Expr>> weight_terms_, reduction_terms_;
+  std::map<std::string, std::string> transposed_;
+  int operand_count_ = 0;
+};
+
+}  // namespace
+
+Derivative differentiate(const ilir::Program &program) { return Differentiator(program).run(); }
+
+}  // namespace grove::plan

@@ -1,0 +1,187 @@
+// The compiled backward pass (plan/Differentiate.h, backends/cpu/TrainableModel.h) against the
+// independent reference gradients of tests/reference/ReferenceGradients.h (hand-derived, double).
+//
+// For each model grove differentiates, at several sizes and schedules, over random and real (SST)
+// trees — the deepest SST test tree included — with a random d(loss)/d(h) at every node:
+//   * every node's forward state equals the reference's (|g − r| ≤ 1e-4·|r| + 1e-5, as test_models);
+//   * every parameter's gradient: max |g − g_ref| ≤ kGradTolerance · max |g_ref| over the tensor
+//     (fp32 against double, summed over up to thousands of nodes);
+//   * the embedding's gradient has exactly the rows the leaves read, ascending, and those equal the
+//     reference's rows within the same bound.
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/TrainableModel.h"
+#include "datasets/Generators.h"
+#include "datasets/PTBReader.h"
+#include "datasets/Vocab.h"
+#include "frontend/dsl/Frontend.h"
+#include "plan/Differentiate.h"
+#include "support/Error.h"
+#include "tests/reference/Reference.h"
+#include "tests/reference/ReferenceGradients.h"
+
+namespace grove {
+namespace {
+
+using reference::ModelKind;
+
+constexpr double kGradTolerance = 1e-5;
+
+const Vocab &sst_vocab() {
+  static const Vocab vocab = Vocab::load(GROVE_SST_DIR "/vocab.txt");
+  return vocab;
+}
+
+// The first `count` SST test trees, and the deepest of the split.
+std::vector<Tree> sst_trees(size_t count) {
+  static const std::vector<Tree> all = read_ptb_trees(GROVE_SST_DIR "/test.txt", &sst_vocab());
+  std::vector<Tree> trees(all.begin(), all.begin() + std::min(count, all.size()));
+  auto height = [](const Tree &t) {
+    // Trees are in post-order: a node's height follows from its children's.
+    std::vector<int32_t> h(size_t(t.size()), 0);
+    for (int32_t n = 0; n < t.size(); n++)
+      for (int32_t k = 0; k < t.num_children(n); k++)
+        h[size_t(n)] = std::max(h[size_t(n)], h[size_t(t.child(n, k))] + 1);
+    return h[size_t(t.root)];
+  };
+  trees.push_back(*std::max_element(all.begin(), all.end(),
+                                    [&](const Tree &a, const Tree &b) { return height(a) < height(b); }));
+  return trees;
+}
+
+std::vector<Tree> random_trees(int32_t vocab) {
+  std::vector<Tree> trees;
+  for (uint64_t s = 0; s < 12; s++) trees.push_back(random_binary_tree(s + 1, int32_t(1 + s * 3), vocab));
+  trees.push_back(perfect_binary_tree(5, vocab, 7));
+  trees.push_back(binary_chain(60, vocab, 3));
+  return trees;
+}
+
+std::vector<float> random_rows(int64_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float &x : v) x = u(rng);
+  return v;
+}
+
+double max_abs(const std::vector<float> &v) {
+  double m = 0;
+  for (float x : v) m = std::max(m, double(std::fabs(x)));
+  return m;
+}
+
+void expect_close(const std::vector<float> &got, const std::vector<float> &want, const std::string &what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  const double scale = max_abs(want);
+  double worst = 0;
+  size_t at = 0;
+  for (size_t i = 0; i < got.size(); i++) {
+    double d = std::fabs(double(got[i]) - double(want[i]));
+    if (d > worst) worst = d, at = i;
+  }
+  EXPECT_LE(worst, kGradTolerance * scale + 1e-30)
+      << what << ": element " << at << " is " << got[at] << ", the reference " << want[at] << " (max |ref| "
+      << scale << ")";
+}
+
+struct Case {
+  ModelKind model;
+  int64_t H, D;
+  std::string schedule;
+  bool sst;
+};
+
+std::string case_name(const testing::TestParamInfo<Case> &info) {
+  const Case &c = info.param;
+  std::string s =
+      fmt::format("{}_H{}_D{}_{}", reference::model_name(c.model), c.H, c.D, c.sst ? "Sst" : "Random");
+  std::string sched = c.schedule.empty() ? "default" : c.schedule;
+  for (char &ch : sched)
+    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return s + "_" + sched;
+}
+
+class Gradients : public testing::TestWithParam<Case> {};
+
+TEST_P(Gradients, MatchReference) {
+  const Case &c = GetParam();
+  const int64_t V = c.sst ? sst_vocab().size() : 40;
+  const std::vector<Tree> trees = c.sst ? sst_trees(24) : random_trees(int32_t(V));
+  Weights weights = reference::random_model_weights(c.model, c.H, c.D, V, 11);
+  ilir::Program program = dsl::parse_model_file(
+      fmt::format("{}/models/{}.grove", GROVE_SOURCE_DIR, reference::model_file_stem(c.model)));
+  cpu::CompileOptions options;
+  options.schedule = c.schedule;
+  std::unique_ptr<cpu::TrainableModel> model = cpu::TrainableModel::compile(program, weights, options);
+
+  const training::NodeStates &states = model->forward(trees);
+  std::vector<float> d_rows = random_rows(states.nodes() * states.width, 5);
+  reference::ReferenceBackward ref = reference::reference_backward(c.model, weights, trees, d_rows);
+  ASSERT_EQ(states.tree_offset, ref.states.tree_offset);
+  ASSERT_EQ(states.rows.size(), ref.states.rows.size());
+  for (size_t i = 0; i < states.rows.size(); i++)
+    ASSERT_NEAR(states.rows[i], ref.states.rows[i], 1e-4 * std::fabs(ref.states.rows[i]) + 1e-5)
+        << "state " << i;
+
+  training::Gradients g = model->backward(d_rows);
+  for (const auto &[name, want] : ref.gradients.dense) {
+    auto it = g.dense.find(name);
+    ASSERT_NE(it, g.dense.end()) << "no gradient of " << name;
+    EXPECT_EQ(it->second.shape, want.shape) << name;
+    expect_close(it->second.data, want.data, name);
+  }
+  EXPECT_EQ(g.dense.size(), ref.gradients.dense.size());
+  EXPECT_EQ(g.embedding_rows, ref.gradients.embedding_rows);
+  EXPECT_EQ(g.embedding_grad.shape, ref.gradients.embedding_grad.shape);
+  expect_close(g.embedding_grad.data, ref.gradients.embedding_grad.data, "embedding rows");
+
+  // A second forward and backward over other trees reuses nothing of the first.
+  std::vector<Tree> few(trees.begin(), trees.begin() + 3);
+  const training::NodeStates &again = model->forward(few);
+  std::vector<float> d2 = random_rows(again.nodes() * again.width, 9);
+  reference::ReferenceBackward ref2 = reference::reference_backward(c.model, weights, few, d2);
+  training::Gradients g2 = model->backward(d2);
+  for (const auto &[name, want] : ref2.gradients.dense)
+    expect_close(g2.dense.at(name).data, want.data, name + " (again)");
+}
+
+std::vector<Case> cases() {
+  std::vector<Case> out;
+  for (ModelKind m : {ModelKind::TreeLSTM, ModelKind::TreeFC, ModelKind::TreeGRU}) {
+    const bool square = m == ModelKind::TreeFC;
+    out.push_back({m, 8, square ? 8 : 6, "", false});
+    out.push_back({m, 150, square ? 150 : 300, "", true});
+    out.push_back({m, 16, 16, "batch=off", false});
+    out.push_back({m, 16, 16, "region=off,threads=1", false});
+    out.push_back({m, 12, 12, "fuse=off,gemm=off", false});
+  }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, Gradients, testing::ValuesIn(cases()), case_name);
+
+TEST(Gradients, ModelsOutsideTheBackwardAreClearErrors) {
+  for (const char *stem : {"mvrnn", "childsum_treelstm", "dagrnn", "lstm"}) {
+    ilir::Program program = dsl::parse_model_file(fmt::format("{}/models/{}.grove", GROVE_SOURCE_DIR, stem));
+    try {
+      plan::Derivative d = plan::differentiate(program);
+      ADD_FAILURE() << stem << " differentiated";
+    } catch (const UserError &e) {
+      EXPECT_NE(std::string(e.what()).find("cannot derive"), std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace grove
