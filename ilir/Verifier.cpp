@@ -96,7 +96,10 @@ class ComputeChecker : public IRMutator {
       bool top_down = p_.direction == Direction::TopDown;
       bool ok = at_self || (t->kind == TensorKind::Saved && (at_child || at_parent)) ||
                 (t->kind == TensorKind::State && (top_down ? at_parent : at_child));
-      if (!ok) fail("tensor read at a node other than n or a child (a parent, top down)", e);
+      if (!ok)
+        fail(top_down ? "tensor read at a node other than n or its parent (a saved tensor: or a child)"
+                      : "tensor read at a node other than n or a child",
+             e);
       if (at_parent && t->kind == TensorKind::State && read_at_parent_) read_at_parent_->insert(t->name);
       if (at_self && t->kind != TensorKind::Saved && !defined_.count(op->tensor))
         fail("read of a tensor before this case defines it", e);

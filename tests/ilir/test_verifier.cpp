@@ -222,5 +222,103 @@ TEST(Verifier, Declarations) {
               HasSubstr("output nothing is not a state"));
 }
 
+// A top-down (backward) program, small: the parent's share of d_h at the child's slot, a saved
+// forward state, and a weight gradient as a reduction over the internal nodes.
+//   internal: d_h[n, i0]    = seed[n, i0] + select(child_slot(n) == 0, d_at0[parent(n), i0], 0.0)
+//             d_at0[n, i0]  = d_h[n, i0] * h[child(n, 0), i0]
+//   leaf:     d_h[n, i0]    = seed[n, i0] + select(child_slot(n) == 0, d_at0[parent(n), i0], 0.0)
+//   reductions: grad_W[i0, i1] += sum(n in internal, d_h[n, i0] * h[n, i1])
+Program top_down() {
+  Expr H = size("H");
+  Program p;
+  p.name = "B";
+  p.structure = StructureKind::BinaryTree;
+  p.direction = Direction::TopDown;
+  p.size_vars = {"H"};
+  p.tensors = {{"W", TensorKind::Param, {H, H}},  {"seed", TensorKind::Saved, {H}},
+               {"h", TensorKind::Saved, {H}},     {"d_h", TensorKind::State, {H}},
+               {"d_at0", TensorKind::State, {H}}, {"grad_W", TensorKind::Gradient, {H, H}}};
+  p.output = "d_h";
+  Expr from_parent = Select::make(Binary::make(BinOp::EQ, StructCall::child_slot(n()), Expr(0)),
+                                  Load::make("d_at0", StructCall::parent(n()), {i0()}), Expr(0.0f));
+  Expr d_h = Load::make("seed", n(), {i0()}) + from_parent;
+  p.internal.body = {{"d_h", {"i0"}, d_h},
+                     {"d_at0", {"i0"}, Load::make("d_h", n(), {i0()}) * Load::make("h", child(0), {i0()})}};
+  p.leaf.body = {{"d_h", {"i0"}, d_h}};
+  p.reductions = {{"grad_W",
+                   CaseKind::Internal,
+                   {"i0", "i1"},
+                   Load::make("d_h", n(), {i0()}) * Load::make("h", n(), {index("i1")})}};
+  return p;
+}
+
+std::string top_down_error(const std::function<void(Program &)> &edit) {
+  Program p = top_down();
+  edit(p);
+  return verify_error(p);
+}
+
+TEST(Verifier, AcceptsATopDownProgram) { EXPECT_EQ(verify_error(top_down()), "no error"); }
+
+TEST(Verifier, ParentOnlyTopDown) {
+  EXPECT_THAT(error_after([](Program &p) {
+                internal(p, "h").value = Load::make("W", Expr(), {StructCall::child_slot(n()), i0()});
+              }),
+              HasSubstr("parent() or child_slot() in a bottom-up program: child_slot(n)"));
+  EXPECT_THAT(error_after([](Program &p) {
+                internal(p, "h").value = Load::make("c", StructCall::parent(n()), {i0()});
+              }),
+              HasSubstr("tensor read at a node other than n or a child: c[parent(n), i0]"));
+  EXPECT_THAT(error_after([](Program &p) {
+                p.tensors.push_back({"g", TensorKind::Gradient, {size("H")}});
+              }),
+              HasSubstr("gradient tensor g in a bottom-up program"));
+}
+
+TEST(Verifier, TopDownReadsStatesAtTheParentOnly) {
+  EXPECT_THAT(
+      top_down_error([](Program &p) { p.internal.body[1].value = Load::make("d_h", child(0), {i0()}); }),
+      HasSubstr("tensor read at a node other than n or its parent (a saved tensor: or a child): "
+                "d_h[child(n, 0), i0]"));
+  // A saved tensor may be read at the parent too.
+  EXPECT_EQ(top_down_error([](Program &p) {
+              p.internal.body[1].value = Load::make("h", StructCall::parent(n()), {i0()});
+            }),
+            "no error");
+}
+
+TEST(Verifier, TopDownParentReadsNeedTheInternalCase) {
+  EXPECT_THAT(top_down_error([](Program &p) { p.internal.body.pop_back(); }),
+              HasSubstr("state d_at0 is read at parent(n) but the internal case does not define it"));
+}
+
+TEST(Verifier, TopDownGradientsAndReductions) {
+  EXPECT_THAT(top_down_error([](Program &p) {
+                p.internal.body[1].value = Load::make("grad_W", Expr(), {i0(), i0()});
+              }),
+              HasSubstr("a gradient is read"));
+  EXPECT_THAT(top_down_error([](Program &p) { p.reductions[0].tensor = "d_h"; }),
+              HasSubstr("reduction into d_h, which is not a gradient"));
+  EXPECT_THAT(top_down_error([](Program &p) { p.reductions[0].indices = {"i0"}; }),
+              HasSubstr("reduction into grad_W with 1 indices for rank 2"));
+  // A reduction over the leaves reads only what the leaf case defines.
+  EXPECT_THAT(top_down_error([](Program &p) {
+                p.reductions[0].over = CaseKind::Leaf;
+                p.reductions[0].value = Load::make("d_at0", n(), {i0()});
+              }),
+              HasSubstr("read of a tensor before this case defines it: d_at0[n, i0]"));
+  EXPECT_THAT(top_down_error([](Program &p) {
+                p.hoisted.body = {{"d_h", {"i0"}, Expr(0.0f)}};
+              }),
+              HasSubstr("a top-down program with a hoisted case"));
+}
+
+TEST(Verifier, SavedTensorsAreReadOnly) {
+  EXPECT_THAT(top_down_error([](Program &p) {
+                p.leaf.body.push_back({"h", {"i0"}, Expr(0.0f)});
+              }),
+              HasSubstr("compute of saved h"));
+}
+
 }  // namespace
 }  // namespace grove::ilir
