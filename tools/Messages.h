@@ -25,6 +25,37 @@ inline constexpr char kTuneNoEntry[] =
     "--tuned: no tuned schedule for '{}' in {}; run `grove tune` with the same model, weights, --batch and "
     "threads first";
 
+// grove train
+inline constexpr char kTrainPositive[] = "train: {} must be at least 1, got {}";
+inline constexpr char kTrainNonNegative[] = "train: {} must be at least 0, got {}";
+inline constexpr char kTrainRate[] = "train: {} must be a finite number >= 0, got {}";
+inline constexpr char kTrainDropout[] = "train: --dropout must be in [0, 1), got {}";
+inline constexpr char kTrainOptimizer[] = "train: --optimizer must be adagrad, adam or sgd, got '{}'";
+inline constexpr char kTrainEmbOptimizer[] =
+    "train: --emb-optimizer must be sgd (plain SGD at --emb-lr, the recipe) or same (the --optimizer at "
+    "--emb-lr), got '{}'";
+inline constexpr char kTrainLoss[] = "train: --loss must be all (every labelled node) or root, got '{}'";
+inline constexpr char kTrainInitAndResume[] =
+    "train: give --init (initial weights) or --resume (a checkpoint to continue), not both";
+inline constexpr char kTrainSizesWithWeights[] =
+    "train: --sizes {} applies to random initial weights only; the sizes come from {}";
+inline constexpr char kTrainEmbeddingsNeedVocab[] =
+    "train: --embeddings needs --vocab: GloVe vectors are looked up by word, and without a vocabulary the "
+    "tokens are ids";
+inline constexpr char kTrainEmbeddingsAndResume[] =
+    "train: --embeddings initializes the embedding; a --resume checkpoint already holds it";
+inline constexpr char kTrainOutNotDir[] = "train: --out {} is not a directory grove can create or use: {}";
+inline constexpr char kTrainOutIsInput[] =
+    "train: the checkpoint {} would replace the input {}: grove never overwrites its own inputs; choose "
+    "another --out";
+inline constexpr char kTrainVocabSize[] = "train: --sizes V={} disagrees with {}, {}";
+inline constexpr char kTrainNoEmbedding[] =
+    "train: --embeddings: model '{}' has no embedding (a parameter its leaves index with their token)";
+inline constexpr char kTrainHeadClasses[] = "train: {}: the classifier head has {} classes; SST has {}";
+inline constexpr char kTrainNothingLeft[] =
+    "nothing to train: the checkpoint has {} epochs done, which --epochs does not exceed (or early stopping "
+    "ended it)";
+
 // grove relay
 inline constexpr char kRelayNoMain[] = "{}: the module has no @main to run";
 inline constexpr char kRelayBadArg[] =

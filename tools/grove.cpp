@@ -11,6 +11,7 @@
 #include "tools/RelayBench.h"
 #include "tools/RelayCommands.h"
 #include "tools/Report.h"
+#include "tools/TrainCommand.h"
 #include "tools/Tune.h"
 
 int main(int argc, char **argv) {
@@ -180,6 +181,64 @@ int main(int argc, char **argv) {
   add_bench_options(t, tune.bench);
   tune.bench.repeat = 3;
 
+  grove::tool::TrainCommand train;
+  CLI::App *tr = app.add_subcommand(
+      "train",
+      "Train MODEL and a linear + softmax classifier on labelled PTB trees (SST labels every node): one "
+      "line per epoch, checkpoints DIR/best.safetensors and DIR/last.safetensors (grove run --weights "
+      "takes them); the defaults are Tai et al.'s TreeLSTM recipe");
+  tr->add_option("model", train.model, "Model file, e.g. models/treelstm.grove")
+      ->required()
+      ->check(CLI::ExistingFile);
+  tr->add_option("--trees", train.trees,
+                 "Training trees, one per line, PTB format with labels 0-4 at every node")
+      ->required()
+      ->check(CLI::ExistingFile);
+  tr->add_option("--dev", train.dev, "Dev trees (same format), evaluated after every epoch")
+      ->required()
+      ->check(CLI::ExistingFile);
+  tr->add_option("--vocab", train.vocab,
+                 "Vocabulary: one token per line, id = line number; words not in it take its <unk> line's "
+                 "id (appended as the last id when the file has none). Without it tokens are ids")
+      ->check(CLI::ExistingFile);
+  tr->add_option("--out", train.out, "Checkpoint directory (created if missing)")->required();
+  tr->add_option("--sizes", train.sizes,
+                 "Sizes of random initial weights, e.g. H=150,D=300 (V comes from --vocab)");
+  tr->add_option("--init", train.init,
+                 "Initial weights (safetensors; a head.weight/head.bias in it initializes the classifier)")
+      ->check(CLI::ExistingFile);
+  tr->add_option(
+        "--resume", train.resume,
+        "Continue from a checkpoint grove train wrote (weights, head, optimizer and epoch), with the "
+        "options it was trained with")
+      ->check(CLI::ExistingFile);
+  tr->add_option("--embeddings", train.embeddings,
+                 "GloVe vectors (text: a word and D numbers per line) for the vocabulary's words; the other "
+                 "rows uniform in +-0.05")
+      ->check(CLI::ExistingFile);
+  tr->add_option("--epochs", train.epochs, "Epochs in all (default 10)");
+  tr->add_option("--batch", train.batch,
+                 "Trees per step; loss and gradients are averaged over its labelled nodes (default 25)");
+  tr->add_option("--optimizer", train.optimizer, "adagrad (default), adam or sgd, as PyTorch defines them");
+  tr->add_option("--lr", train.lr,
+                 "Learning rate of the model and the head (default 0.05; with --optimizer adam 0.001)");
+  tr->add_option("--emb-lr", train.emb_lr,
+                 "Learning rate of the embedding, updated at the rows a batch reads (default 0.1)");
+  tr->add_option("--emb-optimizer", train.emb_optimizer,
+                 "sgd (plain SGD, default) or same (the --optimizer)");
+  tr->add_option("--weight-decay", train.weight_decay,
+                 "L2 weight decay on all but the embedding (default 1e-4)");
+  tr->add_option("--dropout", train.dropout, "Dropout rate before the classifier (default 0.5; 0: none)");
+  tr->add_option("--clip", train.clip, "Clip the global gradient norm to this (default 0: no clipping)");
+  tr->add_option("--loss", train.loss, "all (every labelled node, default) or root");
+  tr->add_option("--seed", train.seed, "Seed of the initial weights, shuffles and dropout masks (default 1)");
+  tr->add_option("--patience", train.patience,
+                 "Stop after this many epochs without a better dev root accuracy (0: never)");
+  tr->add_option("--threads", train.threads, "Threads (the schedule's threads=N; default: all cores)");
+  tr->add_option("--schedule", train.schedule, "Schedule overrides, e.g. 'persist=off'");
+  tr->add_option("--target", train.target, "Halide target string (default: host)");
+  tr->add_flag("--quiet", train.quiet, "No progress line on a terminal");
+
   // grove relay: the Relay layer.
   CLI::App *relay = app.add_subcommand(
       "relay", "Relay programs (TVM's text format 0.0.5): check types, optimize, compare and run them");
@@ -339,6 +398,10 @@ int main(int argc, char **argv) {
     if (cp->parsed()) return grove::tool::compile(compile);
     if (b->parsed()) return grove::tool::bench(bench, std::cout);
     if (t->parsed()) return grove::tool::tune(tune, std::cout);
+    if (tr->parsed()) {
+      train.lr_given = tr->count("--lr") > 0;
+      return grove::tool::train(train);
+    }
     if (rc->parsed()) return grove::tool::relay_check(relay_check);
     if (ro->parsed()) return grove::tool::relay_opt(relay_opt);
     if (re->parsed()) return grove::tool::relay_equal(relay_equal);

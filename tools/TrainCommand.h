@@ -1,0 +1,28 @@
+#pragma once
+// `grove train MODEL --trees train.txt --dev dev.txt --out DIR ...`: trains a tree model and a linear +
+// softmax classifier on labelled PTB trees (training/Trainer.h) through the compiled training program
+// (backends/cpu/TrainableModel.h), printing one line per epoch and writing DIR/best.safetensors and
+// DIR/last.safetensors.
+
+#include <cstdint>
+#include <string>
+
+namespace grove::tool {
+
+// The defaults are Tai, Socher and Manning's recipe for the constituency TreeLSTM on SST (AdaGrad
+// 0.05, the embedding by SGD at 0.1, batch 25, L2 1e-4, dropout 0.5, 10 epochs, every node's loss).
+struct TrainCommand {
+  std::string model, trees, dev, vocab, sizes, init, embeddings, resume, out;
+  int64_t epochs = 10, batch = 25, patience = 0;
+  std::string optimizer = "adagrad", emb_optimizer = "sgd", loss = "all";
+  double lr = 0.05, emb_lr = 0.1, weight_decay = 1e-4, dropout = 0.5, clip = 0.0;
+  bool lr_given = true;  // false: --lr not given, so Adam takes PyTorch's default 0.001
+  uint64_t seed = 1;
+  int threads = 0;  // > 0: the schedule's threads=N
+  std::string schedule, target = "host";
+  bool quiet = false;  // no progress line
+};
+
+int train(const TrainCommand &c);
+
+}  // namespace grove::tool
