@@ -1,11 +1,105 @@
 #include "lowering/ReductionKernel.h"
 
+#include <fmt/format.h>
+
+#include <optional>
+
+#include "ilir/IRVisitor.h"
 #include "lowering/ExprLowering.h"
 #include "lowering/LoopSplitting.h"
 #include "lowering/Names.h"
 #include "support/Error.h"
 
 namespace grove::lowering::internal {
+
+namespace {
+
+bool mentions(const ilir::Expr &e, const std::string &v) {
+  return ilir::contains(
+      e, [&](const ilir::Expr &x) { return x.as<ilir::Var>() && x.as<ilir::Var>()->name == v; });
+}
+
+bool is_zero(const ilir::Expr &e) { return e.as<ilir::FloatImm>() && e.as<ilir::FloatImm>()->value == 0.0f; }
+
+// `value` as a(n, row) · b(n, col): a weight gradient's outer product per node, with a condition
+// on the row folded into a.
+struct Factors {
+  ilir::Expr a, b;
+};
+std::optional<Factors> factor(const ilir::Expr &value, const std::string &row, const std::string &col) {
+  if (const auto *s = value.as<ilir::Select>()) {
+    if (!is_zero(s->f) || mentions(s->cond, col)) return std::nullopt;
+    std::optional<Factors> f = factor(s->t, row, col);
+    if (!f) return std::nullopt;
+    return Factors{ilir::Select::make(s->cond, f->a, ilir::Expr(0.0f)), f->b};
+  }
+  const auto *m = value.as<ilir::Binary>();
+  if (!m || m->op != ilir::BinOp::Mul) return std::nullopt;
+  if (!mentions(m->a, col) && !mentions(m->b, row)) return Factors{m->a, m->b};
+  if (!mentions(m->b, col) && !mentions(m->a, row)) return Factors{m->b, m->a};
+  return std::nullopt;
+}
+
+// g[row, col] += Σ_n a(n, row) · b(n, col), register-blocked: `rows` rows × `cols` columns of
+// accumulators (a stack block LLVM keeps in registers) summed over the nodes, then added to g.
+class OuterProducts {
+ public:
+  OuterProducts(const TensorAccess &access, const ilir::TensorDecl &g, const Factors &f,
+                const std::string &row, const std::string &col, HExpr first, HExpr count)
+      : access_(access), g_(g), row_(row), col_(col), first_(std::move(first)), count_(std::move(count)) {
+    a_ = ExprLowering(access, nullptr, nullptr).lower(f.a);
+    b_ = ExprLowering(access, nullptr, nullptr).lower(f.b);
+  }
+
+  // The block of `rows` rows from `r0` and `cols` columns from `c0`.
+  Stmt block(const HExpr &r0, const HExpr &c0, int rows, int cols) const {
+    const std::string acc = fmt::format("acc_{}_{}x{}", g_.name, rows, cols);
+    const std::string j = col_ + "_v";
+    HExpr col = c0 + var(j);
+    // acc[r * cols + j] += a(n, r0 + r) · b(n, c0 + j), for every r, vectorized over j.
+    std::vector<Stmt> updates, zero, out;
+    HExpr x = HI::substitute(col_, col, b_);
+    for (int r = 0; r < rows; r++) {
+      HExpr a = HI::substitute(row_, r0 + r, a_);
+      HExpr at = r * cols + var(j);
+      updates.push_back(store(acc, load(Halide::Float(32), acc, at, false) + a * var("x_" + j), at, false));
+      zero.push_back(store(acc, HExpr(0.0f), at, false));
+      std::vector<HExpr> idx{r0 + r, col};
+      out.push_back(access_.store(g_, HExpr(), idx,
+                                  access_.load(g_, HExpr(), idx) + load(Halide::Float(32), acc, at, false)));
+    }
+    auto vec = [&](Stmt s) {
+      return HI::For::make(j, 0, cols, HI::ForType::Vectorized, Halide::DeviceAPI::None, std::move(s));
+    };
+    Stmt per_node = vec(HI::LetStmt::make("x_" + j, x, HI::Block::make(updates)));
+    Stmt nodes = HI::For::make("n", first_, count_, HI::ForType::Serial, Halide::DeviceAPI::None, per_node);
+    Stmt s = HI::Block::make({vec(HI::Block::make(zero)), nodes, vec(HI::Block::make(out))});
+    return HI::Allocate::make(acc, Halide::Float(32), Halide::MemoryType::Stack, {rows * cols},
+                              HI::const_true(), s);
+  }
+
+  // Every block of a band of `rows` rows from r0: whole blocks of `cols` columns, then the rest.
+  Stmt band(const HExpr &r0, int rows, int64_t total_cols, int cols) const {
+    const int64_t whole = total_cols / cols, rest = total_cols % cols;
+    std::vector<Stmt> s;
+    const std::string cb = fmt::format("{}_b{}", col_, rows);
+    if (whole > 0)
+      s.push_back(HI::For::make(cb, 0, int(whole), HI::ForType::Serial, Halide::DeviceAPI::None,
+                                block(r0, var(cb) * cols, rows, cols)));
+    if (rest > 0) s.push_back(block(r0, int(whole * cols), rows, int(rest)));
+    return HI::Block::make(s);
+  }
+
+ private:
+  const TensorAccess &access_;
+  const ilir::TensorDecl &g_;
+  std::string row_, col_;
+  HExpr first_, count_, a_, b_;
+};
+
+constexpr int kBlockRows = 4;
+
+}  // namespace
 
 Stmt lower_reduction(const TensorAccess &access, const ilir::Reduction &r, const HExpr &first,
                      const HExpr &count, int lanes, int threads) {
@@ -14,7 +108,26 @@ Stmt lower_reduction(const TensorAccess &access, const ilir::Reduction &r, const
   GROVE_CHECK(g.kind == ilir::TensorKind::Gradient, "reduction into {}, not a gradient", r.tensor);
   GROVE_CHECK(r.indices.size() == 1 || r.indices.size() == 2, "reduction into {} of rank {}", r.tensor,
               r.indices.size());
-  // The accumulator: one row of the gradient, a per-node temp of a program that also declares it.
+  const std::optional<int64_t> rows = constant(access.size(g.shape[0])),
+                               cols = constant(access.size(g.shape.back()));
+  // A matrix's gradient that is an outer product per node, with constant sizes: register blocks of
+  // kBlockRows rows × two vectors, the rows' bands split among the threads.
+  if (r.indices.size() == 2 && rows && cols) {
+    if (std::optional<Factors> f = factor(r.value, r.indices[0], r.indices[1])) {
+      OuterProducts op(access, g, *f, r.indices[0], r.indices[1], first, count);
+      const int cb = 2 * lanes;
+      const int64_t bands = *rows / kBlockRows, rest = *rows % kBlockRows;
+      std::vector<Stmt> s;
+      const std::string band = r.tensor + "_band";
+      if (bands > 0)
+        s.push_back(dispatch_for(band, 0, int(bands), HI::ForType::Parallel, threads,
+                                 op.band(var(band) * kBlockRows, kBlockRows, *cols, cb)));
+      if (rest > 0) s.push_back(op.band(int(bands * kBlockRows), int(rest), *cols, cb));
+      return HI::Block::make(s);
+    }
+  }
+  // Otherwise one row at a time: the row's nodes summed into a stack accumulator, vectorized along
+  // the last index.
   ilir::Program local = p;
   const std::string acc = "acc_" + r.tensor;
   const std::string &inner = r.indices.back();
@@ -26,7 +139,6 @@ Stmt lower_reduction(const TensorAccess &access, const ilir::Reduction &r, const
   Stmt zero = lower_compute(a, ilir::Compute{acc, {inner}, ilir::Expr(0.0f)}, lanes);
   Stmt add = lower_compute(a, ilir::Compute{acc, {inner}, acc_here + r.value}, lanes);
   Stmt nodes = HI::For::make("n", first, count, HI::ForType::Serial, Halide::DeviceAPI::None, add);
-  // g[row, inner] += acc[inner]
   std::vector<HExpr> at;
   for (const std::string &i : r.indices) at.push_back(var(i));
   HExpr total = a.load(g, HExpr(), at) + a.load(acc_t, var("n"), {var(inner)});
