@@ -35,6 +35,9 @@ inline constexpr char kTrainEmbOptimizer[] =
     "train: --emb-optimizer must be sgd (plain SGD at --emb-lr, the recipe) or same (the --optimizer at "
     "--emb-lr), got '{}'";
 inline constexpr char kTrainLoss[] = "train: --loss must be all (every labelled node) or root, got '{}'";
+inline constexpr char kTrainAverage[] =
+    "train: --average must be nodes (the mean over a batch's labelled nodes, as PyTorch) or trees (their sum "
+    "over the batch's trees, Tai et al.'s), got '{}'";
 inline constexpr char kTrainInitAndResume[] =
     "train: give --init (initial weights) or --resume (a checkpoint to continue), not both";
 inline constexpr char kTrainSizesWithWeights[] =

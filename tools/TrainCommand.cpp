@@ -53,6 +53,7 @@ void check_options(const TrainCommand &c) {
   if (c.emb_optimizer != "sgd" && c.emb_optimizer != "same")
     user_error(msg::kTrainEmbOptimizer, c.emb_optimizer);
   if (c.loss != "all" && c.loss != "root") user_error(msg::kTrainLoss, c.loss);
+  if (c.average != "nodes" && c.average != "trees") user_error(msg::kTrainAverage, c.average);
   if (!c.init.empty() && !c.resume.empty()) user_error(msg::kTrainInitAndResume);
   if (!c.sizes.empty() && (!c.init.empty() || !c.resume.empty()))
     user_error(msg::kTrainSizesWithWeights, c.sizes, c.init.empty() ? c.resume : c.init);
@@ -168,6 +169,7 @@ int train(const TrainCommand &c) {
   t.seed = c.seed;
   t.loss = c.loss == "root" ? training::LossNodes::Root : training::LossNodes::All;
   t.dropout = c.dropout;
+  t.average = c.average == "trees" ? training::Average::Trees : training::Average::Nodes;
   t.optimizer.kind = c.optimizer == "sgd"    ? training::OptimizerKind::Sgd
                      : c.optimizer == "adam" ? training::OptimizerKind::Adam
                                              : training::OptimizerKind::Adagrad;

@@ -231,6 +231,9 @@ int main(int argc, char **argv) {
   tr->add_option("--dropout", train.dropout, "Dropout rate before the classifier (default 0.5; 0: none)");
   tr->add_option("--clip", train.clip, "Clip the global gradient norm to this (default 0: no clipping)");
   tr->add_option("--loss", train.loss, "all (every labelled node, default) or root");
+  tr->add_option("--average", train.average,
+                 "The batch's loss: nodes (the mean over its labelled nodes, as PyTorch's CrossEntropyLoss; "
+                 "default) or trees (their sum divided by its trees, as Tai et al.)");
   tr->add_option("--seed", train.seed, "Seed of the initial weights, shuffles and dropout masks (default 1)");
   tr->add_option("--patience", train.patience,
                  "Stop after this many epochs without a better dev root accuracy (0: never)");

@@ -73,7 +73,8 @@ bool dropout_keeps(uint64_t seed, uint64_t step, uint64_t row, uint64_t element,
 // Steps, for every labelled node n (a row r of `states`):
 //   1. x = drop(h[r]): the kept elements scaled by 1 / (1 − p), the others 0.
 //   2. p = softmax(W x + b); loss += log Σ exp(z) − z[y].
-//   3. dz = (p − onehot(y)) / N; dW += dz xᵀ, db += dz, d_rows[r] = (Wᵀ dz) ⊙ mask / (1 − p).
+//   3. dz = (p − onehot(y)) / N (N: the labelled nodes, or the trees); dW += dz xᵀ, db += dz, d_rows[r] = (Wᵀ
+//   dz) ⊙ mask / (1 − p).
 // Rows that carry no loss keep a zero gradient.
 HeadResult head_loss(const NodeStates &states, std::span<const Tree> trees,
                      std::span<const std::vector<int32_t>> labels, const Weights &head,
@@ -112,7 +113,7 @@ HeadResult head_loss(const NodeStates &states, std::span<const Tree> trees,
   result.d_bias = Tensor(bias.shape);
   if (rows.empty()) return result;
 
-  const double n = static_cast<double>(rows.size());
+  const double n = static_cast<double>(options.average == Average::Trees ? trees.size() : rows.size());
   const double scale = 1.0 / (1.0 - options.dropout);
   std::vector<double> x(width), z, dw(weight.data.size(), 0.0), db(classes, 0.0);
   std::vector<float> xf(width);
@@ -142,6 +143,7 @@ HeadResult head_loss(const NodeStates &states, std::span<const Tree> trees,
       }
     }
   }
+  result.sum = loss;
   result.loss = loss / n;
   for (size_t i = 0; i < dw.size(); ++i) result.d_weight.data[i] = static_cast<float>(dw[i]);
   for (int64_t c = 0; c < classes; ++c) result.d_bias.data[c] = static_cast<float>(db[c]);

@@ -4,9 +4,11 @@
 //   z[n] = W · drop(h[n]) + b          W = head.weight [C, H], b = head.bias [C]
 //   loss = (1 / N) Σ_n −log softmax(z[n])[label[n]]
 //
-// over the N labelled nodes of the batch: every node with a label >= 0 (`LossNodes::All`, SST labels
-// every node) or only the roots (`LossNodes::Root`), the mean as PyTorch's CrossEntropyLoss with
-// reduction 'mean'. A batch without labelled nodes has loss 0 and zero gradients.
+// over the labelled nodes of the batch: every node with a label >= 0 (`LossNodes::All`, SST labels
+// every node) or only the roots (`LossNodes::Root`). N is the number of those nodes by default — the
+// mean, as PyTorch's CrossEntropyLoss with reduction 'mean' — or the number of trees in the batch
+// (`Average::Trees`: Tai et al.'s recipe, the nodes' sum divided by the batch size, whose gradients are
+// larger by the nodes per tree). A batch without labelled nodes has loss 0 and zero gradients.
 //
 // Dropout (rate p > 0, training only) is inverted dropout before the classifier: element k of row r
 // is kept with probability 1 − p and then scaled by 1 / (1 − p). Whether it is kept is a pure
@@ -24,6 +26,7 @@
 namespace grove::training {
 
 enum class LossNodes { All, Root };
+enum class Average { Nodes, Trees };
 
 inline constexpr char kHeadWeight[] = "head.weight";
 inline constexpr char kHeadBias[] = "head.bias";
@@ -32,12 +35,14 @@ struct HeadOptions {
   LossNodes nodes = LossNodes::All;
   double dropout = 0.0;  // in [0, 1)
   uint64_t seed = 1;
+  Average average = Average::Nodes;
 };
 
 // What one batch's loss gives the optimizer.
 struct HeadResult {
-  double loss = 0.0;          // mean cross-entropy over the labelled nodes
-  int64_t labelled = 0;       // N
+  double loss = 0.0;          // the loss above
+  double sum = 0.0;           // Σ_n of the nodes' cross-entropies
+  int64_t labelled = 0;       // the labelled nodes
   std::vector<float> d_rows;  // d(loss)/d(h), [nodes, H]: what GradientModel::backward takes
   Tensor d_weight;            // [C, H]
   Tensor d_bias;              // [C]

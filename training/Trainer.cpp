@@ -87,7 +87,7 @@ Checkpoint Trainer::checkpoint() const { return Checkpoint{weights_, head_, opti
 double Trainer::train_epoch(const LabelledTrees &train, const TrainerCallbacks &callbacks) {
   const std::vector<int64_t> order =
       shuffled_order(train.size(), options_.seed, static_cast<uint64_t>(state_.epoch + 1));
-  const HeadOptions head_options{options_.loss, options_.dropout, options_.seed};
+  const HeadOptions head_options{options_.loss, options_.dropout, options_.seed, options_.average};
   const ParamRefs refs = params();
   double loss_sum = 0.0;
   int64_t labelled = 0;
@@ -103,7 +103,7 @@ double Trainer::train_epoch(const LabelledTrees &train, const TrainerCallbacks &
     grads.dense[kHeadBias] = std::move(head.d_bias);
     optimizer_.step(refs, grads);
     model_.set_weights(weights_);
-    loss_sum += head.loss * static_cast<double>(head.labelled);
+    loss_sum += head.sum;
     labelled += head.labelled;
     if (callbacks.batch) callbacks.batch(static_cast<int64_t>(end), train.size());
   }

@@ -37,6 +37,7 @@ struct TrainerOptions {
   int64_t patience = 0;  // 0: no early stopping
   uint64_t seed = 1;
   LossNodes loss = LossNodes::All;
+  Average average = Average::Nodes;  // the loss over a batch's labelled nodes or its trees (Head.h)
   double dropout = 0.0;
   OptimizerOptions optimizer;
   std::string out;                  // the checkpoint directory ("": none written)

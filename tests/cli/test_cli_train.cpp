@@ -57,6 +57,7 @@ TEST_F(CliTrain, BadOptions) {
                     "train: --optimizer must be adagrad, adam or sgd, got 'rmsprop'");
   expect_user_error(train("--sizes H=4 --emb-optimizer adam"),
                     "train: --emb-optimizer must be sgd (plain SGD at --emb-lr, the recipe) or same");
+  expect_user_error(train("--sizes H=4 --average batch"), "train: --average must be nodes");
   expect_user_error(train("--sizes H=4 --loss leaves"),
                     "train: --loss must be all (every labelled node) or root, got 'leaves'");
 }

@@ -79,6 +79,13 @@ TEST(Head, MeanOverLabelledNodesAndUnlabelledSkipped) {
   // The unlabelled node's row gets no gradient.
   for (int k = 0; k < 4; ++k) EXPECT_EQ(all.d_rows[(3 + 1) * 4 + k], 0.0f);
 
+  // Averaged over the trees instead: the same sum over 2, gradients scaled by 5 / 2.
+  HeadResult per_tree = head_loss(states, trees, labels, head, {LossNodes::All, 0.0, 1, Average::Trees}, 1);
+  EXPECT_NEAR(per_tree.loss, sum / 2, 1e-12);
+  EXPECT_NEAR(per_tree.sum, sum, 1e-12);
+  for (size_t i = 0; i < all.d_rows.size(); ++i) EXPECT_NEAR(per_tree.d_rows[i], all.d_rows[i] * 2.5f, 1e-6);
+  EXPECT_NEAR(per_tree.d_bias.data[0], all.d_bias.data[0] * 2.5f, 1e-6);
+
   HeadResult roots = head_loss(states, trees, labels, head, {LossNodes::Root, 0.0, 1}, 1);
   EXPECT_EQ(roots.labelled, 2);
   for (int row : {0, 1, 3, 4})
@@ -133,6 +140,9 @@ void check_finite_differences(const HeadOptions &options) {
 TEST(Head, GradientsMatchFiniteDifferences) { check_finite_differences({}); }
 TEST(Head, GradientsMatchFiniteDifferencesRootsOnly) { check_finite_differences({LossNodes::Root, 0.0, 1}); }
 TEST(Head, GradientsMatchFiniteDifferencesWithDropout) { check_finite_differences({LossNodes::All, 0.5, 9}); }
+TEST(Head, GradientsMatchFiniteDifferencesAveragedOverTrees) {
+  check_finite_differences({LossNodes::All, 0.5, 9, Average::Trees});
+}
 
 TEST(Head, DropoutMaskIsReproducibleAndHasItsRate) {
   int64_t kept = 0;
