@@ -186,7 +186,7 @@ int main(int argc, char **argv) {
       "train",
       "Train MODEL and a linear + softmax classifier on labelled PTB trees (SST labels every node): one "
       "line per epoch, checkpoints DIR/best.safetensors and DIR/last.safetensors (grove run --weights "
-      "takes them); the defaults are Tai et al.'s TreeLSTM recipe");
+      "takes them); the defaults are Tai et al.'s TreeLSTM recipe but --average (theirs: trees)");
   tr->add_option("model", train.model, "Model file, e.g. models/treelstm.grove")
       ->required()
       ->check(CLI::ExistingFile);
