@@ -56,7 +56,9 @@ class GradientModel {
   virtual const std::string &embedding() const = 0;
 
   // The weights of the next forward and backward: every parameter, exactly shaped. Cheap enough to
-  // call after every optimizer step (it repacks the weight panels).
+  // call after every optimizer step (it repacks the weight panels). A model may read the tensors in
+  // place rather than copy them: they must stay alive, at the same addresses, until the next
+  // set_weights or the model's end (an optimizer updating them in place calls set_weights again).
   virtual void set_weights(const Weights &weights) = 0;
 
   // Runs the model over `trees` and returns every node's output state; keeps what backward() needs

@@ -11,6 +11,7 @@
 #include "backends/cpu/Messages.h"
 #include "backends/cpu/TsanParallel.h"
 #include "backends/runtime/BindWeights.h"
+#include "backends/runtime/Clock.h"
 #include "backends/runtime/Inspector.h"
 #include "ilir/IRPrinter.h"
 #include "lowering/Codegen.h"
@@ -85,19 +86,27 @@ struct TrainableModel::Impl {
   std::optional<Compiled> forward, backward;
   std::vector<training::ParamInfo> params;
   std::string embedding;
-  Weights weights;  // the forward's params and the backward's transposed blocks
+  // The caller's params, read in place (GradientModel::set_weights), and the backward's transposed
+  // blocks, owned.
+  std::map<std::string, const float *> weights;
+  Weights transposed;
   bool bound = false;
+  Stats stats;
 
   // The last forward.
   bool has_forward = false;
   LinearizedBatch batch;
   std::vector<std::vector<float>> states;  // per forward abi.states: (nodes + 1) rows
   training::NodeStates out;
+  // The backward's buffers, kept from call to call (every row a call reads it writes first, but the
+  // zero node's).
+  std::vector<std::vector<float>> backward_states;
+  std::vector<float> seed;
 
   const float *param_data(const std::string &name) const {
     auto it = weights.find(name);
     GROVE_CHECK(it != weights.end(), "no weight {} bound", name);
-    return it->second.data.data();
+    return it->second;
   }
 
   void pack(Compiled &c) {
@@ -188,6 +197,7 @@ std::unique_ptr<TrainableModel> TrainableModel::compile(const ilir::Program &pro
 }
 
 const std::vector<training::ParamInfo> &TrainableModel::params() const { return impl_->params; }
+const TrainableModel::Stats &TrainableModel::stats() const { return impl_->stats; }
 const std::string &TrainableModel::embedding() const { return impl_->embedding; }
 
 std::string TrainableModel::backward_ilir() const { return ilir::to_string(impl_->d.backward); }
@@ -197,30 +207,33 @@ std::string TrainableModel::backward_plan() const {
 
 void TrainableModel::set_weights(const Weights &weights) {
   Impl &m = *impl_;
-  Weights next;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::map<std::string, const float *> next;
   for (const training::ParamInfo &p : m.params) {
     auto it = weights.find(p.name);
     if (it == weights.end())
       user_error(msg::kTrainingWeightMissing, m.weights_file, p.name, shape_string(p.shape));
-    if (it->second.shape != p.shape)
+    if (it->second.shape != p.shape || it->second.size() != Tensor::num_elements(p.shape))
       user_error(msg::kTrainingWeightShape, m.weights_file, p.name, shape_string(it->second.shape),
                  shape_string(p.shape));
-    next[p.name] = it->second;
+    next[p.name] = it->second.data.data();
   }
   // The backward's transposed blocks: T[k, r] = P[row_offset + r, k].
   for (const plan::TransposedWeight &t : m.d.transposed) {
-    const Tensor &p = next.at(t.param);
+    const Tensor &p = weights.at(t.param);
     const int64_t r0 = ilir::eval_size(t.row_offset, m.sizes), rows = ilir::eval_size(t.rows, m.sizes);
     const int64_t cols = p.shape[1];
-    Tensor out({cols, rows});
+    Tensor &out = m.transposed[t.name];
+    if (out.shape != std::vector<int64_t>{cols, rows}) out = Tensor({cols, rows});
     for (int64_t r = 0; r < rows; r++)
       for (int64_t k = 0; k < cols; k++) out.data[size_t(k * rows + r)] = p.data[size_t((r0 + r) * cols + k)];
-    next[t.name] = std::move(out);
+    next[t.name] = out.data.data();
   }
   m.weights = std::move(next);
   m.pack(*m.forward);
   m.pack(*m.backward);
   m.bound = true;
+  m.stats.set_weights_ms += ms_since(t0);
 }
 
 const training::NodeStates &TrainableModel::forward(std::span<const Tree> trees) {
@@ -231,7 +244,10 @@ const training::NodeStates &TrainableModel::forward(std::span<const Tree> trees)
   options.vocab_size = abi.vocab_size;
   options.keep_ids = true;
   m.has_forward = false;
+  const auto t0 = std::chrono::steady_clock::now();
   m.batch = linearize(trees, options);
+  const auto t1 = std::chrono::steady_clock::now();
+  m.stats.inspector_ms += ms_since(t0);
   const int64_t rows = int64_t(m.batch.num_nodes) + 1;  // and the zero node's
   m.states.assign(abi.states.size(), {});
   for (size_t i = 0; i < abi.states.size(); i++)
@@ -240,7 +256,10 @@ const training::NodeStates &TrainableModel::forward(std::span<const Tree> trees)
   auto none = [](int) -> std::pair<float *, int64_t> {
     GROVE_CHECK(false, "a forward with backward arguments");
   };
+  const auto t2 = std::chrono::steady_clock::now();
   m.call(*m.forward, state, none, none, {}, {});
+  const auto t3 = std::chrono::steady_clock::now();
+  m.stats.forward_ms += ms_since(t2);
   // Every node's output, tree by tree in each tree's own numbering.
   training::NodeStates &out = m.out;
   out.width = abi.output_elements();
@@ -253,6 +272,8 @@ const training::NodeStates &TrainableModel::forward(std::span<const Tree> trees)
     std::copy(row, row + out.width, out.rows.data() + r * out.width);
   }
   m.has_forward = true;
+  m.stats.forwards++;
+  m.stats.runtime_ms += ms_since(t1) - ms_since(t2) + ms_since(t3);
   return out;
 }
 
@@ -265,6 +286,7 @@ training::Gradients TrainableModel::backward(std::span<const float> d_rows) {
   const ModelAbi &fabi = m.forward->abi(), &abi = m.backward->abi();
   const LinearizedBatch &batch = m.batch;
   const int32_t nodes = batch.num_nodes;
+  const auto t0 = std::chrono::steady_clock::now();
   const int64_t rows = int64_t(nodes) + 1;
   // parent and child slot per node; a root's parent is the zero node (row `nodes`, all zeros).
   std::vector<int32_t> parent(size_t(nodes), nodes), slot(size_t(nodes), 0);
@@ -273,7 +295,11 @@ training::Gradients TrainableModel::backward(std::span<const float> d_rows) {
       parent[size_t(batch.children[k])] = p;
       slot[size_t(batch.children[k])] = k - batch.child_begin[p];
     }
-  std::vector<float> seed(size_t(rows * out.width), 0.0f);
+  m.stats.inspector_ms += ms_since(t0);
+  const auto t1 = std::chrono::steady_clock::now();
+  std::vector<float> &seed = m.seed;
+  seed.resize(size_t(rows * out.width));
+  std::fill(seed.end() - out.width, seed.end(), 0.0f);
   for (int64_t r = 0; r < out.nodes(); r++)
     std::copy(d_rows.data() + r * out.width, d_rows.data() + (r + 1) * out.width,
               seed.data() + int64_t(batch.id_of_row[size_t(r)]) * out.width);
@@ -292,7 +318,10 @@ training::Gradients TrainableModel::backward(std::span<const float> d_rows) {
     return std::pair{m.states[size_t(f)].data(), int64_t(m.states[size_t(f)].size())};
   };
   auto gradient = [&](int i) { return std::pair{grads[i].data(), int64_t(grads[i].size())}; };
+  const auto t2 = std::chrono::steady_clock::now();
   m.call(*m.backward, state, saved, gradient, parent, slot);
+  const auto t3 = std::chrono::steady_clock::now();
+  m.stats.backward_ms += ms_since(t2);
 
   training::Gradients g;
   for (const auto &[param, tensor] : m.d.gradients) {
@@ -324,6 +353,8 @@ training::Gradients TrainableModel::backward(std::span<const float> d_rows) {
       for (int64_t k = 0; k < width; k++) dst[k] += src[k];
     }
   }
+  m.stats.backwards++;
+  m.stats.runtime_ms += ms_since(t1) - ms_since(t2) + ms_since(t3);
   return g;
 }
 

@@ -32,9 +32,19 @@ class TrainableModel : public training::GradientModel {
   const training::NodeStates &forward(std::span<const Tree> trees) override;
   training::Gradients backward(std::span<const float> d_rows) override;
 
-  // What `grove dump --stage backward|backward-plan` prints: the backward's ILIR and its level plan.
+  // The backward's ILIR and its level plan (`grove dump --training backward` prints the same).
   std::string backward_ilir() const;
   std::string backward_plan() const;
+
+  // Where the time went, summed over every call since compile(): the inspector (linearizing and
+  // the parent arrays), the forward's and the backward's compiled code, the rest of the runtime's
+  // work around them (gathering rows, the embedding's row sums), and set_weights (transposing and
+  // packing).
+  struct Stats {
+    int64_t forwards = 0, backwards = 0;
+    double inspector_ms = 0, forward_ms = 0, backward_ms = 0, runtime_ms = 0, set_weights_ms = 0;
+  };
+  const Stats &stats() const;
 
   ~TrainableModel() override;
 
