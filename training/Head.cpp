@@ -65,9 +65,22 @@ int64_t check_head(const Weights &head, int64_t width, const std::string &file) 
   return ws[0];
 }
 
+namespace {
+
+// The mask's key of one row; an element's draw is one more mix of it (one hash per element, not five).
+uint64_t dropout_row_key(uint64_t seed, uint64_t step, uint64_t row) {
+  return hash_key({seed, step, row, 0x44524F50ull /* "DROP" */});
+}
+
+bool keeps(uint64_t row_key, uint64_t element, double rate) {
+  return unit_double(mix64(row_key ^ element)) >= rate;
+}
+
+}  // namespace
+
 bool dropout_keeps(uint64_t seed, uint64_t step, uint64_t row, uint64_t element, double rate) {
   if (rate <= 0.0) return true;
-  return unit_double(hash_key({seed, step, row, element, 0x44524F50ull /* "DROP" */})) >= rate;
+  return keeps(dropout_row_key(seed, step, row), element, rate);
 }
 
 // Steps, for every labelled node n (a row r of `states`):
@@ -121,9 +134,9 @@ HeadResult head_loss(const NodeStates &states, std::span<const Tree> trees,
   double loss = 0.0;
   for (const auto &[row, label] : rows) {
     const float *h = states.rows.data() + row * width;
+    const uint64_t row_key = dropout_row_key(options.seed, step, static_cast<uint64_t>(row));
     for (int64_t k = 0; k < width; ++k) {
-      keep[k] = dropout_keeps(options.seed, step, static_cast<uint64_t>(row), static_cast<uint64_t>(k),
-                              options.dropout);
+      keep[k] = options.dropout <= 0.0 || keeps(row_key, static_cast<uint64_t>(k), options.dropout);
       xf[k] = keep[k] ? static_cast<float>(h[k] * scale) : 0.0f;
       x[k] = xf[k];
     }
