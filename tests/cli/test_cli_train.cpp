@@ -124,6 +124,23 @@ TEST_F(CliTrain, TrainsAndWritesCheckpointsGroveRunTakes) {
     return std::string(std::istreambuf_iterator<char>(in), {});
   };
   EXPECT_EQ(bytes(out() + "/last.safetensors"), bytes(again + "/last.safetensors"));
+  // Interrupted after epoch 1 and resumed to epoch 2: the uninterrupted run's checkpoint, byte for byte.
+  const std::string first = dir_.file("first"), rest = dir_.file("rest");
+  ASSERT_EQ(run_grove("train " + model_path("treefc") + " --trees " + trees() + " --dev " + dev() +
+                      " --out " + first + " --quiet --sizes H=4 --epochs 1 --batch 2 --seed 3")
+                .status,
+            0);
+  CliResult resumed =
+      run_grove("train " + model_path("treefc") + " --trees " + trees() + " --dev " + dev() + " --out " +
+                rest + " --quiet --resume " + first + "/last.safetensors --epochs 2 --batch 2 --seed 3");
+  ASSERT_EQ(resumed.status, 0) << resumed.output;
+  EXPECT_THAT(resumed.output, AllOf(HasSubstr("epoch 2  train loss "), Not(HasSubstr("epoch 1 "))));
+  EXPECT_EQ(bytes(out() + "/last.safetensors"), bytes(rest + "/last.safetensors"));
+  // Resuming with another optimizer is refused.
+  expect_user_error(run_grove("train " + model_path("treefc") + " --trees " + trees() + " --dev " + dev() +
+                              " --out " + dir_.file("other") + " --quiet --resume " + first +
+                              "/last.safetensors --epochs 2 --optimizer adam"),
+                    "is not state of the adam optimizer");
   // A malformed GloVe file is a user error at its line.
   write_text(dir_.file("vocab.txt"), "a\nb\nc\nd\n");
   write_text(trees(), "(3 (2 a) (4 b))\n");
