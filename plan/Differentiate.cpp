@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -10,6 +11,7 @@
 #include "ilir/IRPrinter.h"
 #include "ilir/IRVisitor.h"
 #include "ilir/Verifier.h"
+#include "plan/HoistChildTerms.h"
 #include "support/Error.h"
 
 namespace grove::plan {
@@ -147,6 +149,48 @@ std::optional<std::vector<std::pair<const Sum *, int>>> additive_sums(const Expr
 
 bool is_node_var(const Expr &e) { return e.as<Var>() && e.as<Var>()->var_kind == VarKind::Node; }
 
+// An expression of a parent's ragged sum over its children (in n and the sum's variable k) as the
+// child sees it: n becomes parent(n), child(n, k) becomes n, k becomes child_slot(n). Nothing if it
+// reads a node it cannot move (another child).
+class ToChildFrame : public IRMutator {
+ public:
+  explicit ToChildFrame(std::string k) : k_(std::move(k)) {}
+  bool ok = true;
+
+ protected:
+  Expr visit_Var(const Var *op, const Expr &e) override {
+    if (op->var_kind == VarKind::Node) return StructCall::parent(e);
+    if (op->name == k_) return StructCall::child_slot(Var::node());
+    return e;
+  }
+  Expr visit_Load(const Load *op, const Expr &e) override {
+    std::vector<Expr> indices;
+    for (const Expr &i : op->indices) indices.push_back(mutate(i));
+    if (!op->node.defined()) return Load::make(op->tensor, Expr(), indices);
+    Expr node;
+    const StructCall *c = op->node.as<StructCall>();
+    const Var *k = c && c->fn == StructFn::Child ? c->arg.as<Var>() : nullptr;
+    if (is_node_var(op->node)) {
+      node = StructCall::parent(Var::node());
+    } else if (k && k->name == k_ && is_node_var(c->node)) {
+      node = Var::node();
+    } else {
+      ok = false;
+      node = op->node;
+    }
+    return Load::make(op->tensor, node, indices);
+  }
+  Expr visit_StructCall(const StructCall *op, const Expr &e) override {
+    if (op->fn == StructFn::NumChildren && is_node_var(op->node))
+      return StructCall::num_children(StructCall::parent(Var::node()));
+    ok = false;
+    return e;
+  }
+
+ private:
+  std::string k_;
+};
+
 }  // namespace
 
 // --- The pass ---------------------------------------------------------------------------------
@@ -159,12 +203,15 @@ class Differentiator {
 
   Derivative run() {
     if (p_.direction != Direction::BottomUp) cannot_program("it is already a backward program");
-    if (p_.structure != StructureKind::BinaryTree)
-      cannot_program(fmt::format("its structure is {} (binary trees only so far)", to_string(p_.structure)));
+    if (p_.structure != StructureKind::BinaryTree && p_.structure != StructureKind::Tree)
+      cannot_program(fmt::format("its structure is {} (trees only so far)", to_string(p_.structure)));
     if (!p_.hoisted.body.empty()) cannot_program("it has a hoisted case (differentiate before the passes)");
     for (const TensorDecl &t : p_.tensors)
       if (t.name.rfind("d_", 0) == 0)
         cannot_program(fmt::format("its tensor {} has a name the backward's adjoints use (d_...)", t.name));
+    // Trees of any arity: a ragged sum's per-child products move to the child first (a state the
+    // parent reads at child(n, k)), so that what is left of each sum is elementwise.
+    if (p_.structure == StructureKind::Tree) source_ = hoist_child_terms(p_);
     d_.forward = training_forward();
     const Program &f = d_.forward;
     Program &b = d_.backward;
@@ -183,8 +230,11 @@ class Differentiator {
       for_each_node(op.value, [&](const Expr &e) {
         const Load *l = e.as<Load>();
         const StructCall *c = l ? l->node.as<StructCall>() : nullptr;
-        if (c && c->fn == StructFn::Child) slots_[l->tensor].insert(int(c->arg.as<IntImm>()->value));
+        if (c && c->fn == StructFn::Child && c->arg.as<IntImm>())
+          slots_[l->tensor].insert(int(c->arg.as<IntImm>()->value));
       });
+    // Ragged sums over the children: each child takes its share itself, from its parent's adjoint.
+    for (const Compute &op : f.internal.body) pull_ragged_sums(op);
     differentiate_case(f.internal, b.internal);
     differentiate_case(f.leaf, b.leaf);
     finish();
@@ -212,25 +262,39 @@ class Differentiator {
 
   // 1. The forward of training: nonlinear weight products split, every value kept per node.
   Program training_forward() {
-    Program f = p_;
+    Program f = source_;
     for (Case *c : {&f.leaf, &f.internal}) {
       std::vector<Compute> body;
       for (const Compute &op : c->body) {
         if (op.indices.size() != 1) cannot(op, "it computes a matrix per node");
-        if (additive_sums(op.value)) {
-          body.push_back(op);
-          continue;
-        }
-        const Unary *u = op.value.as<Unary>();
-        if (!u || !additive_sums(u->a)) cannot(op, "a weight product sits inside an expression");
-        std::string pre = op.tensor + "_pre";
-        if (!f.find(pre)) {
-          while (p_.find(pre)) pre += "_";
-          f.tensors.push_back({pre, TensorKind::State, f.get(op.tensor).shape});
-        }
-        body.push_back({pre, op.indices, u->a});
-        body.push_back({op.tensor, op.indices,
-                        Unary::make(u->op, Load::make(pre, Var::node(), {index(op.indices[0])}))});
+        // Every function of an expression with a weight product in it is applied to a state of
+        // its own, the product's value kept: t = f(Σ W x + b) · y becomes t_pre<k> = Σ W x + b,
+        // t = f(t_pre<k>) · y.
+        int outlined = 0;
+        std::vector<Compute> pre;
+        std::function<Expr(const Expr &)> outline = [&](const Expr &e) -> Expr {
+          if (!contains(e, [](const Expr &y) { return y.as<Sum>() != nullptr; })) return e;
+          if (const Unary *u = e.as<Unary>(); u && u->op != UnaryOp::Neg && additive_sums(u->a)) {
+            std::string name = op.tensor + "_pre" + (outlined ? std::to_string(outlined) : "");
+            outlined++;
+            while (p_.find(name) || (f.find(name) && !declared_pre_.count(name))) name += "_";
+            if (!f.find(name)) {
+              f.tensors.push_back({name, TensorKind::State, f.get(op.tensor).shape});
+              declared_pre_.insert(name);
+            }
+            pre.push_back({name, op.indices, u->a});
+            return Unary::make(u->op, Load::make(name, Var::node(), {index(op.indices[0])}));
+          }
+          if (const Binary *b = e.as<Binary>()) return Binary::make(b->op, outline(b->a), outline(b->b));
+          if (const Select *sl = e.as<Select>())
+            return Select::make(sl->cond, outline(sl->t), outline(sl->f));
+          if (const Unary *u = e.as<Unary>()) return Unary::make(u->op, outline(u->a));
+          return e;  // a Sum: a term of its own
+        };
+        Expr value = outline(op.value);
+        if (!additive_sums(value)) cannot(op, "a weight product sits inside an expression");
+        body.insert(body.end(), pre.begin(), pre.end());
+        body.push_back({op.tensor, op.indices, value});
       }
       c->body = std::move(body);
     }
@@ -347,6 +411,40 @@ class Differentiator {
     return name;
   }
 
+  // A ragged sum Σ_{k < num_children(n)} B in `op` (internal case): every child takes its share of
+  // the adjoint of each state B reads at child(n, k) itself, from its parent's d_t at parent(n) —
+  // in a tree each child has one parent, so nothing is scattered.
+  void pull_ragged_sums(const Compute &op) {
+    std::optional<std::vector<std::pair<const Sum *, int>>> sums = additive_sums(op.value);
+    if (!sums) return;  // training_forward has refused it
+    const std::string &var = op.indices[0];
+    const TensorDecl &t = d_.forward.get(op.tensor);
+    for (const auto &[s, sign] : *sums) {
+      if (affine(s->extent, {})) continue;  // a weight product (product())
+      const StructCall *nc = s->extent.as<StructCall>();
+      if (!nc || nc->fn != StructFn::NumChildren)
+        cannot(op, "a sum's extent is neither a size nor num_children(n)");
+      if (contains(s->body, [](const Expr &e) { return e.as<Sum>() != nullptr; }))
+        cannot(op, "a sum over the children holds a product");
+      const Expr dt = Load::make(adjoint(op.tensor), Var::node(), {index(var)});
+      for (const Load *l : loads_outside_sums(s->body)) {
+        const TensorDecl &x = d_.forward.get(l->tensor);
+        const StructCall *c = l->node.as<StructCall>();
+        const Var *k = c && c->fn == StructFn::Child ? c->arg.as<Var>() : nullptr;
+        if (x.kind == TensorKind::Param || !k || k->name != s->var)
+          cannot(op, fmt::format("a sum over the children reads {} other than at child(n, {})", l->tensor,
+                                 s->var));
+        Expr share = mul(dt, diff(s->body, l));
+        if (sign < 0) share = is_zero(share) ? share : -share;
+        ToChildFrame frame(s->var);
+        Expr pulled = frame.mutate(value_of(share));
+        if (!frame.ok) cannot(op, "a sum over the children reads another child");
+        pulled_terms_[l->tensor].push_back(at_target(op, pulled, l->indices[0], var, t.shape[0], x.shape[0]));
+        read_at_parent_.insert(adjoint(op.tensor));
+      }
+    }
+  }
+
   // 2. One case of the backward, from the same case of the training forward.
   void differentiate_case(const Case &fc, Case &bc) {
     self_terms_.clear();
@@ -368,11 +466,18 @@ class Differentiator {
         }
         terms.push_back(from_parent);
       }
+      if (auto p = pulled_terms_.find(op.tensor); p != pulled_terms_.end())
+        terms.insert(terms.end(), p->second.begin(), p->second.end());
       Expr value = sum_of(terms);
-      if (is_zero(value)) continue;
       const std::string dt = adjoint(op.tensor);
-      if (!d_.backward.find(dt)) declare(dt, TensorKind::Temp, t.shape);
-      bc.body.push_back({dt, {"i0"}, value});
+      const bool read_by_children = kind == CaseKind::Internal && read_at_parent_.count(dt);
+      if (is_zero(value) && !read_by_children) continue;
+      if (!d_.backward.find(dt))
+        declare(dt, read_by_children ? TensorKind::State : TensorKind::Temp, t.shape);
+      if (read_by_children)
+        for (TensorDecl &decl : d_.backward.tensors)
+          if (decl.name == dt) decl.kind = TensorKind::State;
+      bc.body.push_back({dt, {"i0"}, value_of(value)});
       const std::string &var = op.indices[0];
       const Expr dt_at_var = Load::make(dt, n, {index(var)});
       // Elementwise: d V / d load, at the load's own index.
@@ -403,8 +508,8 @@ class Differentiator {
 
   void product(const Compute &op, CaseKind kind, const Sum &s, int sign, Case &bc, const Expr &rows) {
     const std::string &var = op.indices[0];
+    if (!affine(s.extent, {})) return;  // a sum over the children: pull_ragged_sums
     if (sign < 0) cannot(op, "a weight product is subtracted");
-    if (!affine(s.extent, {})) cannot(op, "a sum's extent is not a size (a sum over the children)");
     const Binary *m = s.body.as<Binary>();
     const Load *w = nullptr;
     Expr x;
@@ -534,7 +639,10 @@ class Differentiator {
   Derivative d_;
   std::set<std::pair<CaseKind, std::string>> zero_filled_;
   std::map<std::string, std::set<int>> slots_;
-  std::map<std::string, std::vector<Expr>> self_terms_, row_terms_;
+  Program source_ = p_;  // the program differentiated (trees of any arity: child terms hoisted)
+  std::set<std::string> declared_pre_;
+  std::map<std::string, std::vector<Expr>> self_terms_, row_terms_, pulled_terms_;
+  std::set<std::string> read_at_parent_;  // adjoints the children read at parent(n)
   std::map<std::pair<std::string, int>, std::vector<Expr>> child_terms_;
   std::map<std::pair<std::string, CaseKind>, std::vector<Expr>> weight_terms_, reduction_terms_;
   std::map<std::string, std::string> transposed_;

@@ -22,10 +22,15 @@
 //     A table read at a leaf's token (the embedding) gets a per-node row gradient (`rows`), which
 //     the runtime sums per token.
 //
-// What it takes: binary trees (fixed child slots), Computes over one index, weight products of a
-// param row block and an operand, elementwise +, -, *, / and the model language's functions.
-// Anything else — trees of any arity (sums over num_children), per-node matrix products (MV-RNN),
-// DAGs and sequences — is a UserError naming the model and the Compute.
+// Trees of any arity: hoist_child_terms first moves a ragged sum's per-child products to the child
+// (child-sum TreeLSTM's forget gates); what is left of Σ_{k < num_children(n)} B is elementwise, and
+// each child takes its share of B's adjoint itself, reading its parent's adjoint at parent(n) (a tree
+// child has one parent: nothing is scattered).
+//
+// What it takes: trees, Computes over one index, weight products of a param row block and an
+// operand, elementwise +, -, *, / and the model language's functions, ragged sums of the children's
+// states. Anything else — per-node matrix products (MV-RNN), DAGs and sequences — is a UserError
+// naming the model and the Compute.
 
 #include <string>
 #include <vector>

@@ -59,8 +59,15 @@ std::vector<Tree> sst_trees(size_t count) {
   return trees;
 }
 
-std::vector<Tree> random_trees(int32_t vocab) {
+std::vector<Tree> random_trees(ModelKind model, int32_t vocab) {
   std::vector<Tree> trees;
+  if (model == ModelKind::ChildSumTreeLSTM) {
+    // Any arity: 1 to 5 children, a unary chain, a single leaf.
+    for (uint64_t s = 0; s < 12; s++) trees.push_back(random_tree(s + 1, int32_t(1 + s * 5), 5, vocab));
+    trees.push_back(unary_chain(40, vocab, 3));
+    trees.push_back(random_binary_tree(9, 17, vocab));
+    return trees;
+  }
   for (uint64_t s = 0; s < 12; s++) trees.push_back(random_binary_tree(s + 1, int32_t(1 + s * 3), vocab));
   trees.push_back(perfect_binary_tree(5, vocab, 7));
   trees.push_back(binary_chain(60, vocab, 3));
@@ -117,7 +124,7 @@ class Gradients : public testing::TestWithParam<Case> {};
 TEST_P(Gradients, MatchReference) {
   const Case &c = GetParam();
   const int64_t V = c.sst ? sst_vocab().size() : 40;
-  const std::vector<Tree> trees = c.sst ? sst_trees(24) : random_trees(int32_t(V));
+  const std::vector<Tree> trees = c.sst ? sst_trees(24) : random_trees(c.model, int32_t(V));
   Weights weights = reference::random_model_weights(c.model, c.H, c.D, V, 11);
   ilir::Program program = dsl::parse_model_file(
       fmt::format("{}/models/{}.grove", GROVE_SOURCE_DIR, reference::model_file_stem(c.model)));
@@ -158,7 +165,8 @@ TEST_P(Gradients, MatchReference) {
 
 std::vector<Case> cases() {
   std::vector<Case> out;
-  for (ModelKind m : {ModelKind::TreeLSTM, ModelKind::TreeFC, ModelKind::TreeGRU}) {
+  for (ModelKind m :
+       {ModelKind::TreeLSTM, ModelKind::TreeFC, ModelKind::TreeGRU, ModelKind::ChildSumTreeLSTM}) {
     const bool square = m == ModelKind::TreeFC;
     out.push_back({m, 8, square ? 8 : 6, "", false});
     out.push_back({m, 150, square ? 150 : 300, "", true});
@@ -172,7 +180,7 @@ std::vector<Case> cases() {
 INSTANTIATE_TEST_SUITE_P(Models, Gradients, testing::ValuesIn(cases()), case_name);
 
 TEST(Gradients, ModelsOutsideTheBackwardAreClearErrors) {
-  for (const char *stem : {"mvrnn", "childsum_treelstm", "dagrnn", "lstm"}) {
+  for (const char *stem : {"mvrnn", "dagrnn", "lstm", "gru"}) {
     ilir::Program program = dsl::parse_model_file(fmt::format("{}/models/{}.grove", GROVE_SOURCE_DIR, stem));
     try {
       plan::Derivative d = plan::differentiate(program);
