@@ -51,6 +51,9 @@ inline constexpr char kTrainOutNotDir[] = "train: --out {} is not a directory gr
 inline constexpr char kTrainOutIsInput[] =
     "train: the checkpoint {} would replace the input {}: grove never overwrites its own inputs; choose "
     "another --out";
+inline constexpr char kTrainStepLog[] = "train: --step-log {}: cannot write it: {}";
+inline constexpr char kTrainStepLogIsInput[] =
+    "train: --step-log {} would replace the input {}: grove never overwrites its own inputs";
 inline constexpr char kTrainVocabSize[] = "train: --sizes V={} disagrees with {}, {}";
 inline constexpr char kTrainNoEmbedding[] =
     "train: --embeddings: model '{}' has no embedding (a parameter its leaves index with their token)";

@@ -1,9 +1,12 @@
 #include "tools/TrainCommand.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 
@@ -204,6 +207,21 @@ int train(const TrainCommand &c) {
                 r.best ? "  (best)" : "");
     std::fflush(stdout);
   };
+  // The per-step log (--step-log): the batch's tree indices (0-based lines of --trees) and its loss.
+  std::unique_ptr<std::FILE, int (*)(std::FILE *)> step_log(nullptr, std::fclose);
+  if (!c.step_log.empty()) {
+    for (const std::string &input : t.inputs) {
+      if (!input.empty() && same_file(c.step_log, input))
+        user_error(msg::kTrainStepLogIsInput, c.step_log, input);
+    }
+    step_log.reset(std::fopen(c.step_log.c_str(), "w"));
+    if (!step_log) user_error(msg::kTrainStepLog, c.step_log, std::strerror(errno));
+    callbacks.step = [&](int64_t step, const std::vector<int64_t> &trees, double loss) {
+      std::string text = fmt::format("{{\"step\": {}, \"epoch\": {}, \"trees\": [{}], \"loss\": {:.17g}}}\n",
+                                     step, trainer.state().epoch + 1, fmt::join(trees, ", "), loss);
+      std::fputs(text.c_str(), step_log.get());
+    };
+  }
   std::vector<training::EpochReport> reports = trainer.train(train, dev, callbacks);
   if (reports.empty())
     std::fprintf(stderr, "grove: %s\n", fmt::format(msg::kTrainNothingLeft, trainer.state().epoch).c_str());

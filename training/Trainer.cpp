@@ -105,6 +105,10 @@ double Trainer::train_epoch(const LabelledTrees &train, const TrainerCallbacks &
     model_.set_weights(weights_);
     loss_sum += head.sum;
     labelled += head.labelled;
+    if (callbacks.step) {
+      callbacks.step(optimizer_.steps(), std::vector<int64_t>(order.begin() + begin, order.begin() + end),
+                     head.loss);
+    }
     if (callbacks.batch) callbacks.batch(static_cast<int64_t>(end), train.size());
   }
   return labelled == 0 ? 0.0 : loss_sum / static_cast<double>(labelled);

@@ -68,6 +68,9 @@ struct EpochReport {
 struct TrainerCallbacks {
   std::function<void(const EpochReport &)> epoch;          // after each epoch
   std::function<void(int64_t done, int64_t total)> batch;  // after each batch: trees done in the epoch
+  // After each step: its number t (from 1, across epochs), the batch's trees (indices into the
+  // training set, in batch order) and its loss (HeadResult::loss, before the update).
+  std::function<void(int64_t step, const std::vector<int64_t> &trees, double loss)> step;
 };
 
 class Trainer {
