@@ -13,15 +13,19 @@ namespace msg = training_messages;
 
 namespace {
 
-// The classifier's logits of one row, in double: z = W x + b.
+// The classifier's logits of one row, in double: z = W x + b. Four partial sums per class, so that
+// the reduction is not one chain of dependent additions (the compiler may not reassociate it).
 void logits(const Tensor &weight, const Tensor &bias, const float *x, int64_t width, std::vector<double> &z) {
   const int64_t classes = bias.size();
   z.assign(classes, 0.0);
   for (int64_t c = 0; c < classes; ++c) {
     const float *w = weight.data.data() + c * width;
-    double sum = bias.data[c];
-    for (int64_t k = 0; k < width; ++k) sum += static_cast<double>(w[k]) * x[k];
-    z[c] = sum;
+    double part[4] = {0.0, 0.0, 0.0, 0.0};
+    int64_t k = 0;
+    for (; k + 4 <= width; k += 4)
+      for (int j = 0; j < 4; ++j) part[j] += static_cast<double>(w[k + j]) * x[k + j];
+    for (; k < width; ++k) part[0] += static_cast<double>(w[k]) * x[k];
+    z[c] = bias.data[c] + ((part[0] + part[1]) + (part[2] + part[3]));
   }
 }
 
@@ -128,37 +132,41 @@ HeadResult head_loss(const NodeStates &states, std::span<const Tree> trees,
 
   const double n = static_cast<double>(options.average == Average::Trees ? trees.size() : rows.size());
   const double scale = 1.0 / (1.0 - options.dropout);
-  std::vector<double> x(width), z, dw(weight.data.size(), 0.0), db(classes, 0.0);
-  std::vector<float> xf(width);
-  std::vector<char> keep(width);
+  std::vector<double> z, db(classes, 0.0);
+  // x: the row after dropout; mask: 1 / (1 − p) where kept, else 0; back: Wᵀ dz.
+  std::vector<float> x(width), mask(width), back(width);
+  const auto kept_scale = static_cast<float>(scale);
   double loss = 0.0;
   for (const auto &[row, label] : rows) {
     const float *h = states.rows.data() + row * width;
     const uint64_t row_key = dropout_row_key(options.seed, step, static_cast<uint64_t>(row));
     for (int64_t k = 0; k < width; ++k) {
-      keep[k] = options.dropout <= 0.0 || keeps(row_key, static_cast<uint64_t>(k), options.dropout);
-      xf[k] = keep[k] ? static_cast<float>(h[k] * scale) : 0.0f;
-      x[k] = xf[k];
+      const bool kept = options.dropout <= 0.0 || keeps(row_key, static_cast<uint64_t>(k), options.dropout);
+      mask[k] = kept ? kept_scale : 0.0f;
+      x[k] = h[k] * mask[k];
     }
-    logits(weight, bias, xf.data(), width, z);
+    logits(weight, bias, x.data(), width, z);
     const double z_label = z[label];
     const double log_total = softmax_in_place(z);
     loss += log_total - z_label;
-    float *d = result.d_rows.data() + row * width;
+    // The gradients in float, as every loop below is elementwise over k and vectorizes.
+    std::fill(back.begin(), back.end(), 0.0f);
     for (int64_t c = 0; c < classes; ++c) {
       const double dz = (z[c] - (c == label ? 1.0 : 0.0)) / n;
       db[c] += dz;
+      const auto g = static_cast<float>(dz);
       const float *w = weight.data.data() + c * width;
-      double *dwc = dw.data() + c * width;
+      float *dw = result.d_weight.data.data() + c * width;
       for (int64_t k = 0; k < width; ++k) {
-        dwc[k] += dz * x[k];
-        if (keep[k]) d[k] += static_cast<float>(dz * w[k] * scale);
+        dw[k] += g * x[k];
+        back[k] += g * w[k];
       }
     }
+    float *d = result.d_rows.data() + row * width;
+    for (int64_t k = 0; k < width; ++k) d[k] = back[k] * mask[k];
   }
   result.sum = loss;
   result.loss = loss / n;
-  for (size_t i = 0; i < dw.size(); ++i) result.d_weight.data[i] = static_cast<float>(dw[i]);
   for (int64_t c = 0; c < classes; ++c) result.d_bias.data[c] = static_cast<float>(db[c]);
   return result;
 }
