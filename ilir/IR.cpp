@@ -62,7 +62,8 @@ Expr Load::make(const std::string &tensor, Expr node, std::vector<Expr> indices)
 
 Expr StructCall::make(StructFn fn, Expr node, Expr arg) {
   GROVE_CHECK(node.defined() && node.type() == ScalarType::Int, "{} needs an Int node", to_string(fn));
-  GROVE_CHECK((fn == StructFn::Child) == arg.defined(), "{}: argument mismatch", to_string(fn));
+  const bool optional = fn == StructFn::Parent || fn == StructFn::ChildSlot;
+  GROVE_CHECK(optional || (fn == StructFn::Child) == arg.defined(), "{}: argument mismatch", to_string(fn));
   GROVE_CHECK(!arg.defined() || arg.type() == ScalarType::Int, "{}: argument is not Int", to_string(fn));
   ScalarType t = fn == StructFn::IsLeaf ? ScalarType::Bool : ScalarType::Int;
   return Expr(std::make_shared<const StructCall>(fn, std::move(node), std::move(arg), t));
@@ -167,6 +168,8 @@ const char *to_string(StructFn fn) {
       return "parent";
     case StructFn::ChildSlot:
       return "child_slot";
+    case StructFn::NumParents:
+      return "num_parents";
   }
   return "?";
 }

@@ -54,7 +54,9 @@
 //                starting at zero. A weight's gradient, Σ_n δ[n] · x[n]ᵀ, is one of them.
 //
 // A top-down program's States need not be defined by both Cases; one read at parent(n) is defined by
-// the internal case (a parent is internal). It has no hoisted case.
+// the internal case (a parent is internal). It has no hoisted case. Over DAGs and sequences a node
+// may have several successors (a grid's cell is read by two): `num_parents(n)`, `parent(n, j)` and
+// `child_slot(n, j)` name them, and a node gathers its adjoint with a ragged sum over them.
 //
 // Nodes are immutable and reference counted. Build them with the static make() functions, which
 // check their invariants; compare handles with `same_as`; downcast with `as<T>()`.
@@ -188,7 +190,7 @@ struct Load : ExprNode {
 };
 
 // The uninterpreted structure functions. `arg` is the child slot for Child, undefined otherwise.
-enum class StructFn { Child, NumChildren, IsLeaf, Token, Parent, ChildSlot };
+enum class StructFn { Child, NumChildren, IsLeaf, Token, Parent, ChildSlot, NumParents };
 
 struct StructCall : ExprNode {
   static constexpr ExprKind kKind = ExprKind::StructCall;
@@ -200,6 +202,13 @@ struct StructCall : ExprNode {
   static Expr num_children(Expr node) { return make(StructFn::NumChildren, std::move(node)); }
   static Expr parent(Expr node) { return make(StructFn::Parent, std::move(node)); }
   static Expr child_slot(Expr node) { return make(StructFn::ChildSlot, std::move(node)); }
+  // DAGs and sequences, top down: the j-th of a node's num_parents(n) successors, and the
+  // predecessor slot the node fills there.
+  static Expr parent(Expr node, Expr j) { return make(StructFn::Parent, std::move(node), std::move(j)); }
+  static Expr child_slot(Expr node, Expr j) {
+    return make(StructFn::ChildSlot, std::move(node), std::move(j));
+  }
+  static Expr num_parents(Expr node) { return make(StructFn::NumParents, std::move(node)); }
   StructCall(StructFn f, Expr n, Expr a, ScalarType t)
       : ExprNode(kKind, t), fn(f), node(std::move(n)), arg(std::move(a)) {}
 };

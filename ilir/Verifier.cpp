@@ -57,10 +57,14 @@ class ComputeChecker : public IRMutator {
     // A DAG or sequence node has a token and its predecessor slots in both (identical) cases.
     bool slots = has_predecessor_slots(p_.structure);
     bool top_down = p_.direction == Direction::TopDown;
-    if ((op->fn == StructFn::Parent || op->fn == StructFn::ChildSlot) && !top_down)
-      fail("parent() or child_slot() in a bottom-up program", e);
-    if ((op->fn == StructFn::Parent || op->fn == StructFn::ChildSlot) && slots)
-      fail("parent() or child_slot() over a DAG or sequence", e);
+    const bool upward =
+        op->fn == StructFn::Parent || op->fn == StructFn::ChildSlot || op->fn == StructFn::NumParents;
+    if (upward && !top_down) fail("parent() or child_slot() in a bottom-up program", e);
+    // A tree node has one parent, parent(n); a DAG's or sequence's has num_parents(n), parent(n, j).
+    if (upward && slots != (op->fn == StructFn::NumParents || op->arg.defined()))
+      fail(slots ? "a DAG's or sequence's parents are parent(n, j) over j < num_parents(n)"
+                 : "a tree node's parent is parent(n)",
+           e);
     if (op->fn == StructFn::Token && case_.kind == CaseKind::Internal && !slots)
       fail("token() outside the leaf case", e);
     if (op->fn == StructFn::Child &&
@@ -179,8 +183,6 @@ void verify(const Program &p) {
     return;
   }
   GROVE_CHECK(p.hoisted.body.empty(), "a top-down program with a hoisted case");
-  GROVE_CHECK(p.structure == StructureKind::BinaryTree || p.structure == StructureKind::Tree,
-              "a top-down program over a {}", to_string(p.structure));
   std::set<std::string> read_at_parent;
   std::set<std::string> leaf = verify_case(p, p.leaf, {}, &read_at_parent);
   std::set<std::string> internal = verify_case(p, p.internal, {}, &read_at_parent);

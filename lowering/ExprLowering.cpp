@@ -110,9 +110,15 @@ class ExprLowerer : public ilir::ExprFunctor<HExpr> {
       case ilir::StructFn::Token:
         return int_load(names::kToken, node);
       case ilir::StructFn::Parent:
+        if (op->arg.defined())
+          return int_load(names::kParent, int_load(names::kParentBegin, node) + lower(op->arg));
         return int_load(names::kParent, node);
       case ilir::StructFn::ChildSlot:
+        if (op->arg.defined())
+          return int_load(names::kChildSlot, int_load(names::kParentBegin, node) + lower(op->arg));
         return int_load(names::kChildSlot, node);
+      case ilir::StructFn::NumParents:
+        return int_load(names::kParentBegin, node + 1) - int_load(names::kParentBegin, node);
     }
     GROVE_CHECK(false, "unknown structure function");
   }

@@ -78,6 +78,7 @@ std::vector<HI::LoweredArgument> arguments(const plan::LevelPlan &plan) {
         break;
       case Kind::Parent:
       case Kind::ChildSlot:
+      case Kind::ParentBegin:
       case Kind::LevelBegin:
       case Kind::ChildBegin:
       case Kind::Children:

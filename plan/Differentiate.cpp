@@ -203,8 +203,6 @@ class Differentiator {
 
   Derivative run() {
     if (p_.direction != Direction::BottomUp) cannot_program("it is already a backward program");
-    if (p_.structure != StructureKind::BinaryTree && p_.structure != StructureKind::Tree)
-      cannot_program(fmt::format("its structure is {} (trees only so far)", to_string(p_.structure)));
     if (!p_.hoisted.body.empty()) cannot_program("it has a hoisted case (differentiate before the passes)");
     for (const TensorDecl &t : p_.tensors)
       if (t.name.rfind("d_", 0) == 0)
@@ -458,13 +456,18 @@ class Differentiator {
       std::vector<Expr> terms = self_terms_[op.tensor];
       if (op.tensor == p_.output) terms.push_back(Load::make(d_.seed, n, {index("i0")}));
       if (auto s = slots_.find(op.tensor); s != slots_.end()) {
+        // A tree node's one parent; a DAG's or sequence's successors, each at the slot it reads.
+        const bool dag = has_predecessor_slots(p_.structure);
+        const Expr j = index("j0");
+        const Expr parent = dag ? StructCall::parent(n, j) : StructCall::parent(n);
+        const Expr slot = dag ? StructCall::child_slot(n, j) : StructCall::child_slot(n);
         Expr from_parent;
         for (int k : s->second) {
-          Expr at = Load::make(child_adjoint(op.tensor, k), StructCall::parent(n), {index("i0")});
-          Expr here = Binary::make(BinOp::EQ, StructCall::child_slot(n), Expr(k));
+          Expr at = Load::make(child_adjoint(op.tensor, k), parent, {index("i0")});
+          Expr here = Binary::make(BinOp::EQ, slot, Expr(k));
           from_parent = from_parent.defined() ? Select::make(here, at, from_parent) : sel(here, at, Expr());
         }
-        terms.push_back(from_parent);
+        terms.push_back(dag ? Sum::make("j0", StructCall::num_parents(n), from_parent) : from_parent);
       }
       if (auto p = pulled_terms_.find(op.tensor); p != pulled_terms_.end())
         terms.insert(terms.end(), p->second.begin(), p->second.end());

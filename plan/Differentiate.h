@@ -29,7 +29,8 @@
 //
 // What it takes: trees, Computes over one index, weight products of a param row block and an
 // operand, elementwise +, -, *, / and the model language's functions, ragged sums of the children's
-// states. Anything else — per-node matrix products (MV-RNN), DAGs and sequences — is a UserError
+// states, DAGs and sequences (a node gathers its adjoint over its successors, num_parents(n) of them,
+// each at the slot it reads). Anything else — per-node matrix products (MV-RNN) — is a UserError
 // naming the model and the Compute.
 
 #include <string>

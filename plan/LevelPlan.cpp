@@ -213,6 +213,8 @@ class Planner {
     abi.args.push_back({Kind::Token, names::kToken, -1});
     if (plan.recursion.unroll > 1) abi.args.push_back({Kind::TeamBegin, names::kTeamBegin, -1});
     if (plan.recursion.top_down) {
+      if (ilir::has_predecessor_slots(p_.structure))
+        abi.args.push_back({Kind::ParentBegin, names::kParentBegin, -1});
       abi.args.push_back({Kind::Parent, names::kParent, -1});
       abi.args.push_back({Kind::ChildSlot, names::kChildSlot, -1});
     }

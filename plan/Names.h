@@ -18,6 +18,8 @@ inline constexpr const char *kNumLevels = "num_levels";
 // there, derived from the child arrays by the runtime.
 inline constexpr const char *kParent = "parent";
 inline constexpr const char *kChildSlot = "child_slot";
+// Over DAGs and sequences, parent and child_slot hold each node's successors from parent_begin[n].
+inline constexpr const char *kParentBegin = "parent_begin";
 std::string param(const std::string &tensor);     // p_<tensor>
 std::string state(const std::string &tensor);     // s_<tensor>
 std::string temp(const std::string &tensor);      // t_<tensor> (the emitter's local buffers)

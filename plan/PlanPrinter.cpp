@@ -143,6 +143,7 @@ std::string arg_kind(ModelAbi::ArgKind kind) {
     case ModelAbi::ArgKind::TeamBegin:
     case ModelAbi::ArgKind::Parent:
     case ModelAbi::ArgKind::ChildSlot:
+    case ModelAbi::ArgKind::ParentBegin:
       return "inspector";
     case ModelAbi::ArgKind::Saved:
       return "saved";

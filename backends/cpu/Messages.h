@@ -31,6 +31,10 @@ inline constexpr char kAotWeightsSizes[] =
 inline constexpr char kTrainingUnrolled[] =
     "{}: training programs do not run with recursive unrolling (schedule unroll > 1); use unroll=1";
 inline constexpr char kTrainingWeightMissing[] = "{}: no tensor {} {} to train";
+inline constexpr char kTrainingNeedsDags[] =
+    "model {} runs over a {}: train it on DAGs or sequences (forward_dags), not trees";
+inline constexpr char kTrainingNeedsTrees[] =
+    "model {} runs over a {}: train it on trees (forward), not DAGs";
 inline constexpr char kTrainingWeightShape[] = "{}: {} is {}, but the model's parameter is {}";
 
 }  // namespace grove::cpu_messages

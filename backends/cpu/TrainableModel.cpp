@@ -12,6 +12,7 @@
 #include "backends/cpu/TsanParallel.h"
 #include "backends/runtime/BindWeights.h"
 #include "backends/runtime/Clock.h"
+#include "backends/runtime/DagInspector.h"
 #include "backends/runtime/Inspector.h"
 #include "ilir/IRPrinter.h"
 #include "lowering/Codegen.h"
@@ -96,6 +97,7 @@ struct TrainableModel::Impl {
   // The last forward.
   bool has_forward = false;
   LinearizedBatch batch;
+  std::vector<int32_t> id_of_row;          // the batch's id of every output row
   std::vector<std::vector<float>> states;  // per forward abi.states: (nodes + 1) rows
   training::NodeStates out;
   // The backward's buffers, kept from call to call (every row a call reads it writes first, but the
@@ -119,7 +121,8 @@ struct TrainableModel::Impl {
 
   // The common arguments: params, packed panels, the inspector's arrays. `state`, `saved` and
   // `gradient` give the buffers of those kinds by their index.
-  void call(const Compiled &c, auto state, auto saved, auto gradient, const std::vector<int32_t> &parent,
+  void call(const Compiled &c, auto state, auto saved, auto gradient,
+            const std::vector<int32_t> &parent_begin, const std::vector<int32_t> &parent,
             const std::vector<int32_t> &slot) {
     const ModelAbi &abi = c.abi();
     Args args(abi.args.size());
@@ -164,6 +167,9 @@ struct TrainableModel::Impl {
           break;
         case Kind::ChildSlot:
           args.ints(slot);
+          break;
+        case Kind::ParentBegin:
+          args.ints(parent_begin);
           break;
         case Kind::NumLevels:
           args.scalar(&num_levels);
@@ -239,6 +245,7 @@ void TrainableModel::set_weights(const Weights &weights) {
 const training::NodeStates &TrainableModel::forward(std::span<const Tree> trees) {
   Impl &m = *impl_;
   const ModelAbi &abi = m.forward->abi();
+  if (abi.runs_dags()) user_error(msg::kTrainingNeedsDags, abi.model, abi.structure);
   InspectorOptions options;
   options.arity = {abi.min_children, abi.max_children};
   options.vocab_size = abi.vocab_size;
@@ -246,29 +253,62 @@ const training::NodeStates &TrainableModel::forward(std::span<const Tree> trees)
   m.has_forward = false;
   const auto t0 = std::chrono::steady_clock::now();
   m.batch = linearize(trees, options);
-  const auto t1 = std::chrono::steady_clock::now();
+  m.id_of_row = m.batch.id_of_row;
   m.stats.inspector_ms += ms_since(t0);
+  std::vector<int64_t> offsets{0};
+  for (const Tree &t : trees) offsets.push_back(offsets.back() + t.size());
+  return run_forward(std::move(offsets));
+}
+
+const training::NodeStates &TrainableModel::forward_dags(std::span<const Dag> dags) {
+  Impl &m = *impl_;
+  const ModelAbi &abi = m.forward->abi();
+  if (!abi.runs_dags()) user_error(msg::kTrainingNeedsTrees, abi.model, abi.structure);
+  DagInspectorOptions options;
+  options.slots = abi.predecessor_slots;
+  options.vocab_size = abi.vocab_size;
+  options.outputs = DagOutputs::AllNodes;  // roots: every node, DAG by DAG in node order
+  m.has_forward = false;
+  const auto t0 = std::chrono::steady_clock::now();
+  m.batch = linearize_dags(dags, options);
+  m.id_of_row = m.batch.roots;
+  m.stats.inspector_ms += ms_since(t0);
+  std::vector<int64_t> offsets{0};
+  for (const Dag &d : dags) offsets.push_back(offsets.back() + d.size());
+  return run_forward(std::move(offsets));
+}
+
+const training::NodeStates &TrainableModel::run_forward(std::vector<int64_t> offsets) {
+  Impl &m = *impl_;
+  const ModelAbi &abi = m.forward->abi();
+  const auto t1 = std::chrono::steady_clock::now();
+  // Every node's row of every state is written (a case computes each state, zero where it has no
+  // value), so the buffers are reused as they are; only the zero node's row is cleared.
   const int64_t rows = int64_t(m.batch.num_nodes) + 1;  // and the zero node's
-  m.states.assign(abi.states.size(), {});
-  for (size_t i = 0; i < abi.states.size(); i++)
-    m.states[i].assign(size_t(rows * abi.states[i].row_elements), 0.0f);
+  m.states.resize(abi.states.size());
+  for (size_t i = 0; i < abi.states.size(); i++) {
+    const int64_t width = abi.states[i].row_elements;
+    m.states[i].resize(size_t(rows * width));
+    std::fill(m.states[i].end() - width, m.states[i].end(), 0.0f);
+  }
   auto state = [&](int i) { return std::pair{m.states[i].data(), int64_t(m.states[i].size())}; };
   auto none = [](int) -> std::pair<float *, int64_t> {
     GROVE_CHECK(false, "a forward with backward arguments");
   };
   const auto t2 = std::chrono::steady_clock::now();
-  m.call(*m.forward, state, none, none, {}, {});
+  m.call(*m.forward, state, none, none, {}, {}, {});
   const auto t3 = std::chrono::steady_clock::now();
   m.stats.forward_ms += ms_since(t2);
-  // Every node's output, tree by tree in each tree's own numbering.
+  // Every node's output, input by input in each one's own numbering.
   training::NodeStates &out = m.out;
   out.width = abi.output_elements();
-  out.tree_offset.assign(1, 0);
-  for (const Tree &t : trees) out.tree_offset.push_back(out.tree_offset.back() + t.size());
+  out.tree_offset = std::move(offsets);
   out.rows.resize(size_t(out.nodes() * out.width));
+  GROVE_CHECK(int64_t(m.id_of_row.size()) == out.nodes(), "{} rows for {} nodes", m.id_of_row.size(),
+              out.nodes());
   const std::vector<float> &h = m.states[size_t(abi.output)];
   for (int64_t r = 0; r < out.nodes(); r++) {
-    const float *row = h.data() + int64_t(m.batch.id_of_row[size_t(r)]) * out.width;
+    const float *row = h.data() + int64_t(m.id_of_row[size_t(r)]) * out.width;
     std::copy(row, row + out.width, out.rows.data() + r * out.width);
   }
   m.has_forward = true;
@@ -288,13 +328,35 @@ training::Gradients TrainableModel::backward(std::span<const float> d_rows) {
   const int32_t nodes = batch.num_nodes;
   const auto t0 = std::chrono::steady_clock::now();
   const int64_t rows = int64_t(nodes) + 1;
-  // parent and child slot per node; a root's parent is the zero node (row `nodes`, all zeros).
-  std::vector<int32_t> parent(size_t(nodes), nodes), slot(size_t(nodes), 0);
-  for (int32_t p = 0; p < nodes; p++)
-    for (int32_t k = batch.child_begin[p]; k < batch.child_begin[p + 1]; k++) {
-      parent[size_t(batch.children[k])] = p;
-      slot[size_t(batch.children[k])] = k - batch.child_begin[p];
-    }
+  // Trees: each node's parent and its child slot there, the zero node (row `nodes`, all zeros) for
+  // a root. DAGs and sequences: each node's successors from parent_begin[n], and the slot of each
+  // that it fills (a zero node's empty slots have no successor to gather from).
+  std::vector<int32_t> parent_begin, parent, slot;
+  if (abi.args.end() != std::find_if(abi.args.begin(), abi.args.end(),
+                                     [](const ModelAbi::Arg &a) { return a.kind == Kind::ParentBegin; })) {
+    parent_begin.assign(size_t(nodes) + 1, 0);
+    for (int32_t c : batch.children)
+      if (c < nodes) parent_begin[size_t(c) + 1]++;
+    for (int32_t n = 0; n < nodes; n++) parent_begin[size_t(n) + 1] += parent_begin[size_t(n)];
+    parent.resize(size_t(parent_begin.back()));
+    slot.resize(parent.size());
+    std::vector<int32_t> next(parent_begin.begin(), parent_begin.end() - 1);
+    for (int32_t p = 0; p < nodes; p++)
+      for (int32_t k = batch.child_begin[p]; k < batch.child_begin[p + 1]; k++) {
+        const int32_t c = batch.children[k];
+        if (c >= nodes) continue;
+        parent[size_t(next[size_t(c)])] = p;
+        slot[size_t(next[size_t(c)]++)] = k - batch.child_begin[p];
+      }
+  } else {
+    parent.assign(size_t(nodes), nodes);
+    slot.assign(size_t(nodes), 0);
+    for (int32_t p = 0; p < nodes; p++)
+      for (int32_t k = batch.child_begin[p]; k < batch.child_begin[p + 1]; k++) {
+        parent[size_t(batch.children[k])] = p;
+        slot[size_t(batch.children[k])] = k - batch.child_begin[p];
+      }
+  }
   m.stats.inspector_ms += ms_since(t0);
   const auto t1 = std::chrono::steady_clock::now();
   std::vector<float> &seed = m.seed;
@@ -302,7 +364,7 @@ training::Gradients TrainableModel::backward(std::span<const float> d_rows) {
   std::fill(seed.end() - out.width, seed.end(), 0.0f);
   for (int64_t r = 0; r < out.nodes(); r++)
     std::copy(d_rows.data() + r * out.width, d_rows.data() + (r + 1) * out.width,
-              seed.data() + int64_t(batch.id_of_row[size_t(r)]) * out.width);
+              seed.data() + int64_t(m.id_of_row[size_t(r)]) * out.width);
   std::vector<std::vector<float>> states(abi.states.size());
   for (size_t i = 0; i < abi.states.size(); i++)
     states[i].assign(size_t(rows * abi.states[i].row_elements), 0.0f);
@@ -319,7 +381,7 @@ training::Gradients TrainableModel::backward(std::span<const float> d_rows) {
   };
   auto gradient = [&](int i) { return std::pair{grads[i].data(), int64_t(grads[i].size())}; };
   const auto t2 = std::chrono::steady_clock::now();
-  m.call(*m.backward, state, saved, gradient, parent, slot);
+  m.call(*m.backward, state, saved, gradient, parent_begin, parent, slot);
   const auto t3 = std::chrono::steady_clock::now();
   m.stats.backward_ms += ms_since(t2);
 
@@ -340,12 +402,14 @@ training::Gradients TrainableModel::backward(std::span<const float> d_rows) {
     int s = index_of(abi.states, rg.state);
     GROVE_CHECK(s >= 0, "no row gradient state {}", rg.state);
     const int64_t width = abi.states[size_t(s)].row_elements;
-    std::vector<int32_t> tokens(batch.token.begin(), batch.token.begin() + batch.num_leaves);
+    // The nodes that read a token: the leaves of a tree, every node of a DAG or sequence.
+    const int32_t readers = fabi.runs_dags() ? nodes : batch.num_leaves;
+    std::vector<int32_t> tokens(batch.token.begin(), batch.token.begin() + readers);
     std::sort(tokens.begin(), tokens.end());
     tokens.erase(std::unique(tokens.begin(), tokens.end()), tokens.end());
     g.embedding_rows = tokens;
     g.embedding_grad = Tensor({int64_t(tokens.size()), width});
-    for (int32_t n = 0; n < batch.num_leaves; n++) {
+    for (int32_t n = 0; n < readers; n++) {
       size_t r =
           size_t(std::lower_bound(tokens.begin(), tokens.end(), batch.token[size_t(n)]) - tokens.begin());
       const float *src = states[size_t(s)].data() + int64_t(n) * width;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backends/cpu/CompiledModel.h"
+#include "datasets/Dag.h"
 #include "ilir/IR.h"
 #include "training/GradientModel.h"
 
@@ -31,6 +32,12 @@ class TrainableModel : public training::GradientModel {
   void set_weights(const Weights &weights) override;
   const training::NodeStates &forward(std::span<const Tree> trees) override;
   training::Gradients backward(std::span<const float> d_rows) override;
+
+  // A dag or sequence model over DAGs (sequences as chains, chain_dag): every node's output
+  // state, DAG by DAG in each DAG's own numbering (NodeStates::tree_offset holds the DAGs'
+  // offsets); backward() then takes d(loss)/d(h) for those rows. The embedding's gradient covers
+  // every node's token.
+  const training::NodeStates &forward_dags(std::span<const Dag> dags);
 
   // The backward's ILIR and its level plan (`grove dump --training backward` prints the same).
   std::string backward_ilir() const;
@@ -51,6 +58,7 @@ class TrainableModel : public training::GradientModel {
  private:
   struct Impl;
   explicit TrainableModel(std::unique_ptr<Impl> impl);
+  const training::NodeStates &run_forward(std::vector<int64_t> offsets);
   std::unique_ptr<Impl> impl_;
 };
 

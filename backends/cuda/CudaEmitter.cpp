@@ -302,6 +302,7 @@ std::string Emitter::parameters(bool per_level) const {
       case Kind::Gradient:
       case Kind::Parent:
       case Kind::ChildSlot:
+      case Kind::ParentBegin:
         GROVE_CHECK(false, "the CUDA emitter got a backward program's argument {}", a.name);
     }
   }

@@ -117,6 +117,7 @@ class Printer : public ilir::ExprFunctor<std::string> {
         return fmt::format("{}[{}]", plan::names::kToken, n);
       case ilir::StructFn::Parent:
       case ilir::StructFn::ChildSlot:
+      case ilir::StructFn::NumParents:
         break;  // top-down (backward) programs are the CPU emitter's only
     }
     GROVE_CHECK(false, "unknown structure function");

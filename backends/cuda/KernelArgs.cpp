@@ -47,6 +47,7 @@ KernelArgs::KernelArgs(const ModelAbi &abi, const CallBuffers &b, int32_t num_le
       case Kind::Gradient:
       case Kind::Parent:
       case Kind::ChildSlot:
+      case Kind::ParentBegin:
         GROVE_CHECK(false, "a CUDA call with a backward program's argument {}", a.name);
     }
   }

@@ -290,6 +290,7 @@ void Executor::Impl::execute(const WeightSet &w, const LinearizedBatch &batch, s
       case Kind::Gradient:
       case Kind::Parent:
       case Kind::ChildSlot:
+      case Kind::ParentBegin:
         GROVE_CHECK(false, "the executor runs a backward program's argument {}", a.name);
     }
   }

@@ -58,7 +58,7 @@ namespace {
 
 const char *kArgKinds[] = {"param",    "packed", "state",      "level_begin", "child_begin",
                            "children", "token",  "team_begin", "num_levels",  "saved",
-                           "gradient", "parent", "child_slot"};
+                           "gradient", "parent", "child_slot", "parent_begin"};
 
 const char *to_string(ModelAbi::ArgKind kind) { return kArgKinds[int(kind)]; }
 

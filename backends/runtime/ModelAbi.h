@@ -89,6 +89,9 @@ struct ModelAbi {
     Gradient,   // gradients[index], param-shaped, zeroed before the call and written by it
     Parent,     // per node, its parent (the zero node, = nodes, for a root)
     ChildSlot,  // per node, k with child(parent, k) = node (0 for a root)
+    // DAGs and sequences: parent and child_slot per successor, node n's from parent_begin[n]
+    // (nodes + 1 entries).
+    ParentBegin,
   };
   struct Arg {
     ArgKind kind = ArgKind::Param;
