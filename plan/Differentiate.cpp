@@ -264,7 +264,6 @@ class Differentiator {
     for (Case *c : {&f.leaf, &f.internal}) {
       std::vector<Compute> body;
       for (const Compute &op : c->body) {
-        if (op.indices.size() != 1) cannot(op, "it computes a matrix per node");
         // Every function of an expression with a weight product in it is applied to a state of
         // its own, the product's value kept: t = f(Σ W x + b) · y becomes t_pre<k> = Σ W x + b,
         // t = f(t_pre<k>) · y.
@@ -281,7 +280,9 @@ class Differentiator {
               declared_pre_.insert(name);
             }
             pre.push_back({name, op.indices, u->a});
-            return Unary::make(u->op, Load::make(name, Var::node(), {index(op.indices[0])}));
+            std::vector<Expr> at;
+            for (const std::string &i : op.indices) at.push_back(index(i));
+            return Unary::make(u->op, Load::make(name, Var::node(), at));
           }
           if (const Binary *b = e.as<Binary>()) return Binary::make(b->op, outline(b->a), outline(b->b));
           if (const Select *sl = e.as<Select>())
@@ -314,15 +315,16 @@ class Differentiator {
   }
 
   // `e` as `var + offset` with the offset a size expression: `var - offset` as an expression in
-  // the backward index i0, and the offset's affine form; nothing for any other form.
+  // the backward index `at`, and the offset's affine form; nothing for any other form.
   struct Inverse {
-    Expr at;  // the forward index at backward index i0: i0 - offset
+    Expr at;  // the forward index at the backward index: at - offset
     Affine offset;
   };
-  std::optional<Inverse> invert(const Expr &e, const std::string &var) const {
+  std::optional<Inverse> invert(const Expr &e, const std::string &var,
+                                const std::string &at_index = "i0") const {
     std::optional<Affine> a = affine(e, {});
     if (!a || a->coeff(var) != 1) return std::nullopt;
-    Expr at = index("i0");
+    Expr at = index(at_index);
     for (const auto &[v, k] : a->coeffs) {
       if (v == var) continue;
       if (std::find(p_.size_vars.begin(), p_.size_vars.end(), v) == p_.size_vars.end()) return std::nullopt;
@@ -344,54 +346,102 @@ class Differentiator {
     return true;
   }
 
-  // `c`, an expression in the forward variable `var` (in [0, var_extent)), moved to the index i0
-  // of a tensor of extent `extent` that the load at index `e` reads: c at var = i0 - offset where
-  // that is in range, else zero.
-  Expr at_target(const Compute &op, const Expr &c, const Expr &e, const std::string &var,
-                 const Expr &var_extent, const Expr &extent) const {
-    std::optional<Inverse> inv = invert(e, var);
-    if (!inv) cannot(op, fmt::format("it reads a tensor at index {}, not {} plus a size", to_string(e), var));
-    Expr value = substitute(c, var, inv->at);
+  // The forward variables a contribution ranges over, with their extents: a Compute's indices, and a
+  // Sum's variable for a load in its body.
+  using Vars = std::vector<std::pair<std::string, Expr>>;
+
+  Vars compute_vars(const Compute &op) const {
+    Vars vars;
+    const TensorDecl &t = d_.forward.get(op.tensor);
+    for (size_t d = 0; d < op.indices.size(); d++) vars.push_back({op.indices[d], t.shape[d]});
+    return vars;
+  }
+
+  // `c`, an expression in the forward variables `vars`, as the share of a load at `indices` of a
+  // tensor of `shape`, in the backward's indices i0, i1, ...: index d, `var + offset`, binds var to
+  // i<d> − offset where that is in range (else the share is zero); a variable no index binds is
+  // summed over its extent (Σ_i W[i, k] δ[i] for the operand of a product).
+  Expr share(const Compute &op, const Expr &c, const std::vector<Expr> &indices,
+             const std::vector<Expr> &shape, const Vars &vars) {
+    if (is_zero(c)) return Expr();
+    Expr value = c;
+    for (const auto &[v, extent] : vars) value = substitute(value, v, index("$" + v));
+    std::set<std::string> bound;
     Expr guard;
-    // inv->at >= 0 for every i0 >= 0 unless the offset can be positive.
-    Affine neg = inv->offset * -1;
-    if (!nonnegative(neg)) guard = Binary::make(BinOp::LE, Expr(0), inv->at);
-    // inv->at < var_extent for every i0 < extent when var_extent + offset - extent >= 0.
-    std::optional<Affine> ve = affine(var_extent, {}), te = affine(extent, {});
-    std::optional<Affine> room;
-    if (ve && te) room = *ve + inv->offset - *te;
-    if (!nonnegative(room)) {
-      Expr hi = inv->at < var_extent;
-      guard = guard.defined() ? Binary::make(BinOp::And, guard, hi) : hi;
+    for (size_t d = 0; d < indices.size(); d++) {
+      std::optional<Affine> a = affine(indices[d], {});
+      std::string var;
+      Expr var_extent;
+      int uses = 0;
+      for (const auto &[v, extent] : vars)
+        if (a && a->coeff(v) != 0) var = v, var_extent = extent, uses++;
+      std::optional<Inverse> inv = uses == 1 ? invert(indices[d], var, fmt::format("i{}", d)) : std::nullopt;
+      if (!inv || bound.count(var))
+        cannot(op, fmt::format("it reads a tensor at index {}, not one variable plus a size",
+                               to_string(indices[d])));
+      bound.insert(var);
+      value = substitute(value, "$" + var, inv->at);
+      // inv->at >= 0 for every index >= 0 unless the offset can be positive.
+      Affine neg = inv->offset * -1;
+      if (!nonnegative(neg)) {
+        Expr lo = Binary::make(BinOp::LE, Expr(0), inv->at);
+        guard = guard.defined() ? Binary::make(BinOp::And, guard, lo) : lo;
+      }
+      // inv->at < var_extent for every index < shape[d] when var_extent + offset - shape[d] >= 0.
+      std::optional<Affine> ve = affine(var_extent, {}), te = affine(shape[d], {});
+      std::optional<Affine> room;
+      if (ve && te) room = *ve + inv->offset - *te;
+      if (!nonnegative(room)) {
+        Expr hi = inv->at < var_extent;
+        guard = guard.defined() ? Binary::make(BinOp::And, guard, hi) : hi;
+      }
+    }
+    for (const auto &[v, extent] : vars) {
+      if (bound.count(v) ||
+          !contains(value, [&](const Expr &e) { return e.as<Var>() && e.as<Var>()->name == "$" + v; }))
+        continue;
+      const std::string s = fmt::format("s{}", sum_vars_++);
+      value = Sum::make(s, extent, substitute(value, "$" + v, index(s)));
     }
     return guard.defined() ? sel(guard, value, Expr()) : value;
   }
 
-  // Where the adjoint contribution `c` (in `var`) of load `l` goes.
-  void route(const Compute &op, CaseKind kind, const Load *l, const Expr &c, const std::string &var,
-             const Expr &var_extent) {
+  // Where the adjoint contribution `c` (in `vars`) of load `l` goes.
+  void route(const Compute &op, CaseKind kind, const Load *l, const Expr &c, const Vars &vars) {
     if (is_zero(c)) return;
     const TensorDecl &t = d_.forward.get(l->tensor);
     if (t.kind == TensorKind::Param) {
-      const StructCall *tok = l->indices.size() == 2 ? l->indices[0].as<StructCall>() : nullptr;
+      const StructCall *tok = l->indices.empty() ? nullptr : l->indices[0].as<StructCall>();
       if (tok && tok->fn == StructFn::Token) {
-        row_terms_[l->tensor].push_back(at_target(op, c, l->indices[1], var, var_extent, t.shape[1]));
+        std::vector<Expr> rest(l->indices.begin() + 1, l->indices.end()),
+            shape(t.shape.begin() + 1, t.shape.end());
+        row_terms_[l->tensor].push_back(share(op, c, rest, shape, vars));
         return;
       }
-      if (l->indices.size() != 1) cannot(op, fmt::format("it reads the matrix {} elementwise", l->tensor));
-      reduction_terms_[{l->tensor, kind}].push_back(
-          at_target(op, c, l->indices[0], var, var_extent, t.shape[0]));
+      reduction_terms_[{l->tensor, kind}].push_back(share(op, c, l->indices, t.shape, vars));
       return;
     }
-    if (l->indices.size() != 1) cannot(op, fmt::format("{} is a matrix per node", l->tensor));
-    Expr moved = at_target(op, c, l->indices[0], var, var_extent, t.shape[0]);
+    Expr moved = share(op, c, l->indices, t.shape, vars);
     if (is_node_var(l->node)) {
       self_terms_[l->tensor].push_back(moved);
       return;
     }
     const StructCall *child = l->node.as<StructCall>();
-    GROVE_CHECK(child && child->fn == StructFn::Child, "a forward load at {}", to_string(l->node));
+    GROVE_CHECK(child && child->fn == StructFn::Child && child->arg.as<IntImm>(), "a forward load at {}",
+                to_string(l->node));
     child_terms_[{l->tensor, int(child->arg.as<IntImm>()->value)}].push_back(moved);
+  }
+
+  // The backward's indices of a tensor of `rank`: i0, i1, ...
+  static std::vector<std::string> indices_of(size_t rank) {
+    std::vector<std::string> out;
+    for (size_t d = 0; d < rank; d++) out.push_back(fmt::format("i{}", d));
+    return out;
+  }
+  static std::vector<Expr> index_exprs(size_t rank) {
+    std::vector<Expr> out;
+    for (const std::string &i : indices_of(rank)) out.push_back(index(i));
+    return out;
   }
 
   std::string adjoint(const std::string &t) const { return "d_" + t; }
@@ -432,12 +482,12 @@ class Differentiator {
         if (x.kind == TensorKind::Param || !k || k->name != s->var)
           cannot(op, fmt::format("a sum over the children reads {} other than at child(n, {})", l->tensor,
                                  s->var));
-        Expr share = mul(dt, diff(s->body, l));
-        if (sign < 0) share = is_zero(share) ? share : -share;
+        Expr part = mul(dt, diff(s->body, l));
+        if (sign < 0) part = is_zero(part) ? part : -part;
         ToChildFrame frame(s->var);
-        Expr pulled = frame.mutate(value_of(share));
+        Expr pulled = frame.mutate(value_of(part));
         if (!frame.ok) cannot(op, "a sum over the children reads another child");
-        pulled_terms_[l->tensor].push_back(at_target(op, pulled, l->indices[0], var, t.shape[0], x.shape[0]));
+        pulled_terms_[l->tensor].push_back(share(op, pulled, l->indices, x.shape, {{var, t.shape[0]}}));
         read_at_parent_.insert(adjoint(op.tensor));
       }
     }
@@ -453,8 +503,9 @@ class Differentiator {
       const Compute &op = fc.body[j];
       if (zero_filled_.count({kind, op.tensor})) continue;
       const TensorDecl &t = d_.forward.get(op.tensor);
+      const std::vector<Expr> here = index_exprs(t.shape.size());
       std::vector<Expr> terms = self_terms_[op.tensor];
-      if (op.tensor == p_.output) terms.push_back(Load::make(d_.seed, n, {index("i0")}));
+      if (op.tensor == p_.output) terms.push_back(Load::make(d_.seed, n, here));
       if (auto s = slots_.find(op.tensor); s != slots_.end()) {
         // A tree node's one parent; a DAG's or sequence's successors, each at the slot it reads.
         const bool dag = has_predecessor_slots(p_.structure);
@@ -463,9 +514,9 @@ class Differentiator {
         const Expr slot = dag ? StructCall::child_slot(n, j) : StructCall::child_slot(n);
         Expr from_parent;
         for (int k : s->second) {
-          Expr at = Load::make(child_adjoint(op.tensor, k), parent, {index("i0")});
-          Expr here = Binary::make(BinOp::EQ, slot, Expr(k));
-          from_parent = from_parent.defined() ? Select::make(here, at, from_parent) : sel(here, at, Expr());
+          Expr at = Load::make(child_adjoint(op.tensor, k), parent, here);
+          Expr is_k = Binary::make(BinOp::EQ, slot, Expr(k));
+          from_parent = from_parent.defined() ? Select::make(is_k, at, from_parent) : sel(is_k, at, Expr());
         }
         terms.push_back(dag ? Sum::make("j0", StructCall::num_parents(n), from_parent) : from_parent);
       }
@@ -480,39 +531,58 @@ class Differentiator {
       if (read_by_children)
         for (TensorDecl &decl : d_.backward.tensors)
           if (decl.name == dt) decl.kind = TensorKind::State;
-      bc.body.push_back({dt, {"i0"}, value_of(value)});
-      const std::string &var = op.indices[0];
-      const Expr dt_at_var = Load::make(dt, n, {index(var)});
+      bc.body.push_back({dt, indices_of(t.shape.size()), value_of(value)});
+      std::vector<Expr> at_vars;
+      for (const std::string &i : op.indices) at_vars.push_back(index(i));
+      const Expr dt_at_vars = Load::make(dt, n, at_vars);
+      const Vars vars = compute_vars(op);
       // Elementwise: d V / d load, at the load's own index.
       for (const Load *l : loads_outside_sums(op.value))
-        route(op, kind, l, mul(dt_at_var, diff(op.value, l)), var, t.shape[0]);
-      // Weight products Σ_k W[var + c, k] · x(n, k).
+        route(op, kind, l, mul(dt_at_vars, diff(op.value, l)), vars);
+      // Sums: weight products Σ_k W[i + c, k] · x(n, k, ...) as GEMMs with W's transpose, other
+      // products of the node's tensors term by term; ragged sums over the children are pulled.
       std::optional<std::vector<std::pair<const Sum *, int>>> sums = additive_sums(op.value);
       GROVE_CHECK(sums.has_value(), "an unsplit product in {}", op.tensor);
-      for (const auto &[s, sign] : *sums) product(op, kind, *s, sign, bc, t.shape[0]);
+      for (const auto &[s, sign] : *sums) {
+        if (!affine(s->extent, {})) continue;  // pull_ragged_sums
+        if (product(op, kind, *s, sign, bc)) continue;
+        if (contains(s->body, [](const Expr &e) { return e.as<Sum>() != nullptr; }))
+          cannot(op, "a sum holds another sum");
+        Vars inner = vars;
+        inner.push_back({s->var, s->extent});
+        Expr signed_dt = sign < 0 ? -dt_at_vars : dt_at_vars;
+        for (const Load *l : loads_outside_sums(s->body))
+          route(op, kind, l, mul(signed_dt, diff(s->body, l)), inner);
+      }
     }
     if (kind == CaseKind::Internal)
       for (const auto &[tensor, ks] : slots_)
         for (int k : ks) {
           const std::string name = child_adjoint(tensor, k);
-          declare(name, TensorKind::State, d_.forward.get(tensor).shape);
-          bc.body.push_back({name, {"i0"}, value_of(sum_of(child_terms_[{tensor, k}]))});
+          const std::vector<Expr> &shape = d_.forward.get(tensor).shape;
+          declare(name, TensorKind::State, shape);
+          bc.body.push_back({name, indices_of(shape.size()), value_of(sum_of(child_terms_[{tensor, k}]))});
         }
     for (auto &[param, terms] : row_terms_) {
       const std::string name = "d_" + param + "_row";
+      const std::vector<Expr> &pshape = p_.get(param).shape;
+      std::vector<Expr> shape(pshape.begin() + 1, pshape.end());
       if (!d_.backward.find(name)) {
-        declare(name, TensorKind::State, {p_.get(param).shape[1]});
+        declare(name, TensorKind::State, shape);
         d_.rows.push_back({name, param});
       }
-      bc.body.push_back({name, {"i0"}, value_of(sum_of(terms))});
+      bc.body.push_back({name, indices_of(shape.size()), value_of(sum_of(terms))});
     }
     row_terms_.clear();
   }
 
-  void product(const Compute &op, CaseKind kind, const Sum &s, int sign, Case &bc, const Expr &rows) {
+  // A weight product Σ_k W[i + c, k] · x(n, k, j...) (i the Compute's first index, x not reading
+  // it): W's gradient as a reduction, the operand's adjoint as a GEMM (or per-node matrix product)
+  // with W's transposed row block. False when the Sum is no weight product.
+  bool product(const Compute &op, CaseKind kind, const Sum &s, int sign, Case &bc) {
     const std::string &var = op.indices[0];
-    if (!affine(s.extent, {})) return;  // a sum over the children: pull_ragged_sums
-    if (sign < 0) cannot(op, "a weight product is subtracted");
+    const TensorDecl &t = d_.forward.get(op.tensor);
+    const Expr &rows = t.shape[0];
     const Binary *m = s.body.as<Binary>();
     const Load *w = nullptr;
     Expr x;
@@ -522,61 +592,76 @@ class Differentiator {
         if (!l || d_.forward.get(l->tensor).kind != TensorKind::Param || l->indices.size() != 2) continue;
         const Var *k = l->indices[1].as<Var>();
         if (!k || k->name != s.var || !invert(l->indices[0], var)) continue;
+        if (contains(other, [&](const Expr &e) { return e.as<Var>() && e.as<Var>()->name == var; })) continue;
         w = l;
         x = other;
         break;
       }
     }
-    if (!w) cannot(op, "a sum is not a weight matrix's row times an operand");
-    if (contains(x, [&](const Expr &e) { return e.as<Var>() && e.as<Var>()->name == var; }))
-      cannot(op, "a product's operand depends on the output row");
+    if (!w) return false;
+    if (sign < 0) cannot(op, "a weight product is subtracted");
     const Expr n = Var::node();
     const std::string dt = adjoint(op.tensor);
-    std::optional<Affine> off = affine(w->indices[0], {});
-    Affine offset = *off;
-    offset.coeffs.erase(var);
-    Expr row_offset = substitute(w->indices[0], var, Expr(0));
-    // The weight's gradient: grad_W[i0, i1] += Σ_n d_t[n, i0 - c] · x(n, i1) over this case's nodes.
-    {
-      Expr dt_row = Load::make(dt, n, {index(var)});
-      Expr g = mul(dt_row, substitute(x, s.var, index("i1")));
-      Expr moved = at_target(op, g, w->indices[0], var, rows, p_.get(w->tensor).shape[0]);
-      weight_terms_[{w->tensor, kind}].push_back(moved);
-    }
-    // The operand's adjoint: Σ_r W_T[q, r] · d_t[n, r], W_T rows [c, c + rows) of W transposed.
-    const std::string wt = transposed(w->tensor, row_offset, rows);
-    Expr gemm = Sum::make(
-        "k0", rows, Load::make(wt, Expr(), {index("i0"), index("k0")}) * Load::make(dt, n, {index("k0")}));
+    std::vector<Expr> at_vars;
+    for (const std::string &i : op.indices) at_vars.push_back(index(i));
+    Vars inner = compute_vars(op);
+    inner.push_back({s.var, s.extent});
+    // The weight's gradient: grad_W[i, k] += Σ_n Σ_j d_t[n, i - c, j] · x(n, k, j) over the case's nodes.
+    route(op, kind, w, mul(Load::make(dt, n, at_vars), x), inner);
+    // The operand's adjoint: Σ_r W_T[q, r] · d_t[n, r, j], W_T rows [c, c + rows) of W transposed.
+    const std::string wt = transposed(w->tensor, substitute(w->indices[0], var, Expr(0)), rows);
+    // The operand's shape and the backward's indices: its k first, then the Compute's others.
+    std::vector<Expr> xshape{s.extent};
+    xshape.insert(xshape.end(), t.shape.begin() + 1, t.shape.end());
+    std::vector<Expr> dt_k = index_exprs(t.shape.size());
+    dt_k[0] = index("k0");
+    Expr gemm =
+        Sum::make("k0", rows, Load::make(wt, Expr(), {index("i0"), index("k0")}) * Load::make(dt, n, dt_k));
     const Load *bare = x.as<Load>();
-    if (bare && bare->indices.size() == 2 && d_.forward.get(bare->tensor).kind == TensorKind::Param) {
+    std::vector<Expr> x_vars{index(s.var)};
+    for (size_t d = 1; d < op.indices.size(); d++) x_vars.push_back(index(op.indices[d]));
+    auto same_indices = [&](const std::vector<Expr> &idx) {
+      if (idx.size() != x_vars.size()) return false;
+      for (size_t d = 0; d < idx.size(); d++)
+        if (!idx[d].as<Var>() || idx[d].as<Var>()->name != x_vars[d].as<Var>()->name) return false;
+      return true;
+    };
+    auto same_shape = [&](const std::vector<Expr> &shape) {
+      if (shape.size() != xshape.size()) return false;
+      for (size_t d = 0; d < shape.size(); d++)
+        if (to_string(shape[d]) != to_string(xshape[d])) return false;
+      return true;
+    };
+    if (bare && d_.forward.get(bare->tensor).kind == TensorKind::Param && bare->indices.size() == 2 &&
+        op.indices.size() == 1) {
       const StructCall *tok = bare->indices[0].as<StructCall>();
       const Var *k = bare->indices[1].as<Var>();
       if (tok && tok->fn == StructFn::Token && k && k->name == s.var &&
           to_string(p_.get(bare->tensor).shape[1]) == to_string(s.extent)) {
         row_terms_[bare->tensor].push_back(gemm);  // an embedding row: its gradient is the product
-        return;
+        return true;
       }
     }
-    if (bare && bare->indices.size() == 1 && bare->indices[0].as<Var>() &&
-        bare->indices[0].as<Var>()->name == s.var) {
-      const TensorDecl &xt = d_.forward.get(bare->tensor);
-      if (xt.kind != TensorKind::Param && to_string(xt.shape[0]) == to_string(s.extent)) {
-        // x = X[node, k]: the product is a GEMM term of X's adjoint directly.
-        if (is_node_var(bare->node)) {
-          self_terms_[bare->tensor].push_back(gemm);
-        } else {
-          const StructCall *child = bare->node.as<StructCall>();
-          child_terms_[{bare->tensor, int(child->arg.as<IntImm>()->value)}].push_back(gemm);
-        }
-        return;
+    if (bare && d_.forward.get(bare->tensor).kind != TensorKind::Param && same_indices(bare->indices) &&
+        same_shape(d_.forward.get(bare->tensor).shape)) {
+      // x = X[node, k, j...]: the product is a GEMM term of X's adjoint directly.
+      if (is_node_var(bare->node)) {
+        self_terms_[bare->tensor].push_back(gemm);
+      } else {
+        const StructCall *child = bare->node.as<StructCall>();
+        child_terms_[{bare->tensor, int(child->arg.as<IntImm>()->value)}].push_back(gemm);
       }
+      return true;
     }
     // Otherwise the operand's adjoint is a tensor of its own, and each load in x gets its share.
     const std::string g = fresh(fmt::format("d_{}_x{}", op.tensor, operand_count_++));
-    declare(g, TensorKind::Temp, {s.extent});
-    bc.body.push_back({g, {"i0"}, gemm});
-    const Expr g_at = Load::make(g, n, {index(s.var)});
-    for (const Load *l : loads_outside_sums(x)) route(op, kind, l, mul(g_at, diff(x, l)), s.var, s.extent);
+    declare(g, TensorKind::Temp, xshape);
+    bc.body.push_back({g, indices_of(xshape.size()), gemm});
+    Vars xv{{s.var, s.extent}};
+    for (size_t d = 1; d < op.indices.size(); d++) xv.push_back({op.indices[d], t.shape[d]});
+    const Expr g_at = Load::make(g, n, x_vars);
+    for (const Load *l : loads_outside_sums(x)) route(op, kind, l, mul(g_at, diff(x, l)), xv);
+    return true;
   }
 
   // 3. Reductions, the Saved tensors, the kinds of the adjoints.
@@ -587,15 +672,11 @@ class Differentiator {
       std::string g = fresh("grad_" + t.name);
       bool any = false;
       for (CaseKind kind : {CaseKind::Leaf, CaseKind::Internal}) {
-        Expr value;
-        if (t.shape.size() == 2) value = sum_of(weight_terms_[{t.name, kind}]);
-        if (t.shape.size() == 1) value = sum_of(reduction_terms_[{t.name, kind}]);
+        Expr value = sum_of(reduction_terms_[{t.name, kind}]);
         if (is_zero(value)) continue;
         if (!any) declare(g, TensorKind::Gradient, t.shape);
         any = true;
-        std::vector<std::string> indices =
-            t.shape.size() == 2 ? std::vector<std::string>{"i0", "i1"} : std::vector<std::string>{"i0"};
-        b.reductions.push_back({g, kind, indices, value});
+        b.reductions.push_back({g, kind, indices_of(t.shape.size()), value});
       }
       bool rows = std::any_of(d_.rows.begin(), d_.rows.end(),
                               [&](const RowGradient &r) { return r.param == t.name; });
@@ -647,7 +728,8 @@ class Differentiator {
   std::map<std::string, std::vector<Expr>> self_terms_, row_terms_, pulled_terms_;
   std::set<std::string> read_at_parent_;  // adjoints the children read at parent(n)
   std::map<std::pair<std::string, int>, std::vector<Expr>> child_terms_;
-  std::map<std::pair<std::string, CaseKind>, std::vector<Expr>> weight_terms_, reduction_terms_;
+  std::map<std::pair<std::string, CaseKind>, std::vector<Expr>> reduction_terms_;
+  int sum_vars_ = 0;
   std::map<std::string, std::string> transposed_;
   int operand_count_ = 0;
 };

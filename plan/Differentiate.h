@@ -27,11 +27,13 @@
 // each child takes its share of B's adjoint itself, reading its parent's adjoint at parent(n) (a tree
 // child has one parent: nothing is scattered).
 //
-// What it takes: trees, Computes over one index, weight products of a param row block and an
-// operand, elementwise +, -, *, / and the model language's functions, ragged sums of the children's
-// states, DAGs and sequences (a node gathers its adjoint over its successors, num_parents(n) of them,
-// each at the slot it reads). Anything else — per-node matrix products (MV-RNN) — is a UserError
-// naming the model and the Compute.
+// What it takes: every model of models/ — trees, DAGs and sequences; Computes over any number of
+// indices (MV-RNN's matrices per node); weight products of a param row block and an operand (level
+// GEMMs or per-node matrix products with the transposed block); other sums of products of the node's
+// tensors term by term (an index no load binds becomes a sum in the adjoint); elementwise +, -, *, /
+// and the model language's functions; ragged sums of the children's states. Anything else (a weight
+// product under a product, a subtracted one, a sum inside a sum) is a UserError naming the model and
+// the Compute.
 
 #include <string>
 #include <vector>

@@ -195,8 +195,11 @@ std::unique_ptr<TrainableModel> TrainableModel::compile(const ilir::Program &pro
   impl->forward.emplace(impl->d.forward, impl->sizes, options, "grove_train_forward");
   impl->backward.emplace(impl->d.backward, impl->sizes, options, "grove_train_backward");
   for (const ModelAbi::Param &p : impl->forward->abi().params) impl->params.push_back({p.name, p.shape});
-  if (!impl->d.rows.empty()) impl->embedding = impl->d.rows[0].param;
-  GROVE_CHECK(impl->d.rows.size() <= 1, "{} has more than one table read at a token", program.name);
+  // The embedding: the first param (in declaration order) read at a token; any other table read at
+  // a token (MV-RNN's matrices) gets a dense gradient.
+  for (const training::ParamInfo &p : impl->params)
+    for (const plan::RowGradient &r : impl->d.rows)
+      if (impl->embedding.empty() && r.param == p.name) impl->embedding = p.name;
   auto model = std::unique_ptr<TrainableModel>(new TrainableModel(std::move(impl)));
   model->set_weights(weights);
   return model;
@@ -396,14 +399,28 @@ training::Gradients TrainableModel::backward(std::span<const float> d_rows) {
       if (abi.gradients[i].name == tensor) t.data = grads[i];
     g.dense[param] = std::move(t);
   }
-  // The embedding: every leaf's row gradient added to its token's row.
-  if (!m.d.rows.empty()) {
-    const plan::RowGradient &rg = m.d.rows[0];
+  // The tables read at a token: every reader's row gradient added to its token's row — the
+  // embedding's as sparse rows, another table's (MV-RNN's matrices) into a dense gradient.
+  // The readers: the leaves of a tree, every node of a DAG or sequence.
+  const int32_t readers = fabi.runs_dags() ? nodes : batch.num_leaves;
+  for (const plan::RowGradient &rg : m.d.rows) {
     int s = index_of(abi.states, rg.state);
     GROVE_CHECK(s >= 0, "no row gradient state {}", rg.state);
     const int64_t width = abi.states[size_t(s)].row_elements;
-    // The nodes that read a token: the leaves of a tree, every node of a DAG or sequence.
-    const int32_t readers = fabi.runs_dags() ? nodes : batch.num_leaves;
+    const float *rows_at = states[size_t(s)].data();
+    if (rg.param != m.embedding) {
+      const training::ParamInfo *info = nullptr;
+      for (const training::ParamInfo &p : m.params)
+        if (p.name == rg.param) info = &p;
+      GROVE_CHECK(info != nullptr, "a row gradient of the unknown param {}", rg.param);
+      Tensor dense(info->shape);
+      for (int32_t n = 0; n < readers; n++) {
+        float *dst = dense.data.data() + int64_t(batch.token[size_t(n)]) * width;
+        for (int64_t k = 0; k < width; k++) dst[k] += rows_at[int64_t(n) * width + k];
+      }
+      g.dense[rg.param] = std::move(dense);
+      continue;
+    }
     std::vector<int32_t> tokens(batch.token.begin(), batch.token.begin() + readers);
     std::sort(tokens.begin(), tokens.end());
     tokens.erase(std::unique(tokens.begin(), tokens.end()), tokens.end());
@@ -412,7 +429,7 @@ training::Gradients TrainableModel::backward(std::span<const float> d_rows) {
     for (int32_t n = 0; n < readers; n++) {
       size_t r =
           size_t(std::lower_bound(tokens.begin(), tokens.end(), batch.token[size_t(n)]) - tokens.begin());
-      const float *src = states[size_t(s)].data() + int64_t(n) * width;
+      const float *src = rows_at + int64_t(n) * width;
       float *dst = g.embedding_grad.data.data() + int64_t(r) * width;
       for (int64_t k = 0; k < width; k++) dst[k] += src[k];
     }
