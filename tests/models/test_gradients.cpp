@@ -104,6 +104,40 @@ void expect_close(const std::vector<float> &got, const std::vector<float> &want,
       << scale << ")";
 }
 
+// The model file of `model`, compiled for training under `schedule`.
+std::unique_ptr<cpu::TrainableModel> compile_model(ModelKind model, const Weights &weights,
+                                                   const std::string &schedule) {
+  ilir::Program program = dsl::parse_model_file(
+      fmt::format("{}/models/{}.grove", GROVE_SOURCE_DIR, reference::model_file_stem(model)));
+  cpu::CompileOptions options;
+  options.schedule = schedule;
+  return cpu::TrainableModel::compile(program, weights, options);
+}
+
+// Every node's state, as test_models holds the forward to the reference.
+void expect_states(const training::NodeStates &got, const std::vector<int64_t> &offsets,
+                   const std::vector<float> &want) {
+  ASSERT_EQ(got.tree_offset, offsets);
+  ASSERT_EQ(got.rows.size(), want.size());
+  for (size_t i = 0; i < want.size(); i++)
+    ASSERT_NEAR(got.rows[i], want[i], 1e-4 * std::fabs(want[i]) + 1e-5) << "state " << i;
+}
+
+// Every parameter's gradient and the embedding's rows.
+void expect_gradients(const training::Gradients &g, const training::Gradients &want,
+                      const std::string &when = "") {
+  for (const auto &[name, w] : want.dense) {
+    auto it = g.dense.find(name);
+    ASSERT_NE(it, g.dense.end()) << "no gradient of " << name;
+    EXPECT_EQ(it->second.shape, w.shape) << name;
+    expect_close(it->second.data, w.data, name + when);
+  }
+  EXPECT_EQ(g.dense.size(), want.dense.size());
+  EXPECT_EQ(g.embedding_rows, want.embedding_rows);
+  EXPECT_EQ(g.embedding_grad.shape, want.embedding_grad.shape);
+  expect_close(g.embedding_grad.data, want.embedding_grad.data, "embedding rows" + when);
+}
+
 struct Case {
   ModelKind model;
   int64_t H, D;
@@ -128,41 +162,19 @@ TEST_P(Gradients, MatchReference) {
   const int64_t V = c.sst ? sst_vocab().size() : 40;
   const std::vector<Tree> trees = c.sst ? sst_trees(24) : random_trees(c.model, int32_t(V));
   Weights weights = reference::random_model_weights(c.model, c.H, c.D, V, 11);
-  ilir::Program program = dsl::parse_model_file(
-      fmt::format("{}/models/{}.grove", GROVE_SOURCE_DIR, reference::model_file_stem(c.model)));
-  cpu::CompileOptions options;
-  options.schedule = c.schedule;
-  std::unique_ptr<cpu::TrainableModel> model = cpu::TrainableModel::compile(program, weights, options);
-
+  std::unique_ptr<cpu::TrainableModel> model = compile_model(c.model, weights, c.schedule);
   const training::NodeStates &states = model->forward(trees);
   std::vector<float> d_rows = random_rows(states.nodes() * states.width, 5);
   reference::ReferenceBackward ref = reference::reference_backward(c.model, weights, trees, d_rows);
-  ASSERT_EQ(states.tree_offset, ref.states.tree_offset);
-  ASSERT_EQ(states.rows.size(), ref.states.rows.size());
-  for (size_t i = 0; i < states.rows.size(); i++)
-    ASSERT_NEAR(states.rows[i], ref.states.rows[i], 1e-4 * std::fabs(ref.states.rows[i]) + 1e-5)
-        << "state " << i;
-
-  training::Gradients g = model->backward(d_rows);
-  for (const auto &[name, want] : ref.gradients.dense) {
-    auto it = g.dense.find(name);
-    ASSERT_NE(it, g.dense.end()) << "no gradient of " << name;
-    EXPECT_EQ(it->second.shape, want.shape) << name;
-    expect_close(it->second.data, want.data, name);
-  }
-  EXPECT_EQ(g.dense.size(), ref.gradients.dense.size());
-  EXPECT_EQ(g.embedding_rows, ref.gradients.embedding_rows);
-  EXPECT_EQ(g.embedding_grad.shape, ref.gradients.embedding_grad.shape);
-  expect_close(g.embedding_grad.data, ref.gradients.embedding_grad.data, "embedding rows");
+  expect_states(states, ref.states.tree_offset, ref.states.rows);
+  expect_gradients(model->backward(d_rows), ref.gradients);
 
   // A second forward and backward over other trees reuses nothing of the first.
   std::vector<Tree> few(trees.begin(), trees.begin() + 3);
   const training::NodeStates &again = model->forward(few);
   std::vector<float> d2 = random_rows(again.nodes() * again.width, 9);
   reference::ReferenceBackward ref2 = reference::reference_backward(c.model, weights, few, d2);
-  training::Gradients g2 = model->backward(d2);
-  for (const auto &[name, want] : ref2.gradients.dense)
-    expect_close(g2.dense.at(name).data, want.data, name + " (again)");
+  expect_gradients(model->backward(d2), ref2.gradients, " (again)");
 }
 
 std::vector<Case> cases() {
@@ -224,27 +236,12 @@ TEST_P(DagGradients, MatchReference) {
       dags.push_back(chain_dag(grove::testing::random_sequence(seed, int32_t(1 + 6 * (seed - 1)), V)));
   }
   Weights weights = reference::random_model_weights(c.model, c.H, c.D, V, 13);
-  ilir::Program program = dsl::parse_model_file(
-      fmt::format("{}/models/{}.grove", GROVE_SOURCE_DIR, reference::model_file_stem(c.model)));
-  cpu::CompileOptions options;
-  options.schedule = c.schedule;
-  std::unique_ptr<cpu::TrainableModel> model = cpu::TrainableModel::compile(program, weights, options);
+  std::unique_ptr<cpu::TrainableModel> model = compile_model(c.model, weights, c.schedule);
   const training::NodeStates &states = model->forward_dags(dags);
   std::vector<float> d_rows = random_rows(states.nodes() * states.width, 7);
   reference::ReferenceDagBackward ref = reference::reference_dag_backward(c.model, weights, dags, d_rows);
-  ASSERT_EQ(states.tree_offset, ref.dag_offset);
-  ASSERT_EQ(states.rows.size(), ref.rows.size());
-  for (size_t i = 0; i < states.rows.size(); i++)
-    ASSERT_NEAR(states.rows[i], ref.rows[i], 1e-4 * std::fabs(ref.rows[i]) + 1e-5) << "state " << i;
-  training::Gradients g = model->backward(d_rows);
-  for (const auto &[name, want] : ref.gradients.dense) {
-    auto it = g.dense.find(name);
-    ASSERT_NE(it, g.dense.end()) << "no gradient of " << name;
-    expect_close(it->second.data, want.data, name);
-  }
-  EXPECT_EQ(g.dense.size(), ref.gradients.dense.size());
-  EXPECT_EQ(g.embedding_rows, ref.gradients.embedding_rows);
-  expect_close(g.embedding_grad.data, ref.gradients.embedding_grad.data, "embedding rows");
+  expect_states(states, ref.dag_offset, ref.rows);
+  expect_gradients(model->backward(d_rows), ref.gradients);
 }
 
 std::vector<DagCase> dag_cases() {
