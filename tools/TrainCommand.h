@@ -24,7 +24,7 @@ struct TrainCommand {
   uint64_t seed = 1;
   int threads = 0;  // > 0: the schedule's threads=N
   std::string schedule, target = "host";
-  bool quiet = false;  // no progress line
+  bool quiet = false;    // no progress line
   std::string step_log;  // "": none; else one JSON line per step: {"step", "epoch", "trees", "loss"}
 };
 
