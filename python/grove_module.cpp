@@ -29,6 +29,7 @@
 #include "python/DLPack.h"
 #include "python/Inputs.h"
 #include "python/Messages.h"
+#include "python/TrainingBindings.h"
 #include "support/Error.h"
 
 namespace grove::python {
@@ -442,4 +443,6 @@ PYBIND11_MODULE(_grove, m) {
   m.def("compile", &grove::python::compile, py::arg("model"), py::arg("weights") = py::none(),
         py::arg("sizes") = py::none(), py::arg("schedule") = py::none(), py::arg("threads") = py::none(),
         py::arg("target") = py::none(), py::arg("vocab") = py::none(), py::arg("seed") = 1);
+
+  grove::python::register_training(m);
 }

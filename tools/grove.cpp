@@ -97,12 +97,12 @@ int main(int argc, char **argv) {
                 "'form=persistent,barrier=grid_sync,blocks=132,threads=256,shared_limit=232448' (default: "
                 "persistent, counter barrier, 4 blocks x 32 threads, 48 KB of weights in shared memory)");
   d->add_option("--arch", dump.arch, "--stage ptx: the GPU architecture, e.g. sm_90 (default) or compute_75");
-
   d->add_option("--training", dump.training,
                 "Show a training program instead of the model: backward (the backward pass derived from "
                 "the model, top down, with its weight-gradient reductions) or forward (the forward that "
                 "keeps per node what the backward reads)")
       ->check(CLI::IsMember({"backward", "forward"}));
+
   grove::tool::InitWeightsCommand init;
   CLI::App *w =
       app.add_subcommand("init-weights", "Write seeded random weights for MODEL (uniform, ±1/sqrt(fan-in))");

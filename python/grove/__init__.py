@@ -14,6 +14,9 @@ ValueError) with grove's message; arguments of the wrong Python type raise TypeE
 PyTorch is optional: it is imported only when torch tensors come in or `as_torch=True`.
 
 `grove.relay` opens and runs whole Relay programs (and ONNX models): grove.relay.load(path)(*arrays).
+
+Training (python/grove/training.py): grove.TrainableModel (forward and backward of a tree model),
+grove.Trainer (the driver of `grove train`, epoch by epoch or step by step) and grove.train(...).
 """
 
 import os
@@ -24,8 +27,11 @@ import numpy
 from . import _grove
 from . import relay
 from ._grove import GroveError
+from .training import (Gradients, LabelledTrees, TrainableModel, Trainer, read_labelled_trees, shuffled_order,
+                       train)
 
-__all__ = ["compile", "Model", "GroveError", "relay"]
+__all__ = ["compile", "Model", "GroveError", "relay", "TrainableModel", "Gradients", "Trainer", "LabelledTrees",
+           "read_labelled_trees", "shuffled_order", "train"]
 
 GroveError.__module__ = "grove"
 

@@ -4,9 +4,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "tests/cli/CliRunner.h"
 
@@ -149,6 +151,37 @@ TEST_F(CliTrain, TrainsAndWritesCheckpointsGroveRunTakes) {
   expect_user_error(
       train("--sizes H=4 --vocab " + dir_.file("vocab.txt") + " --embeddings " + dir_.file("glove.txt")),
       "glove.txt:2: the word 'b' has 2 numbers; expected 4 (the width D of the model's embedding)");
+}
+
+TEST_F(CliTrain, StepLogHasEveryStepsTreesAndLoss) {
+  // 3 trees in batches of 2, 2 epochs: 4 steps, each epoch's trees a permutation of 0, 1, 2.
+  const std::string log = dir_.file("steps.jsonl");
+  CliResult r = train("--sizes H=4 --epochs 2 --batch 2 --seed 3 --step-log " + log);
+  ASSERT_EQ(r.status, 0) << r.output;
+  std::ifstream in(log);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 4u);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    EXPECT_THAT(lines[i], HasSubstr("{\"step\": " + std::to_string(i + 1) +
+                                    ", \"epoch\": " + std::to_string(i / 2 + 1) + ", \"trees\": ["));
+    EXPECT_THAT(lines[i], HasSubstr("], \"loss\": "));
+  }
+  auto trees_of = [](const std::string &line) {
+    const size_t begin = line.find('[') + 1;
+    return line.substr(begin, line.find(']') - begin);
+  };
+  for (size_t epoch = 0; epoch < 2; ++epoch) {
+    std::string all = trees_of(lines[2 * epoch]) + ", " + trees_of(lines[2 * epoch + 1]);
+    std::vector<char> seen;
+    for (char ch : all)
+      if (ch >= '0' && ch <= '9') seen.push_back(ch);
+    std::sort(seen.begin(), seen.end());
+    EXPECT_EQ(std::string(seen.begin(), seen.end()), "012") << all;
+  }
+  // Never over an input.
+  expect_user_error(train("--sizes H=4 --step-log " + trees()),
+                    "--step-log " + trees() + " would replace the input");
 }
 
 }  // namespace
