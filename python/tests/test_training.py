@@ -338,8 +338,10 @@ class ModelErrors(GroveTestCase):
     def test_bad_weights(self):
         weights = self.model.weights()
         self.assertGroveError("W", self.model.set_weights, {k: v for k, v in weights.items() if k != "W"})
-        self.assertGroveError("the model expects shape [H, 2H] = [4, 8]", self.model.set_weights, dict(weights, W=np.zeros((4, 4), np.float32)))
-        self.assertGroveError("tensor 'nonsense' is not a parameter", self.model.set_weights, dict(weights, nonsense=np.zeros(3, np.float32)))
+        self.assertGroveError("the model expects shape [H, 2H] = [4, 8]", self.model.set_weights,
+                              dict(weights, W=np.zeros((4, 4), np.float32)))
+        self.assertGroveError("tensor 'nonsense' is not a parameter", self.model.set_weights,
+                              dict(weights, nonsense=np.zeros(3, np.float32)))
         with self.assertRaises(TypeError):
             self.model.set_weights(42)
         # A failed set_weights keeps the weights it had.
