@@ -11,9 +11,18 @@
 #include <utility>
 
 #include "support/Error.h"
+#include "tests/reference/GradientMath.h"
 
 namespace grove::reference {
 namespace {
+
+using math::add_acc;
+using math::cols_of;
+using math::matvec_t_acc;
+using math::outer_acc;
+using math::rows_of;
+using math::sigmoid;
+using math::to_float;
 
 using Vec = std::vector<double>;
 
@@ -130,9 +139,6 @@ int32_t slot(const grove::Dag &dag, int32_t v, int32_t k) {
 
 // --- Linear algebra on raw rows -----------------------------------------------------------------
 
-int64_t rows_of(const Tensor64 &W) { return W.shape[0]; }
-int64_t cols_of(const Tensor64 &W) { return W.size() / W.shape[0]; }
-
 // y += W x, W [rows, cols].
 void matvec_acc(const Tensor64 &W, const double *x, double *y) {
   const int64_t rows = rows_of(W), cols = cols_of(W);
@@ -143,30 +149,6 @@ void matvec_acc(const Tensor64 &W, const double *x, double *y) {
     y[i] += acc;
   }
 }
-
-// dx += Wᵀ dy
-void matvec_t_acc(const Tensor64 &W, const double *dy, double *dx) {
-  const int64_t rows = rows_of(W), cols = cols_of(W);
-  for (int64_t i = 0; i < rows; ++i) {
-    const double *w = &W.data[i * cols];
-    for (int64_t k = 0; k < cols; ++k) dx[k] += w[k] * dy[i];
-  }
-}
-
-// dW += dy xᵀ
-void outer_acc(Tensor64 &dW, const double *dy, const double *x) {
-  const int64_t rows = rows_of(dW), cols = cols_of(dW);
-  for (int64_t i = 0; i < rows; ++i) {
-    double *g = &dW.data[i * cols];
-    for (int64_t k = 0; k < cols; ++k) g[k] += dy[i] * x[k];
-  }
-}
-
-void add_acc(double *a, const double *b, int64_t count) {
-  for (int64_t k = 0; k < count; ++k) a[k] += b[k];
-}
-
-double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
 const double *row(const Tensor64 &t, int64_t r) { return &t.data[r * (t.size() / t.shape[0])]; }
 double *row(Tensor64 &t, int64_t r) { return &t.data[r * (t.size() / t.shape[0])]; }
@@ -396,12 +378,6 @@ void run_batch(ModelKind model, const Weights64 &weights, std::span<const grove:
 std::vector<float> to_float(const Vec &v) {
   std::vector<float> out(v.size());
   for (size_t k = 0; k < v.size(); ++k) out[k] = static_cast<float>(v[k]);
-  return out;
-}
-
-Tensor to_float(const Tensor64 &t) {
-  Tensor out(t.shape);
-  for (int64_t k = 0; k < t.size(); ++k) out.data[k] = static_cast<float>(t.data[k]);
   return out;
 }
 

@@ -9,12 +9,21 @@
 #include <utility>
 
 #include "support/Error.h"
+#include "tests/reference/GradientMath.h"
 
 namespace grove::reference {
 
 Tensor64::Tensor64(std::vector<int64_t> s) : shape(std::move(s)), data(Tensor::num_elements(shape), 0.0) {}
 
 namespace {
+
+using math::add_acc;
+using math::cols_of;
+using math::matvec_t_acc;
+using math::outer_acc;
+using math::rows_of;
+using math::sigmoid;
+using math::to_float;
 
 using Vec = std::vector<double>;
 
@@ -164,9 +173,6 @@ std::vector<int32_t> checked_order(ModelKind model, const Tree &tree, int64_t V)
 
 // --- Linear algebra on raw rows -----------------------------------------------------------------
 
-int64_t rows_of(const Tensor64 &W) { return W.shape[0]; }
-int64_t cols_of(const Tensor64 &W) { return W.size() / W.shape[0]; }
-
 // y = W x + bias (bias may be null), W [rows, cols].
 void matvec(const Tensor64 &W, const double *x, const double *bias, double *y) {
   const int64_t rows = rows_of(W), cols = cols_of(W);
@@ -178,35 +184,11 @@ void matvec(const Tensor64 &W, const double *x, const double *bias, double *y) {
   }
 }
 
-// dx += Wᵀ dy
-void matvec_t_acc(const Tensor64 &W, const double *dy, double *dx) {
-  const int64_t rows = rows_of(W), cols = cols_of(W);
-  for (int64_t i = 0; i < rows; ++i) {
-    const double *w = &W.data[i * cols];
-    for (int64_t k = 0; k < cols; ++k) dx[k] += w[k] * dy[i];
-  }
-}
-
-// dW += dy xᵀ
-void outer_acc(Tensor64 &dW, const double *dy, const double *x) {
-  const int64_t rows = rows_of(dW), cols = cols_of(dW);
-  for (int64_t i = 0; i < rows; ++i) {
-    double *g = &dW.data[i * cols];
-    for (int64_t k = 0; k < cols; ++k) g[k] += dy[i] * x[k];
-  }
-}
-
-void add_acc(double *a, const double *b, int64_t count) {
-  for (int64_t k = 0; k < count; ++k) a[k] += b[k];
-}
-
 // out = [a; b], each of H.
 void concat(const double *a, const double *b, int64_t H, double *out) {
   std::copy(a, a + H, out);
   std::copy(b, b + H, out + H);
 }
-
-double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
 const double *row(const Tensor64 &t, int64_t r) { return &t.data[r * (t.size() / t.shape[0])]; }
 double *row(Tensor64 &t, int64_t r) { return &t.data[r * (t.size() / t.shape[0])]; }
@@ -655,12 +637,6 @@ training::NodeStates to_float(const NodeStates64 &states) {
   out.tree_offset = states.tree_offset;
   out.rows.resize(states.rows.size());
   for (size_t k = 0; k < states.rows.size(); ++k) out.rows[k] = static_cast<float>(states.rows[k]);
-  return out;
-}
-
-Tensor to_float(const Tensor64 &t) {
-  Tensor out(t.shape);
-  for (int64_t k = 0; k < t.size(); ++k) out.data[k] = static_cast<float>(t.data[k]);
   return out;
 }
 
