@@ -91,7 +91,6 @@ struct TrainableModel::Impl {
   // blocks, owned.
   std::map<std::string, const float *> weights;
   Weights transposed;
-  bool bound = false;
   Stats stats;
 
   // The last forward.
@@ -241,7 +240,6 @@ void TrainableModel::set_weights(const Weights &weights) {
   m.weights = std::move(next);
   m.pack(*m.forward);
   m.pack(*m.backward);
-  m.bound = true;
   m.stats.set_weights_ms += ms_since(t0);
 }
 
