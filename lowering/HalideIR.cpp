@@ -47,4 +47,9 @@ Stmt dispatch_for(const std::string &v, HExpr min, HExpr extent, HI::ForType typ
                            HI::LetStmt::make(tasks, Halide::min(var(n), threads), tasks_loop));
 }
 
+Halide::MemoryType local_memory(const HExpr &extent) {
+  std::optional<int64_t> n = constant(extent);
+  return n && *n <= 16384 ? Halide::MemoryType::Stack : Halide::MemoryType::Heap;
+}
+
 }  // namespace grove::lowering::internal

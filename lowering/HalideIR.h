@@ -27,6 +27,10 @@ HExpr int_load(const char *array, HExpr index);
 // most `threads` tasks of consecutive iterations (`v`.task), so that the model runs on at most its
 // own schedule's threads however large the process's thread pool is (plan::Recursion::threads);
 // with `threads` 1 the loop is serial.
+// Where a local buffer of `extent` 32-bit elements lives: on the stack when it is a constant of at
+// most 16,384 (64 KB), else on the heap.
+Halide::MemoryType local_memory(const HExpr &extent);
+
 Stmt dispatch_for(const std::string &v, HExpr min, HExpr extent, HI::ForType type, int threads, Stmt body);
 
 }  // namespace grove::lowering::internal

@@ -29,11 +29,10 @@ Stmt allocate_temps(const TensorAccess &access, const ilir::Case &c, Stmt s, Tem
     if (t.kind != ilir::TensorKind::Temp || skip.count(t.name)) continue;
     HExpr extent = access.numel(t);
     Halide::MemoryType where = Halide::MemoryType::Heap;
-    if (storage == TempStorage::PerLevel) {
+    if (storage == TempStorage::PerLevel)
       extent = extent * level_rows;
-    } else if (const auto *e = extent.as<HI::IntImm>(); e && e->value <= 16384) {
-      where = Halide::MemoryType::Stack;
-    }
+    else
+      where = local_memory(extent);
     s = HI::Allocate::make(names::temp(t.name), Halide::Float(32), where, {extent}, HI::const_true(), s);
   }
   return s;

@@ -144,10 +144,8 @@ Stmt lower_reduction(const TensorAccess &access, const ilir::Reduction &r, const
   HExpr total = a.load(g, HExpr(), at) + a.load(acc_t, var("n"), {var(inner)});
   Stmt store = vectorized_for(inner, a.size(g.shape.back()), a.store(g, HExpr(), at, total), lanes);
   Stmt row = HI::Block::make({zero, nodes, store});
-  const std::optional<int64_t> width = constant(a.numel(acc_t));
-  Halide::MemoryType where = width && *width <= 16384 ? Halide::MemoryType::Stack : Halide::MemoryType::Heap;
-  row =
-      HI::Allocate::make(names::temp(acc), Halide::Float(32), where, {a.numel(acc_t)}, HI::const_true(), row);
+  row = HI::Allocate::make(names::temp(acc), Halide::Float(32), local_memory(a.numel(acc_t)),
+                           {a.numel(acc_t)}, HI::const_true(), row);
   if (r.indices.size() == 1) return row;
   return dispatch_for(r.indices[0], 0, a.size(g.shape[0]), HI::ForType::Parallel, threads, row);
 }

@@ -104,6 +104,12 @@ struct TrainableModel::Impl {
   std::vector<std::vector<float>> backward_states;
   std::vector<float> seed;
 
+  const training::ParamInfo &param(const std::string &name) const {
+    for (const training::ParamInfo &p : params)
+      if (p.name == name) return p;
+    GROVE_CHECK(false, "no param {}", name);
+  }
+
   const float *param_data(const std::string &name) const {
     auto it = weights.find(name);
     GROVE_CHECK(it != weights.end(), "no weight {} bound", name);
@@ -388,11 +394,7 @@ training::Gradients TrainableModel::backward(std::span<const float> d_rows) {
 
   training::Gradients g;
   for (const auto &[param, tensor] : m.d.gradients) {
-    const training::ParamInfo *info = nullptr;
-    for (const training::ParamInfo &p : m.params)
-      if (p.name == param) info = &p;
-    GROVE_CHECK(info != nullptr, "a gradient of the unknown param {}", param);
-    Tensor t(info->shape);
+    Tensor t(m.param(param).shape);
     for (size_t i = 0; i < abi.gradients.size(); i++)
       if (abi.gradients[i].name == tensor) t.data = grads[i];
     g.dense[param] = std::move(t);
@@ -407,11 +409,7 @@ training::Gradients TrainableModel::backward(std::span<const float> d_rows) {
     const int64_t width = abi.states[size_t(s)].row_elements;
     const float *rows_at = states[size_t(s)].data();
     if (rg.param != m.embedding) {
-      const training::ParamInfo *info = nullptr;
-      for (const training::ParamInfo &p : m.params)
-        if (p.name == rg.param) info = &p;
-      GROVE_CHECK(info != nullptr, "a row gradient of the unknown param {}", rg.param);
-      Tensor dense(info->shape);
+      Tensor dense(m.param(rg.param).shape);
       for (int32_t n = 0; n < readers; n++) {
         float *dst = dense.data.data() + int64_t(batch.token[size_t(n)]) * width;
         for (int64_t k = 0; k < width; k++) dst[k] += rows_at[int64_t(n) * width + k];
