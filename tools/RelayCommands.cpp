@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -343,51 +344,55 @@ std::string dump_recursive_ilir(const Module &m, const std::string &file,
   }
   std::string out;
   std::string names;
-  for (const RecursiveCandidate &c : analyze_recursive_functions(m)) {
-    if (!c.qualifies) continue;
-    const Function &fn = *m.find_function(c.name)->as<Function>();
+  const RecursiveForms forms(m);
+  for (const Recognition &r : forms.all()) {
+    if (!r.form) continue;
+    const RecursiveForm &form = *r.form;
+    const Function &fn = *m.find_function(r.name)->as<Function>();
     std::vector<NDArray> weights;
     int64_t step_length = kAnyDim;  // a fold over a sequence: one step's D
     for (size_t i = 0; i < fn.params.size(); ++i) {
-      if (c.sequence() && static_cast<int>(i) == c.tree_param) {
-        const std::string &name = fn.params[i].as<Var>()->name_hint;
-        names += (names.empty() ? "%" : ", %") + name;
-        if (auto it = arg_files.find(name); it != arg_files.end()) {
-          NDArray step = read_npy_array(it->second);
+      const Expr &param = fn.params[i];
+      const std::string &name = param.as<Var>()->name_hint;
+      const bool list = form.sequence() && static_cast<int>(i) == form.tree_param;
+      if (!list && std::find(form.weight_params.begin(), form.weight_params.end(), static_cast<int>(i)) ==
+                       form.weight_params.end())
+        continue;
+      names += (names.empty() ? "%" : ", %") + name;
+      auto given = arg_files.find(name);
+      if (given != arg_files.end()) used[name] = true;
+      if (list) {
+        if (given != arg_files.end()) {
+          NDArray step = read_npy_array(given->second);
           step_length = step.ndim() > 0 ? step.shape().back() : kAnyDim;
-          used[name] = true;
         } else {
-          const Type &elem = fn.params[i]->checked_type.as<TypeCall>()->args[0];
+          const Type &elem = param->checked_type.as<TypeCall>()->args[0];
           step_length = elem.as<TensorType>()->shape.back();  // a sequence's steps are [D] or [R, D]
         }
         if (step_length == kAnyDim)
-          user_error(msg::kRelayIlirStep, to_string(fn.params[i]->span), c.name, name,
-                     to_string(fn.params[i]->checked_type), name);
+          user_error(msg::kRelayIlirStep, to_string(param->span), r.name, name,
+                     to_string(param->checked_type), name);
         continue;
       }
-      if (static_cast<int>(i) == c.tree_param || static_cast<int>(i) == c.state_param) continue;
-      const std::string &name = fn.params[i].as<Var>()->name_hint;
-      names += (names.empty() ? "%" : ", %") + name;
-      if (auto it = arg_files.find(name); it != arg_files.end()) {
-        weights.push_back(read_npy_array(it->second));
-        used[name] = true;
+      if (given != arg_files.end()) {
+        weights.push_back(read_npy_array(given->second));
         continue;
       }
-      const auto *type = fn.params[i]->checked_type.as<TensorType>();  // condition (a): a tensor
+      const auto *type = param->checked_type.as<TensorType>();  // condition (a): a tensor
       bool known = type != nullptr;
       for (size_t d = 0; known && d < type->shape.size(); ++d) known = type->shape[d] != kAnyDim;
       if (!known)
-        user_error(msg::kRelayIlirShape, to_string(fn.params[i]->span), c.name, name,
-                   to_string(fn.params[i]->checked_type), name);
+        user_error(msg::kRelayIlirShape, to_string(param->span), r.name, name, to_string(param->checked_type),
+                   name);
       weights.push_back(NDArray(type->dtype, type->shape));
     }
-    std::string text = c.sequence() ? sequence_function_model_text(m, c.name, weights, step_length)
-                                    : recursive_function_model_text(m, c.name, weights);
-    ilir::Program program = dsl::parse_model(text, "@" + c.name);
+    std::string text = form.sequence() ? sequence_function_model_text(m, r.name, form, weights, step_length)
+                                       : recursive_function_model_text(m, r.name, form, weights);
+    ilir::Program program = dsl::parse_model(text, "@" + r.name);
     out +=
-        fmt::format("// @{}, compiled by grove's recursive compiler\n{}", c.name, ilir::to_string(program));
+        fmt::format("// @{}, compiled by grove's recursive compiler\n{}", r.name, ilir::to_string(program));
   }
-  if (out.empty()) user_error(msg::kRelayIlirNone, file, explain_recursive_functions(m));
+  if (out.empty()) user_error(msg::kRelayIlirNone, file, explain_recursive_functions(m, forms));
   for (const auto &[name, was_used] : used)
     if (!was_used) user_error(msg::kRelayIlirUnknownArg, name, name, names);
   return out;

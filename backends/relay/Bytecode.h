@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "backends/relay/Recognition.h"
 #include "frontend/relay/IR.h"
 
 namespace grove::relay::vm {
@@ -97,12 +98,13 @@ struct RecursiveInfo {
   std::string name;        // the global, without `@`
   bool over_list = false;  // args[0] is a List (run_list) rather than one tree (run)
   Expr cons, nil;          // the List's constructors, the module's own nodes (over_list)
-  // A fold over a sequence (RecursiveFunctions.h): its call's arguments are in parameter order;
-  // these are its list and state parameters, the list's Cons tag, and the function's own bytecode,
-  // which runs the calls grove does not take (SequenceFunctions.h) — over a List of sequences, @map
-  // (of the closure, the call's last argument). -1 for a tree function.
-  int list_param = -1, state_param = -1, list_cons_tag = -1, fallback = -1;
-  bool sequence() const { return state_param >= 0; }
+  // Its recognised form (Recognition.h): the parameters' roles, a fold's list Cons tag. A fold over
+  // a sequence's call has its arguments in parameter order, and `fallback` is the function's own
+  // bytecode, which runs the calls grove does not take (SequenceFunctions.h) — over a List of
+  // sequences, @map (of the closure, the call's last argument). -1 for a tree function.
+  RecursiveForm form;
+  int fallback = -1;
+  bool sequence() const { return form.sequence(); }
 };
 
 struct Executable {

@@ -24,7 +24,9 @@
 
 namespace grove::relay::tree_to_dsl::detail {
 
+// A Reject at no narrower place than the expression CaseWriter is at (or the function).
 [[noreturn]] inline void reject(std::string why) { throw Reject{std::move(why)}; }
+[[noreturn]] inline void reject_at(std::string why, const Span &at) { throw Reject{std::move(why), at}; }
 
 inline std::string var_name(const Expr &v) { return "%" + v.as<Var>()->name_hint; }
 
@@ -145,8 +147,24 @@ class CaseWriter {
     node_token_ = std::move(node_token);
   }
 
+  // A Reject without a place gets the one of the expression being translated.
   Val run(const Expr &rhs) {
+    try {
+      return run_clause(rhs);
+    } catch (Reject &r) {
+      if (!r.span.defined() && at_ != nullptr) r.span = at_->span;
+      throw;
+    }
+  }
+
+  const std::string &body() const { return body_; }
+  bool called(bool left) const { return left ? called_left_ : called_right_; }
+  bool mapped() const { return mapped_; }
+
+ private:
+  Val run_clause(const Expr &rhs) {
     post_order_visit(rhs, [&](const Expr &e) {
+      at_ = e.get();
       if (const auto *let = e.as<Let>()) let_value_[let->var] = let->value;
       switch (e->kind) {
         case ExprKind::Function:
@@ -174,7 +192,10 @@ class CaseWriter {
           break;
       }
     });
-    post_order_visit(rhs, [&](const Expr &e) { visit(e); });
+    post_order_visit(rhs, [&](const Expr &e) {
+      at_ = e.get();
+      visit(e);
+    });
     Val r = get(rhs);
     if (r.kind == Val::Kind::TailCall) {
       for (Val &f : next_state_.kind == Val::Kind::Tuple ? next_state_.fields : std::vector<Val>{})
@@ -187,11 +208,6 @@ class CaseWriter {
     return r.pending.empty() ? r : vector(r, "the result");
   }
 
-  const std::string &body() const { return body_; }
-  bool called(bool left) const { return left ? called_left_ : called_right_; }
-  bool mapped() const { return mapped_; }
-
- private:
   // A closure of a rose node clause: one parameter is a child tree (a map's function), two are the
   // accumulator and one child's result (a fold's function); its body decides in closure().
   void closure_params(const Function &fn) {
@@ -711,6 +727,7 @@ class CaseWriter {
   int temps_ = 0;
   bool called_left_ = false, called_right_ = false;
   bool mapped_ = false;
+  const ExprNode *at_ = nullptr;  // the expression being translated
 };
 
 inline const Type &type_of(const Expr &v) {
@@ -754,7 +771,7 @@ inline bool identifier(const std::string &s) {
   return true;
 }
 
-// The typed global `name` of `m` to translate; a Reject when it is polymorphic.
+// The typed global `name` of `m` to translate (Recognition took it: it is not polymorphic).
 inline Function_ function_to_translate(const Module &m, const std::string &name) {
   const Expr *fe = m.find_function(name);
   GROVE_CHECK(fe && fe->as<Function>(), "no global function @{}", name);
@@ -762,7 +779,7 @@ inline Function_ function_to_translate(const Module &m, const std::string &name)
   f.m = &m;
   f.fn = fe->as<Function>();
   f.name = name;
-  if (!f.fn->type_params.empty()) reject("it is polymorphic");
+  GROVE_CHECK(f.fn->type_params.empty(), "translating the polymorphic @{}", name);
   return f;
 }
 
@@ -835,13 +852,12 @@ inline std::string fresh_prefix(const std::vector<Expr> &params) {
 
 std::string dims(const Shape &s);
 
-// Every parameter not in `skip` is a weight: a float32 tensor of rank 1 or 2 (else a Reject saying
-// it takes only such weights `besides`), named by its own name when that is a model-language name,
-// else `<prefix>w<i>`. Records each in f.weights and appends its name to `names`; returns the
-// `param` declarations, with `weight_shapes` (in order) or else the types' shapes.
+// Every parameter not in `skip` is a weight (Recognition checked they are float32 tensors of rank 1
+// or 2), named by its own name when that is a model-language name, else `<prefix>w<i>`. Records each
+// in f.weights and appends its name to `names`; returns the `param` declarations, with
+// `weight_shapes` (in order) or else the types' shapes.
 inline std::string declare_weights(Function_ &f, const std::vector<int> &skip,
-                                   const std::vector<Shape> *weight_shapes, const std::string &besides,
-                                   std::vector<std::string> &names) {
+                                   const std::vector<Shape> *weight_shapes, std::vector<std::string> &names) {
   const auto &params = f.fn->params;
   std::string decls;
   std::set<std::string> used;
@@ -849,10 +865,7 @@ inline std::string declare_weights(Function_ &f, const std::vector<int> &skip,
   for (size_t i = 0; i < params.size(); ++i) {
     if (std::find(skip.begin(), skip.end(), static_cast<int>(i)) != skip.end()) continue;
     const auto *t = type_of(params[i]).as<TensorType>();
-    if (!t || t->dtype != DType::Float32 || t->shape.empty() || t->shape.size() > 2)
-      reject(fmt::format(
-          "its parameter {} has type {}; besides {}, only float32 weights of rank 1 or 2 are taken",
-          var_name(params[i]), to_string(type_of(params[i])), besides));
+    GROVE_CHECK(t != nullptr, "a recognised function's weight {} is not a tensor", var_name(params[i]));
     Shape shape = weight_shapes ? weight_shapes->at(w) : t->shape;
     std::string pname = params[i].as<Var>()->name_hint;
     if (!identifier(pname) || used.count(pname)) pname = fmt::format("{}w{}", f.prefix, w);

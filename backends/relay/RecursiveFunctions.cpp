@@ -5,8 +5,6 @@
 #include <algorithm>
 #include <utility>
 
-#include "backends/relay/SequenceToDsl.h"
-#include "backends/relay/TreeAdts.h"
 #include "backends/relay/TreeToDsl.h"
 #include "frontend/dsl/Frontend.h"
 #include "support/Error.h"
@@ -14,25 +12,20 @@
 namespace grove::relay {
 namespace {
 
+// The translation of the recognised `form` for the weights' shapes; a Reject is the user's error.
+// The weights' types are checked after the translation, whose messages say more (a GEMM's sizes).
 tree_to_dsl::Translation translate_or_throw(const Module &m, const std::string &name,
-                                            const std::vector<NDArray> &weights) {
-  const Function &fn = recursive_candidate_function(m, name);
-  try {
-    tree_to_dsl::translate(m, name, nullptr);  // whether it qualifies, before counting the weights
-  } catch (const tree_to_dsl::Reject &r) {
-    cannot_compile_recursively(fn, name, r.why);
-  }
-  if (weights.size() + 1 != fn.params.size())
-    user_error("@{} takes {} weights besides its tree; {} were given", name, fn.params.size() - 1,
-               weights.size());
+                                            const RecursiveForm &form, const std::vector<NDArray> &weights) {
+  const Function &fn = *m.find_function(name)->as<Function>();
+  check_weights_count(name, form, weights);
   std::vector<Shape> shapes;
   for (const NDArray &w : weights) shapes.push_back(w.shape());
   try {
-    tree_to_dsl::Translation t = tree_to_dsl::translate(m, name, &shapes);
-    check_weights_fit(fn, name, {t.tree_param}, weights);
+    tree_to_dsl::Translation t = tree_to_dsl::translate(m, name, form, &shapes);
+    check_weights_fit(fn, name, form, weights);
     return t;
   } catch (const tree_to_dsl::Reject &r) {
-    cannot_compile_recursively(fn, name, r.why);
+    cannot_compile_recursively(name, {r.why, r.span.defined() ? r.span : fn.span});
   }
 }
 
@@ -139,14 +132,16 @@ Tree rose_to_grove_tree(const Value &root, int cons_tag, size_t index) {
 
 }  // namespace
 
-const Function &recursive_candidate_function(const Module &m, const std::string &name) {
-  const Expr *f = m.find_function(name);
-  if (!f) user_error("the module has no global function @{}", name);
-  return *f->as<Function>();
+RecursiveForm recursive_form_or_throw(const Module &m, const std::string &name) {
+  if (m.find_function(name) == nullptr) user_error("the module has no global function @{}", name);
+  Recognition r = recognize_recursive(m, name);
+  if (!r.form) cannot_compile_recursively(name, r.rejection);
+  return std::move(*r.form);
 }
 
-void cannot_compile_recursively(const Function &fn, const std::string &name, const std::string &why) {
-  user_error("{}: @{} cannot be compiled by grove's recursive compiler: {}", to_string(fn.span), name, why);
+void cannot_compile_recursively(const std::string &name, const RecursiveRejection &why) {
+  user_error("{}: @{} cannot be compiled by grove's recursive compiler: {}", to_string(why.span), name,
+             why.reason);
 }
 
 std::vector<NDArray> weight_arrays(const std::string &name, const std::vector<Value> &weights) {
@@ -169,89 +164,68 @@ Weights grove_weights(const std::vector<std::string> &names, const std::vector<N
   return out;
 }
 
-void check_weights_fit(const Function &fn, const std::string &name, const std::vector<int> &skip,
+void check_weights_count(const std::string &name, const RecursiveForm &form,
+                         const std::vector<NDArray> &weights) {
+  if (weights.size() != form.weight_params.size())
+    user_error("@{} takes {} weights besides its {}; {} were given", name, form.weight_params.size(),
+               form.sequence() ? "list and its state" : "tree", weights.size());
+}
+
+void check_weights_fit(const Function &fn, const std::string &name, const RecursiveForm &form,
                        const std::vector<NDArray> &weights) {
-  size_t w = 0;
-  for (size_t i = 0; i < fn.params.size(); ++i) {
-    if (std::find(skip.begin(), skip.end(), static_cast<int>(i)) != skip.end()) continue;
-    const auto *type = fn.params[i]->checked_type.as<TensorType>();
-    GROVE_CHECK(w < weights.size(), "fewer weights than parameters of @{}", name);
-    const NDArray &a = weights[w++];
+  check_weights_count(name, form, weights);
+  for (size_t w = 0; w < weights.size(); ++w) {
+    const Expr &param = fn.params[form.weight_params[w]];
+    const auto *type = param->checked_type.as<TensorType>();
+    const NDArray &a = weights[w];
     bool fits = type && a.dtype() == type->dtype && a.ndim() == static_cast<int64_t>(type->shape.size());
     for (size_t d = 0; fits && d < type->shape.size(); ++d)
       fits = type->shape[d] == kAnyDim || type->shape[d] == a.shape()[d];
     if (!fits)
       user_error("@{}'s parameter %{} has type {}, but its weight is Tensor[{}, {}]", name,
-                 fn.params[i].as<Var>()->name_hint, to_string(fn.params[i]->checked_type),
-                 shape_to_string(a.shape()), to_string(a.dtype()));
+                 param.as<Var>()->name_hint, to_string(param->checked_type), shape_to_string(a.shape()),
+                 to_string(a.dtype()));
   }
 }
 
-bool is_sequence_fold_candidate(const Module &m, const std::string &name) {
-  const Function &fn = recursive_candidate_function(m, name);
-  bool list = false;
-  for (const Expr &p : fn.params) {
-    const Type &t = p->checked_type.defined() ? p->checked_type : p.as<Var>()->type_annotation;
-    if (tree_to_dsl::binary_tree_adt(m, t) || tree_to_dsl::rose_tree_adt(m, t).rose) return false;
-    list = list || tree_to_dsl::is_tensor_list(m, t);
-  }
-  return list;
-}
-
-// 1. Each global is translated with the shapes of its types (`?` allowed), as a fold when it takes
-// a list of tensors and no tree, else as a tree function; a Reject is the reason.
-RecursiveCandidate analyze_recursive_function(const Module &m, const std::string &name) {
-  RecursiveCandidate c;
-  c.name = name;
-  try {
-    if (is_sequence_fold_candidate(m, name)) {
-      tree_to_dsl::SequenceTranslation t = tree_to_dsl::translate_sequence(m, name, nullptr, kAnyDim);
-      c.state_param = t.state_param;
-      c.tree_param = t.list_param;
-    } else {
-      c.tree_param = tree_to_dsl::translate(m, name, nullptr).tree_param;
+std::string explain_recursive_functions(const Module &m, const RecursiveForms &forms) {
+  std::string out;
+  for (const Recognition &r : forms.all()) {
+    if (!r.form) {
+      out += fmt::format("@{}: not compiled recursively: {} ({})\n", r.name, r.rejection.reason,
+                         to_string(r.rejection.span));
+      continue;
     }
-    c.qualifies = true;
-  } catch (const tree_to_dsl::Reject &r) {
-    c.reason = r.why;
+    const RecursiveForm &form = *r.form;
+    const auto &params = m.find_function(r.name)->as<Function>()->params;
+    if (form.sequence())
+      out += fmt::format(
+          "@{}: compiled by grove's recursive compiler as a sequence model (a fold over its list parameter "
+          "%{}, state %{}, {} weights passed through; a call whose initial state is not all zeros runs in "
+          "the VM)\n",
+          r.name, params[form.tree_param].as<Var>()->name_hint, params[form.state_param].as<Var>()->name_hint,
+          form.weight_params.size());
+    else
+      out += fmt::format(
+          "@{}: compiled by grove's recursive compiler (over its tree parameter %{}, {} weights "
+          "passed through)\n",
+          r.name, params[form.tree_param].as<Var>()->name_hint, form.weight_params.size());
   }
-  return c;
-}
-
-std::vector<RecursiveCandidate> analyze_recursive_functions(const Module &m) {
-  std::vector<RecursiveCandidate> out;
-  for (const auto &[name, fn] : m.functions()) out.push_back(analyze_recursive_function(m, name));
   return out;
 }
 
 std::string explain_recursive_functions(const Module &m) {
-  std::string out;
-  for (const RecursiveCandidate &c : analyze_recursive_functions(m)) {
-    if (c.qualifies && c.sequence()) {
-      const Function &fn = recursive_candidate_function(m, c.name);
-      out += fmt::format(
-          "@{}: compiled by grove's recursive compiler as a sequence model (a fold over its list parameter "
-          "%{}, state %{}, {} weights passed through; a call whose initial state is not all zeros runs in "
-          "the "
-          "VM)\n",
-          c.name, fn.params[c.tree_param].as<Var>()->name_hint, fn.params[c.state_param].as<Var>()->name_hint,
-          fn.params.size() - 2);
-    } else if (c.qualifies) {
-      const Function &fn = recursive_candidate_function(m, c.name);
-      out += fmt::format(
-          "@{}: compiled by grove's recursive compiler (over its tree parameter %{}, {} weights "
-          "passed through)\n",
-          c.name, fn.params[c.tree_param].as<Var>()->name_hint, fn.params.size() - 1);
-    } else {
-      out += fmt::format("@{}: not compiled recursively: {}\n", c.name, c.reason);
-    }
-  }
-  return out;
+  return explain_recursive_functions(m, RecursiveForms(m));
+}
+
+std::string recursive_function_model_text(const Module &m, const std::string &name, const RecursiveForm &form,
+                                          const std::vector<NDArray> &weights) {
+  return translate_or_throw(m, name, form, weights).text;
 }
 
 std::string recursive_function_model_text(const Module &m, const std::string &name,
                                           const std::vector<NDArray> &weights) {
-  return translate_or_throw(m, name, weights).text;
+  return recursive_function_model_text(m, name, recursive_form_or_throw(m, name), weights);
 }
 
 CompiledRecursiveFunction::CompiledRecursiveFunction(std::string text, ilir::Program program,
@@ -265,17 +239,24 @@ CompiledRecursiveFunction::CompiledRecursiveFunction(std::string text, ilir::Pro
       tuple_result_(tuple_result),
       form_(form) {}
 
-// 1. Translate with the weights' shapes. 2. Parse and check the model text with the model
-// language's front end. 3. Compile it with the weights converted to float32 Tensors by model name.
 CompiledRecursiveFunction CompiledRecursiveFunction::compile(const Module &m, const std::string &name,
                                                              const std::vector<Value> &weights,
                                                              const cpu::CompileOptions &options) {
+  return compile(m, name, recursive_form_or_throw(m, name), weights, options);
+}
+
+// 1. Translate with the weights' shapes. 2. Parse and check the model text with the model
+// language's front end. 3. Compile it with the weights converted to float32 Tensors by model name.
+CompiledRecursiveFunction CompiledRecursiveFunction::compile(const Module &m, const std::string &name,
+                                                             const RecursiveForm &form,
+                                                             const std::vector<Value> &weights,
+                                                             const cpu::CompileOptions &options) {
   std::vector<NDArray> arrays = weight_arrays(name, weights);
-  tree_to_dsl::Translation t = translate_or_throw(m, name, arrays);
+  tree_to_dsl::Translation t = translate_or_throw(m, name, form, arrays);
   ilir::Program program = dsl::parse_model(t.text, "@" + name);
   cpu::CompiledModel model = cpu::CompiledModel::compile(program, grove_weights(t.weights, arrays), options);
   return CompiledRecursiveFunction(t.text, std::move(program), std::move(model), t.state_shapes,
-                                   t.tuple_result, TreeForm{t.rose, t.leaf_tag, t.list_cons_tag});
+                                   t.tuple_result, TreeForm{form.rose(), form.leaf_tag, form.list_cons_tag});
 }
 
 // 1. Convert the trees. 2. One run of the compiled model gives every root's states, concatenated.

@@ -1,8 +1,8 @@
 #pragma once
 // Recursive Relay functions over trees, compiled by grove's recursive compiler (issue 10, item 3).
 //
-// A global qualifies when all of these hold (analyze_recursive_functions checks them, on a typed
-// module, and says which one fails):
+// A global qualifies when all of these hold (recognize_recursive, Recognition.h, checks them on a
+// typed module and says which one fails, and where):
 //   (a) exactly one parameter has type `T[int32]` where T is a tree ADT with one type parameter A:
 //       binary — two constructors, a leaf one with one field of type A (`Leaf(A)`) and a node one
 //       with two fields of type T[A] (`Node(Tree[A], Tree[A])`); or rose — one constructor with
@@ -56,55 +56,45 @@
 #include <vector>
 
 #include "backends/cpu/CompiledModel.h"
+#include "backends/relay/Recognition.h"
 #include "frontend/relay/IR.h"
 #include "frontend/relay/Value.h"
 #include "ilir/IR.h"
 
 namespace grove::relay {
 
-struct RecursiveCandidate {
-  std::string name;  // the global, without `@`
-  bool qualifies = false;
-  std::string reason;    // why it does not qualify, one sentence; empty when it does
-  int tree_param = -1;   // index of the Tree[int32] parameter when (a) holds (a fold: the list's)
-  int state_param = -1;  // a fold over a sequence: its state parameter; -1 for a tree function
-  bool sequence() const { return state_param >= 0; }
-};
+// The form of global `name` of the typed module `m`: a UserError when there is no such function,
+// or when it does not qualify (cannot_compile_recursively).
+RecursiveForm recursive_form_or_throw(const Module &m, const std::string &name);
 
-// For each global function of the typed module `m`, in definition order: whether it compiles as a
-// recursive grove model, and if not, why.
-std::vector<RecursiveCandidate> analyze_recursive_functions(const Module &m);
-// The same for the one global `name` of `m` (which must exist).
-RecursiveCandidate analyze_recursive_function(const Module &m, const std::string &name);
-
-// Whether global `name` takes a list of tensors and no tree: analyzed as a fold over a sequence.
-bool is_sequence_fold_candidate(const Module &m, const std::string &name);
-
-// The global function `name` of `m`; a UserError when there is none.
-const Function &recursive_candidate_function(const Module &m, const std::string &name);
-
-// The UserError for a global that does not qualify: its location, its name and why (a Reject's text).
-[[noreturn]] void cannot_compile_recursively(const Function &fn, const std::string &name,
-                                             const std::string &why);
+// The UserError for a global that does not qualify: where and why, and its name.
+[[noreturn]] void cannot_compile_recursively(const std::string &name, const RecursiveRejection &why);
 
 // The tensors of a call's weight arguments (a UserError naming @name and the weight when one is not a
 // tensor), and the same as float32 grove weights by model name (`names`, in the same order).
 std::vector<NDArray> weight_arrays(const std::string &name, const std::vector<Value> &weights);
 Weights grove_weights(const std::vector<std::string> &names, const std::vector<NDArray> &arrays);
 
+// There are as many weights as the form has weight parameters; a UserError naming @name otherwise.
+void check_weights_count(const std::string &name, const RecursiveForm &form,
+                         const std::vector<NDArray> &weights);
+
 // Each weight fits its parameter's type (dtype, rank, known dimensions): `weights` are the arguments
-// of `fn`'s parameters other than those in `skip`, in order. A UserError naming @name and the
-// parameter otherwise.
-void check_weights_fit(const Function &fn, const std::string &name, const std::vector<int> &skip,
+// of the form's weight parameters of `fn`, in order. A UserError naming @name and the parameter
+// otherwise, or when their count is not the form's.
+void check_weights_fit(const Function &fn, const std::string &name, const RecursiveForm &form,
                        const std::vector<NDArray> &weights);
 
 // One line per global: `@f: compiled by grove's recursive compiler (...)` or `@f: not compiled
-// recursively: <reason>`.
+// recursively: <reason> (<where>)`.
+std::string explain_recursive_functions(const Module &m, const RecursiveForms &forms);
 std::string explain_recursive_functions(const Module &m);
 
-// The grove model text of the qualifying global `name`, with the weight shapes of `weights` (the
-// arguments other than the tree, in parameter order). A UserError when it does not qualify or a
-// weight does not fit its parameter.
+// The grove model text of global `name` of the form `form`, with the weight shapes of `weights`
+// (the arguments other than the tree, in parameter order). A UserError when a weight does not fit
+// its parameter or the translation rejects the shapes. (The name's overload recognises it first.)
+std::string recursive_function_model_text(const Module &m, const std::string &name, const RecursiveForm &form,
+                                          const std::vector<NDArray> &weights);
 std::string recursive_function_model_text(const Module &m, const std::string &name,
                                           const std::vector<NDArray> &weights);
 
@@ -115,6 +105,10 @@ class CompiledRecursiveFunction {
   // the tree, in parameter order). UserError when it does not qualify or the weights do not fit.
   static CompiledRecursiveFunction compile(const Module &m, const std::string &name,
                                            const std::vector<Value> &weights,
+                                           const cpu::CompileOptions &options = {});
+  // The same for a global already recognised as `form`.
+  static CompiledRecursiveFunction compile(const Module &m, const std::string &name,
+                                           const RecursiveForm &form, const std::vector<Value> &weights,
                                            const cpu::CompileOptions &options = {});
 
   // The function's result for each tree (Tree[int32] or Rose[int32] values; a Rose node whose list

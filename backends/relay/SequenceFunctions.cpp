@@ -16,23 +16,20 @@
 namespace grove::relay {
 namespace {
 
-// 1. Whether the fold qualifies at all (before counting the weights). 2. The weights' count and
-// types. 3. The translation for their shapes.
+// The translation of the recognised fold `form` for the weights (their count and types checked
+// first) and steps of `element_length`; a Reject is the user's error.
 tree_to_dsl::SequenceTranslation translate_or_throw(const Module &m, const std::string &name,
+                                                    const RecursiveForm &form,
                                                     const std::vector<NDArray> &weights,
                                                     int64_t element_length) {
-  const Function &fn = recursive_candidate_function(m, name);
+  const Function &fn = *m.find_function(name)->as<Function>();
+  check_weights_fit(fn, name, form, weights);
+  std::vector<Shape> shapes;
+  for (const NDArray &w : weights) shapes.push_back(w.shape());
   try {
-    tree_to_dsl::SequenceTranslation sketch = tree_to_dsl::translate_sequence(m, name, nullptr, kAnyDim);
-    if (weights.size() + 2 != fn.params.size())
-      user_error("@{} takes {} weights besides its list and its state; {} were given", name,
-                 fn.params.size() - 2, weights.size());
-    check_weights_fit(fn, name, {sketch.list_param, sketch.state_param}, weights);
-    std::vector<Shape> shapes;
-    for (const NDArray &w : weights) shapes.push_back(w.shape());
-    return tree_to_dsl::translate_sequence(m, name, &shapes, element_length);
+    return tree_to_dsl::translate_sequence(m, name, form, &shapes, element_length);
   } catch (const tree_to_dsl::Reject &r) {
-    cannot_compile_recursively(fn, name, r.why);
+    cannot_compile_recursively(name, {r.why, r.span.defined() ? r.span : fn.span});
   }
 }
 
@@ -96,19 +93,30 @@ std::optional<SequenceCall> sequence_call(const Value &list, const Value &state,
   return call;
 }
 
+std::string sequence_function_model_text(const Module &m, const std::string &name, const RecursiveForm &form,
+                                         const std::vector<NDArray> &weights, int64_t element_length) {
+  return translate_or_throw(m, name, form, weights, element_length).text;
+}
+
 std::string sequence_function_model_text(const Module &m, const std::string &name,
                                          const std::vector<NDArray> &weights, int64_t element_length) {
-  return translate_or_throw(m, name, weights, element_length).text;
+  return sequence_function_model_text(m, name, recursive_form_or_throw(m, name), weights, element_length);
+}
+
+std::shared_ptr<CompiledSequenceFunction> CompiledSequenceFunction::compile(
+    const Module &m, const std::string &name, const std::vector<Value> &weights, int64_t element_length,
+    int64_t capacity, const cpu::CompileOptions &options) {
+  return compile(m, name, recursive_form_or_throw(m, name), weights, element_length, capacity, options);
 }
 
 // 1. Translate for the weights' shapes. 2. Parse the model text with the model language's front
 // end. 3. Compile it with the weights and a zero table of `capacity` rows, then bind views of this
 // object's own copies, so that each call refills the table in place.
 std::shared_ptr<CompiledSequenceFunction> CompiledSequenceFunction::compile(
-    const Module &m, const std::string &name, const std::vector<Value> &weights, int64_t element_length,
-    int64_t capacity, const cpu::CompileOptions &options) {
+    const Module &m, const std::string &name, const RecursiveForm &form, const std::vector<Value> &weights,
+    int64_t element_length, int64_t capacity, const cpu::CompileOptions &options) {
   std::vector<NDArray> arrays = weight_arrays(name, weights);
-  tree_to_dsl::SequenceTranslation t = translate_or_throw(m, name, arrays, element_length);
+  tree_to_dsl::SequenceTranslation t = translate_or_throw(m, name, form, arrays, element_length);
   ilir::Program program = dsl::parse_model(t.text, "@" + name);
   std::shared_ptr<CompiledSequenceFunction> f(new CompiledSequenceFunction());
   f->weights_ = grove_weights(t.weights, arrays);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "backends/cpu/CompiledModel.h"
+#include "backends/relay/Recognition.h"
 #include "frontend/relay/IR.h"
 #include "frontend/relay/Value.h"
 
@@ -34,7 +35,10 @@ struct SequenceCall {
 // `cons_tag` is the list's Cons tag.
 std::optional<SequenceCall> sequence_call(const Value &list, const Value &state, int cons_tag);
 
-// The model text of the qualifying fold `name` for the weights' shapes and steps of `element_length`.
+// The model text of the fold `name`, recognised as `form`, for the weights' shapes and steps of
+// `element_length`. (The name's overload recognises it first.)
+std::string sequence_function_model_text(const Module &m, const std::string &name, const RecursiveForm &form,
+                                         const std::vector<NDArray> &weights, int64_t element_length);
 std::string sequence_function_model_text(const Module &m, const std::string &name,
                                          const std::vector<NDArray> &weights, int64_t element_length);
 
@@ -44,6 +48,12 @@ class CompiledSequenceFunction {
   // state, in parameter order), steps of `element_length`, and room for `capacity` rows (steps ×
   // rows) per call. UserError when it does not qualify or the weights do not fit.
   static std::shared_ptr<CompiledSequenceFunction> compile(const Module &m, const std::string &name,
+                                                           const std::vector<Value> &weights,
+                                                           int64_t element_length, int64_t capacity,
+                                                           const cpu::CompileOptions &options = {});
+  // The same for a fold already recognised as `form`.
+  static std::shared_ptr<CompiledSequenceFunction> compile(const Module &m, const std::string &name,
+                                                           const RecursiveForm &form,
                                                            const std::vector<Value> &weights,
                                                            int64_t element_length, int64_t capacity,
                                                            const cpu::CompileOptions &options = {});

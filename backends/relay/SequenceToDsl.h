@@ -22,9 +22,6 @@
 namespace grove::relay::tree_to_dsl {
 
 struct SequenceTranslation {
-  int list_param = -1, state_param = -1;
-  int cons_tag = -1;                   // the list's Cons constructor's tag
-  int element_rank = 0;                // 1 ([D]) or 2 ([R, D]); the state's tensors have the same rank
   std::string text;                    // the model (docs/DSL.md)
   std::string table;                   // the param that holds the steps' rows, [rows, D]
   std::vector<std::string> weights;    // the model's param name of each weight, in parameter order
@@ -35,10 +32,11 @@ struct SequenceTranslation {
 // Whether `t` is a list of tensors L[Tensor[...]] (then the translation, not a tree one, applies).
 bool is_tensor_list(const Module &m, const Type &t);
 
-// Checks the conditions above on the typed global `name` and translates it. `weight_shapes` gives the
-// weights' shapes in parameter order and `element_length` the steps' D (null and kAnyDim: the types'
-// own, `?` allowed, and the text is then only a sketch). Throws Reject.
-SequenceTranslation translate_sequence(const Module &m, const std::string &name,
+// Translates the typed global `name`, recognised as the fold `form` (its list, state and weights, its
+// Cons and Nil clauses), checking the step's operators. `weight_shapes` gives the weights' shapes in
+// parameter order and `element_length` the steps' D (null and kAnyDim: the types' own, `?` allowed,
+// and the text is then only a sketch). Throws Reject.
+SequenceTranslation translate_sequence(const Module &m, const std::string &name, const RecursiveForm &form,
                                        const std::vector<Shape> *weight_shapes, int64_t element_length);
 
 }  // namespace grove::relay::tree_to_dsl

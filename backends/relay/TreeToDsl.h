@@ -5,29 +5,30 @@
 #include <string>
 #include <vector>
 
+#include "backends/relay/Recognition.h"
 #include "frontend/relay/IR.h"
 
 namespace grove::relay::tree_to_dsl {
 
-// Why a function does not qualify (one sentence, without the function's name).
+// Why a function does not qualify (one sentence, without the function's name), and where: the
+// Relay expression the translation was at (undefined: the function itself).
 struct Reject {
   std::string why;
+  Span span = {};
 };
 
 struct Translation {
-  int tree_param = -1;
-  int leaf_tag = -1;                 // binary: the leaf constructor's tag (the other one is the node's)
-  bool rose = false;                 // a rose tree (`structure tree`): a node whose list is empty is a leaf
-  int list_cons_tag = -1;            // rose: the children list's Cons tag (the other one is Nil's)
   std::string text;                  // the model (docs/DSL.md)
   std::vector<std::string> weights;  // the model's param name of each non-tree parameter, in order
   std::vector<Shape> state_shapes;   // the Relay shape of each result tensor
   bool tuple_result = false;
 };
 
-// Checks conditions (a)-(e) of RecursiveFunctions.h on the typed global `name` and translates it.
-// `weight_shapes` gives the non-tree parameters' shapes in order (null: their types' shapes, `?`
-// allowed, and the text is then only a sketch). Throws Reject.
-Translation translate(const Module &m, const std::string &name, const std::vector<Shape> *weight_shapes);
+// Translates the typed global `name`, recognised as the tree function `form` (conditions (a) and (b)
+// of RecursiveFunctions.h), checking (c)-(e) on its clauses. `weight_shapes` gives the non-tree
+// parameters' shapes in order (null: their types' shapes, `?` allowed, and the text is then only a
+// sketch). Throws Reject.
+Translation translate(const Module &m, const std::string &name, const RecursiveForm &form,
+                      const std::vector<Shape> *weight_shapes);
 
 }  // namespace grove::relay::tree_to_dsl

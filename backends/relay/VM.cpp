@@ -259,7 +259,7 @@ Value VirtualMachine::run_recursive(const std::vector<Value> &regs, const Instru
   CompiledRecursive &cached = recursive_[in.index];
   if (cached.function == nullptr || !same_weights(cached.weights, weights)) {
     cached.function = std::make_shared<CompiledRecursiveFunction>(
-        CompiledRecursiveFunction::compile(exe_.source, info.name, weights, recursive_options()));
+        CompiledRecursiveFunction::compile(exe_.source, info.name, info.form, weights, recursive_options()));
     cached.weights = std::move(weights);
     ++stats_.recursive_compiles;
   }
@@ -281,8 +281,9 @@ const CompiledSequenceFunction &VirtualMachine::sequence_function(int index, std
     for (const SequenceCall &call : calls) rows += call.rows * static_cast<int64_t>(call.steps.size());
     const int64_t length = calls.front().length;
     if (same && length == cached.sequence->length()) rows = std::max(rows, 2 * cached.sequence->capacity());
-    cached.sequence = CompiledSequenceFunction::compile(exe_.source, exe_.recursive[index].name, weights,
-                                                        length, rows, recursive_options());
+    const vm::RecursiveInfo &info = exe_.recursive[index];
+    cached.sequence = CompiledSequenceFunction::compile(exe_.source, info.name, info.form, weights, length,
+                                                        rows, recursive_options());
     cached.weights = std::move(weights);
     ++stats_.recursive_compiles;
   }
@@ -296,7 +297,7 @@ std::vector<Value> fold_weights(const vm::RecursiveInfo &info, const std::vector
                                 const vm::Instruction &in, size_t count) {
   std::vector<Value> weights;
   for (size_t i = 0; i < count; ++i)
-    if (static_cast<int>(i) != info.list_param && static_cast<int>(i) != info.state_param)
+    if (static_cast<int>(i) != info.form.tree_param && static_cast<int>(i) != info.form.state_param)
       weights.push_back(regs[in.args[i]]);
   return weights;
 }
@@ -305,8 +306,8 @@ std::vector<Value> fold_weights(const vm::RecursiveInfo &info, const std::vector
 
 std::optional<Value> VirtualMachine::run_sequence(const std::vector<Value> &regs, const vm::Instruction &in) {
   const vm::RecursiveInfo &info = exe_.recursive[in.index];
-  std::optional<SequenceCall> call =
-      sequence_call(regs[in.args[info.list_param]], regs[in.args[info.state_param]], info.list_cons_tag);
+  std::optional<SequenceCall> call = sequence_call(
+      regs[in.args[info.form.tree_param]], regs[in.args[info.form.state_param]], info.form.list_cons_tag);
   if (!call) return std::nullopt;
   std::vector<SequenceCall> calls{std::move(*call)};
   const CompiledSequenceFunction &f =
@@ -323,13 +324,13 @@ std::optional<Value> VirtualMachine::run_sequence(const std::vector<Value> &regs
 std::optional<Value> VirtualMachine::run_sequence_list(const std::vector<Value> &regs,
                                                        const vm::Instruction &in) {
   const vm::RecursiveInfo &info = exe_.recursive[in.index];
-  const Value &list = regs[in.args[info.list_param]];
-  const Value &state = regs[in.args[info.state_param]];
+  const Value &list = regs[in.args[info.form.tree_param]];
+  const Value &state = regs[in.args[info.form.state_param]];
   std::optional<std::vector<Value>> sequences = list_elements(list, info.cons.as<Constructor>()->tag);
   if (!sequences) return std::nullopt;
   std::vector<SequenceCall> calls;
   for (const Value &sequence : *sequences) {
-    std::optional<SequenceCall> call = sequence_call(sequence, state, info.list_cons_tag);
+    std::optional<SequenceCall> call = sequence_call(sequence, state, info.form.list_cons_tag);
     if (!call || (!calls.empty() && call->length != calls.front().length)) return std::nullopt;
     calls.push_back(std::move(*call));
   }
@@ -522,7 +523,7 @@ Value VirtualMachine::invoke(int function, std::vector<Value> args, const Value 
         ++stats_.recursive_fallbacks;
         std::vector<Value> call_args;
         if (info.over_list) {  // @map(closure, list)
-          call_args = {regs[in.args.back()], regs[in.args[info.list_param]]};
+          call_args = {regs[in.args.back()], regs[in.args[info.form.tree_param]]};
         } else {
           for (int r : in.args) call_args.push_back(regs[r]);
         }

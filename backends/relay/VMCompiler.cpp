@@ -125,10 +125,7 @@ class ModuleCompiler {
   //    compiled from a queue: compiling a function lifts the closures it creates onto the queue, so
   //    nothing recurses per nested closure. 2. Each compiled function gets its memory plan.
   void run() {
-    if (options_.recursive_functions) {
-      for (const RecursiveCandidate &c : analyze_recursive_functions(exe_.source))
-        if (c.qualifies) recursive_[c.name] = c;
-    }
+    if (options_.recursive_functions) forms_.emplace(exe_.source);
     for (const auto &[name, fn] : exe_.module.functions()) {
       // 1a. A function an external code generator compiles (partition_graph's output) is a kernel,
       //     called like a fused group; "grove" claims recursive tree functions and folds over
@@ -270,20 +267,20 @@ class ModuleCompiler {
 
   // Why global `name` does not compile recursively.
   std::string grove_reason(const std::string &name) const {
-    if (exe_.source.find_function(name) == nullptr) return "recursive compilation is turned off";
-    return analyze_recursive_function(exe_.source, name).reason;
+    const Recognition *r = forms_ ? forms_->find(name) : nullptr;
+    if (r == nullptr) return "recursive compilation is turned off";
+    return r->rejection.reason;
   }
 
   // How global `name` compiles recursively (its tree or list parameter, a fold's state), or null.
-  const RecursiveCandidate *recursive(const std::string &name) const {
-    auto found = recursive_.find(name);
-    return found == recursive_.end() ? nullptr : &found->second;
+  const RecursiveForm *recursive(const std::string &name) const {
+    return forms_ ? forms_->form(name) : nullptr;
   }
   // The tree (or, for a fold over a sequence, list) parameter of global `name` when grove compiles it
   // recursively, else -1.
   int recursive_tree_param(const std::string &name) const {
-    const RecursiveCandidate *c = recursive(name);
-    return c != nullptr ? c->tree_param : -1;
+    const RecursiveForm *form = recursive(name);
+    return form != nullptr ? form->tree_param : -1;
   }
 
   // Whether global `name` is the standard map over a List (checked once, on the typed source).
@@ -305,19 +302,15 @@ class ModuleCompiler {
     for (size_t i = 0; i < exe_.recursive.size(); ++i)
       if (exe_.recursive[i].name == name && exe_.recursive[i].over_list == over_list)
         return static_cast<int>(i);
-    RecursiveInfo info{name, over_list, {}, {}};
-    if (const RecursiveCandidate *c = recursive(name); c != nullptr && c->sequence()) {
-      // A fold: its arguments stay in parameter order, and its own bytecode runs the calls grove
-      // does not take.
-      info.list_param = c->tree_param;
-      info.state_param = c->state_param;
-      info.list_cons_tag =
-          tree_to_dsl::list_adt(
-              exe_.source,
-              exe_.source.find_function(name)->as<Function>()->params[c->tree_param]->checked_type)
-              .cons_tag;
-      info.fallback = exe_.globals.at(over_list ? map : name);
-    }
+    RecursiveInfo info;
+    info.name = name;
+    info.over_list = over_list;
+    const RecursiveForm *form = recursive(name);
+    GROVE_CHECK(form != nullptr, "InvokeRecursive of @{}, which grove does not compile", name);
+    info.form = *form;
+    // A fold: its arguments stay in parameter order, and its own bytecode runs the calls grove does
+    // not take.
+    if (form->sequence()) info.fallback = exe_.globals.at(over_list ? map : name);
     if (over_list) {
       // The module's own nodes, so the List built equals the one the interpreter builds.
       info.cons = *exe_.module.find_constructor(cons);
@@ -331,7 +324,7 @@ class ModuleCompiler {
 
  private:
   const CompileOptions &options_;
-  std::unordered_map<std::string, RecursiveCandidate> recursive_;
+  std::optional<RecursiveForms> forms_;            // of exe_.source, once, when recursive functions are on
   std::unordered_map<std::string, int> external_;  // globals external code generators compile
   std::unordered_map<std::string, std::optional<std::pair<std::string, std::string>>> list_maps_;
 
@@ -553,7 +546,7 @@ int FunctionCompiler::compile_call(const Call *call, const Expr &e) {
 // recursive calls stay node by node: the batched call already covers the whole tree).
 int FunctionCompiler::try_recursive_call(const Call *call, const Expr &e) {
   const std::string &name = call->op.as<GlobalVar>()->name;
-  const RecursiveCandidate *rec = mc_.recursive(name);
+  const RecursiveForm *rec = mc_.recursive(name);
   if (rec == nullptr || mc_.exe_.functions[pending_.index].name == "@" + name) return -1;
   // A tree function takes its tree first; a fold over a sequence its arguments in parameter order
   // (its fallback calls the function itself with them).
@@ -631,7 +624,7 @@ int FunctionCompiler::try_recursive_map(const Call *call, const Expr &e) {
       const Expr &w = c->args[i];
       if (w.as<Var>() == nullptr || of_element(w) || var_kernel_.count(w.get()) != 0) return false;
     }
-    const RecursiveCandidate *rec = mc_.recursive(callee->name);
+    const RecursiveForm *rec = mc_.recursive(callee->name);
     *out = Encoder{c, Expr(), tree, std::move(path), value->checked_type, rec->sequence()};
     return true;
   };

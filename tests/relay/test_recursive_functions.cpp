@@ -40,21 +40,21 @@ std::vector<Value> fixture_trees(const testing::LoadedModel &l) {
   return out;
 }
 
-const RecursiveCandidate &candidate(const std::vector<RecursiveCandidate> &cs, const std::string &name) {
-  for (const RecursiveCandidate &c : cs)
-    if (c.name == name) return c;
-  throw std::runtime_error("no candidate " + name);
+const Recognition &candidate(const RecursiveForms &cs, const std::string &name) {
+  const Recognition *r = cs.find(name);
+  if (r == nullptr) throw std::runtime_error("no candidate " + name);
+  return *r;
 }
 
 TEST(RelayRecursiveFunctions, TreeLstmQualifiesAndOthersAreExplained) {
   auto l = load_model("treelstm");
-  auto cs = analyze_recursive_functions(l.module);
-  EXPECT_TRUE(candidate(cs, "treelstm").qualifies) << candidate(cs, "treelstm").reason;
-  EXPECT_EQ(candidate(cs, "treelstm").tree_param, 0);
-  EXPECT_FALSE(candidate(cs, "map").qualifies);
-  EXPECT_THAT(candidate(cs, "map").reason, HasSubstr("polymorphic"));
-  EXPECT_FALSE(candidate(cs, "main").qualifies);
-  EXPECT_THAT(candidate(cs, "main").reason, HasSubstr("no parameter of a tree type"));
+  RecursiveForms cs(l.module);
+  ASSERT_TRUE(candidate(cs, "treelstm").qualifies()) << candidate(cs, "treelstm").rejection.reason;
+  EXPECT_EQ(candidate(cs, "treelstm").form->tree_param, 0);
+  EXPECT_FALSE(candidate(cs, "map").qualifies());
+  EXPECT_THAT(candidate(cs, "map").rejection.reason, HasSubstr("polymorphic"));
+  EXPECT_FALSE(candidate(cs, "main").qualifies());
+  EXPECT_THAT(candidate(cs, "main").rejection.reason, HasSubstr("no parameter of a tree type"));
   std::string text = explain_recursive_functions(l.module);
   EXPECT_THAT(text,
               HasSubstr("@treelstm: compiled by grove's recursive compiler (over its tree parameter %t, "

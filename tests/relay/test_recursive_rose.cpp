@@ -65,19 +65,19 @@ cpu::CompiledModel grove_childsum_model(const LoadedModel &l) {
   return cpu::CompiledModel::compile(program, weights, {});
 }
 
-const RecursiveCandidate &candidate(const std::vector<RecursiveCandidate> &cs, const std::string &name) {
-  for (const RecursiveCandidate &c : cs)
-    if (c.name == name) return c;
-  throw std::runtime_error("no candidate " + name);
+const Recognition &candidate(const RecursiveForms &cs, const std::string &name) {
+  const Recognition *r = cs.find(name);
+  if (r == nullptr) throw std::runtime_error("no candidate " + name);
+  return *r;
 }
 
 TEST(RelayRecursiveRose, ChildSumQualifiesAndOthersAreExplained) {
   auto l = load_model("childsum_treelstm");
-  auto cs = analyze_recursive_functions(l.module);
-  EXPECT_TRUE(candidate(cs, "childsum").qualifies) << candidate(cs, "childsum").reason;
-  EXPECT_EQ(candidate(cs, "childsum").tree_param, 0);
-  EXPECT_THAT(candidate(cs, "foldl").reason, HasSubstr("polymorphic"));
-  EXPECT_THAT(candidate(cs, "main").reason, HasSubstr("no parameter of a tree type"));
+  RecursiveForms cs(l.module);
+  ASSERT_TRUE(candidate(cs, "childsum").qualifies()) << candidate(cs, "childsum").rejection.reason;
+  EXPECT_EQ(candidate(cs, "childsum").form->tree_param, 0);
+  EXPECT_THAT(candidate(cs, "foldl").rejection.reason, HasSubstr("polymorphic"));
+  EXPECT_THAT(candidate(cs, "main").rejection.reason, HasSubstr("no parameter of a tree type"));
   EXPECT_THAT(explain_recursive_functions(l.module),
               HasSubstr("@childsum: compiled by grove's recursive compiler (over its tree parameter %t, 7 "
                         "weights passed through)"));

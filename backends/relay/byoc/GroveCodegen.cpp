@@ -5,7 +5,7 @@
 // model grove compiles from it (InvokeRecursive), and a Compiler="grove" function that does not
 // qualify is an error saying why. Its values are trees, not tensors, so it has no KernelCompiler.
 
-#include "backends/relay/RecursiveFunctions.h"
+#include "backends/relay/Recognition.h"
 #include "backends/relay/byoc/Codegen.h"
 
 namespace grove::relay {
@@ -16,7 +16,7 @@ ExternalTarget grove_target() {
   ExternalTarget t;
   t.name = "grove";
   t.claims_function = [](const Module &module, const std::string &global) {
-    return analyze_recursive_function(module, global).qualifies;
+    return recognize_recursive(module, global).qualifies();
   };
   return t;
 }
