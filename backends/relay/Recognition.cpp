@@ -23,6 +23,9 @@ const Type &type_of(const Expr &v) {
   return v.as<Var>()->type_annotation;
 }
 
+// Where `fn`'s body is: a variable's span is its declaration's, so the function's own instead.
+const Span &body_span(const Function &fn) { return fn.body.as<Var>() ? fn.span : fn.body->span; }
+
 // The float32 tensor type of rank 1 or 2 that `t` is, or null.
 const TensorType *vector_type(const Type &t) {
   const auto *tt = t.as<TensorType>();
@@ -126,7 +129,7 @@ RecursiveForm tree_form(const Module &m, const Function &fn) {
 
   const auto *match = fn.body.as<Match>();
   if (!match || !match->data.same_as(tree))
-    reject(fmt::format("its body is not a match on its tree parameter {}", var_name(tree)), fn.body->span);
+    reject(fmt::format("its body is not a match on its tree parameter {}", var_name(tree)), body_span(fn));
   form.match = fn.body;
   if (form.rose()) {
     rose_clauses(*match, rose, match->span);
@@ -178,7 +181,7 @@ RecursiveForm fold_form(const Module &m, const Function &fn) {
 
   const auto *match = fn.body.as<Match>();
   if (!match || !match->data.same_as(list))
-    reject(fmt::format("its body is not a match on its list parameter {}", var_name(list)), fn.body->span);
+    reject(fmt::format("its body is not a match on its list parameter {}", var_name(list)), body_span(fn));
   form.match = fn.body;
   for (size_t i = 0; i < match->clauses.size(); ++i) {
     const Pattern &lhs = match->clauses[i].lhs;
