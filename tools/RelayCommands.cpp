@@ -16,7 +16,7 @@
 #include "backends/relay/byoc/Codegen.h"
 #include "backends/relay/byoc/SavedProgram.h"
 #include "datasets/PTBReader.h"
-#include "frontend/dsl/Frontend.h"
+#include "frontend/dsl/Printer.h"
 #include "frontend/onnx/OnnxImporter.h"
 #include "frontend/relay/Interpreter.h"
 #include "frontend/relay/NDArrayIO.h"
@@ -332,11 +332,12 @@ int relay_run(const RelayRunCommand &c) {
 namespace {
 
 // `--stage ilir`: each global grove's recursive compiler compiles, translated (RecursiveFunctions.h)
-// and printed as ILIR. The translation needs every weight's shape: the parameter's annotated type
+// and printed as ILIR; `--stage model`: the model it is translated to, printed as model text
+// (frontend/dsl/Printer.h). The translation needs every weight's shape: the parameter's annotated type
 // when it is fully known, else `--arg NAME=FILE.npy` for the parameter's name (only its shape is used);
 // a fold over a sequence also needs its steps' length: the list's type, or `--arg LIST=STEP.npy`.
-std::string dump_recursive_ilir(const Module &m, const std::string &file,
-                                const std::map<std::string, std::string> &arg_files) {
+std::string dump_recursive(const Module &m, const std::string &file, const std::string &stage,
+                           const std::map<std::string, std::string> &arg_files) {
   std::map<std::string, bool> used;
   for (const auto &[name, path] : arg_files) {
     if (path[0] == '@') user_error(msg::kRelayIlirArgValue, name, path.substr(1));
@@ -386,9 +387,14 @@ std::string dump_recursive_ilir(const Module &m, const std::string &file,
                    name);
       weights.push_back(NDArray(type->dtype, type->shape));
     }
-    std::string text = form.sequence() ? sequence_function_model_text(m, r.name, form, weights, step_length)
-                                       : recursive_function_model_text(m, r.name, form, weights);
-    ilir::Program program = dsl::parse_model(text, "@" + r.name);
+    dsl::ModelAst model = form.sequence() ? sequence_function_model(m, r.name, form, weights, step_length)
+                                          : recursive_function_model(m, r.name, form, weights);
+    if (stage == "model") {
+      out +=
+          fmt::format("# @{}, compiled by grove's recursive compiler\n{}", r.name, dsl::print_model(model));
+      continue;
+    }
+    ilir::Program program = lower_translated_model(m, r.name, std::move(model));
     out +=
         fmt::format("// @{}, compiled by grove's recursive compiler\n{}", r.name, ilir::to_string(program));
   }
@@ -401,14 +407,14 @@ std::string dump_recursive_ilir(const Module &m, const std::string &file,
 }  // namespace
 
 int relay_dump(const RelayDumpCommand &c) {
-  if (c.stage != "vm" && c.stage != "ilir") user_error(msg::kRelayDumpStage, c.stage);
+  if (c.stage != "vm" && c.stage != "ilir" && c.stage != "model") user_error(msg::kRelayDumpStage, c.stage);
   std::map<std::string, std::string> arg_files = parse_relay_args(c.args);
   if (c.stage == "vm") {
     if (!arg_files.empty()) user_error(msg::kRelayDumpArgStage, arg_files.begin()->first);
     std::cout << dump_vm(load_typed(c.file));
     return 0;
   }
-  std::cout << dump_recursive_ilir(load_typed(c.file), c.file, arg_files);
+  std::cout << dump_recursive(load_typed(c.file), c.file, c.stage, arg_files);
   return 0;
 }
 

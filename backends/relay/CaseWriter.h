@@ -1,14 +1,17 @@
 #pragma once
-// Internal to the translations of recursive Relay functions into grove model text (TreeToDsl.cpp for
+// Internal to the translations of recursive Relay functions into grove models (TreeToDsl.cpp for
 // trees, SequenceToDsl.cpp for folds over lists): the value a Relay expression of a clause stands
-// for, and CaseWriter, which writes one clause as a case of the model.
+// for, and CaseWriter, which builds one clause as a case of the model's syntax tree
+// (frontend/dsl/AST.h), each node located at the Relay expression it comes from.
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -18,6 +21,8 @@
 
 #include "backends/relay/TreeAdts.h"
 #include "backends/relay/TreeToDsl.h"
+#include "frontend/dsl/AST.h"
+#include "frontend/dsl/Lexer.h"
 #include "frontend/relay/IR.h"
 #include "frontend/relay/Visitor.h"
 #include "support/Error.h"
@@ -30,11 +35,81 @@ namespace grove::relay::tree_to_dsl::detail {
 
 inline std::string var_name(const Expr &v) { return "%" + v.as<Var>()->name_hint; }
 
+// A model expression, shared between the values that read it; a node that uses it as an operand
+// takes a copy (the syntax tree owns its operands).
+using Ast = std::shared_ptr<const dsl::ExprAst>;
+
+inline Loc loc_of(const Span &s) { return s.defined() ? Loc{s.line, s.col} : Loc{}; }
+
+inline dsl::ExprPtr clone(const dsl::ExprAst &e) {
+  auto c = std::make_unique<dsl::ExprAst>(e.kind, e.loc);
+  c->number = e.number;
+  c->name = e.name;
+  c->op = e.op;
+  c->function = e.function;
+  c->slot = e.slot;
+  c->child_var = e.child_var;
+  c->lo = e.lo;
+  c->hi = e.hi;
+  for (const dsl::ExprPtr &operand : e.operands) c->operands.push_back(clone(*operand));
+  return c;
+}
+
+inline dsl::ExprPtr node(dsl::ExprAstKind kind, Loc at, std::initializer_list<const Ast *> operands = {}) {
+  auto e = std::make_unique<dsl::ExprAst>(kind, at);
+  for (const Ast *operand : operands) e->operands.push_back(clone(**operand));
+  return e;
+}
+inline Ast name_ast(std::string name, Loc at) {
+  dsl::ExprPtr e = node(dsl::ExprAstKind::Name, at);
+  e->name = std::move(name);
+  return e;
+}
+// A number as the model text `{:.9g}` of it would read (the translation's constants are float32).
+inline Ast number_ast(double x, Loc at) {
+  dsl::ExprPtr e = node(dsl::ExprAstKind::Number, at);
+  e->number = std::strtod(fmt::format("{:.9g}", x).c_str(), nullptr);
+  return e;
+}
+inline Ast neg_ast(const Ast &x, Loc at) { return node(dsl::ExprAstKind::Neg, at, {&x}); }
+inline Ast call_ast(dsl::Function f, const Ast &x, Loc at) {
+  dsl::ExprPtr e = node(dsl::ExprAstKind::Call, at, {&x});
+  e->function = f;
+  return e;
+}
+inline Ast binary_ast(dsl::BinaryOp op, const Ast &a, const Ast &b, Loc at) {
+  dsl::ExprPtr e = node(dsl::ExprAstKind::Binary, at, {&a, &b});
+  e->op = op;
+  return e;
+}
+inline dsl::SizeAst size_ast(int64_t value, Loc at) {
+  return dsl::SizeAst{at, dsl::Size::constant(value), {}};
+}
+inline Ast slice_ast(const Ast &x, int64_t lo, int64_t hi, Loc at) {
+  dsl::ExprPtr e = node(dsl::ExprAstKind::Slice, at, {&x});
+  e->lo = size_ast(lo, at);
+  e->hi = size_ast(hi, at);
+  return e;
+}
+inline Ast token_ast(std::string table, Loc at) {
+  dsl::ExprPtr e = node(dsl::ExprAstKind::Token, at);
+  e->name = std::move(table);
+  return e;
+}
+// `state[slot]`; `var` names the child of ChildSlot::Var (`state[k]`).
+inline Ast child_ast(std::string state, dsl::ChildSlot slot, std::string var, Loc at) {
+  dsl::ExprPtr e = node(dsl::ExprAstKind::Child, at);
+  e->name = std::move(state);
+  e->slot = slot;
+  e->child_var = std::move(var);
+  return e;
+}
+
 // What a Relay expression of a clause is in the model being written. Over rose trees, the node
 // clause also has its children list (Kids), the closures mapped and folded over it (MapFn, FoldFn),
 // their parameters (ChildTree, Acc, a child's result as a Tuple or Vector depending on `child`), the
 // mapped list (ChildResults), a recursive call inside the map's closure (SelfCall) and the body
-// `add(%acc, E)` of a fold's closure (FoldBody, E's text).
+// `add(%acc, E)` of a fold's closure (FoldBody, E's expression).
 struct Val {
   enum class Kind {
     Vector,
@@ -54,23 +129,18 @@ struct Val {
     TailCall
   };
   Kind kind = Kind::Vector;
-  std::string text;  // the model-language expression (a name, a slice, a number)
-  Shape shape;       // Vector: [N] or [1, N]; Weight: its shape
+  Ast ast;      // the model expression (a name, a slice, a number); null for zeros not yet written
+  Shape shape;  // Vector: [N] or [1, N]; Weight: its shape
   std::vector<Val> fields;
   // Rose trees: the fold closure's parameter (one child's result) this value depends on, if any.
-  // Such a value is inline text inside `sum(k in children) ...`, never a temporary.
+  // Such a value is an expression inside `sum(k in children) ...`, never a temporary.
   const ExprNode *child = nullptr;
   const ExprNode *binder = nullptr;  // ChildTree, SelfCall: the map closure's parameter; Acc, FoldBody: %acc
   bool index = true;                 // an index expression (docs/DSL.md) when it depends on a child
   bool zero = false;                 // known to be all zeros (a fold's initial value)
-  std::string pending = {};          // a zero vector's text, bound to a temporary only once it is read
-  int depth = 0;                     // nesting of inline text
+  Ast pending = {};                  // a zero vector's expression, bound to a temporary only once it is read
+  std::string name = {};             // Weight: its model name (for messages)
 };
-
-// Inline text (a fold's expression of one child) stays well inside the model language's limit of
-// 100 nested expressions and of a readable size.
-inline constexpr int kMaxInlineDepth = 40;
-inline constexpr size_t kMaxInlineText = 4000;
 
 namespace rose_msg {
 inline constexpr char kClosure[] =
@@ -111,17 +181,18 @@ struct Function_ {
   std::vector<int64_t> packed_offsets;
 };
 
-// Result field k of the child `side` (`left`, `right`, `<p>k`) as the model reads it.
-inline std::string child_field(const Function_ &f, size_t k, const std::string &side) {
-  if (f.packed_offsets.empty()) return fmt::format("{}s{}[{}]", f.prefix, k, side);
+// Result field k of the child `slot` (left, right, or the fold's `<p>k`) as the model reads it.
+inline Ast child_field(const Function_ &f, size_t k, dsl::ChildSlot slot, Loc at) {
+  const std::string var = slot == dsl::ChildSlot::Var ? f.prefix + "k" : "";
+  if (f.packed_offsets.empty()) return child_ast(fmt::format("{}s{}", f.prefix, k), slot, var, at);
   const int64_t lo = f.packed_offsets[k];
-  return fmt::format("{}all[{}][{}:{}]", f.prefix, side, lo, lo + length(f.state_shapes[k]));
+  return slice_ast(child_ast(f.prefix + "all", slot, var, at), lo, lo + length(f.state_shapes[k]), at);
 }
 
 // 1. Collect let bindings and reject closures (except, in a rose node clause, those of its map and
 // folds, whose parameters get their roles), branches and effects. 2. Translate every node in
 // post-order (children first), binding each computed vector to a temporary so that expressions
-// stay shallow; a vector computed from a fold's child instead stays inline text, since the fold
+// stay shallow; a vector computed from a fold's child instead stays one expression, since the fold
 // becomes one `sum(k in children) E` statement. 3. The clause's result value is returned; recursive
 // calls are recorded per child (binary) or the map over the children (rose).
 class CaseWriter {
@@ -157,7 +228,8 @@ class CaseWriter {
     }
   }
 
-  const std::string &body() const { return body_; }
+  // The case's statements so far (moved out).
+  std::vector<dsl::StatementAst> take_body() { return std::move(body_); }
   bool called(bool left) const { return left ? called_left_ : called_right_; }
   bool mapped() const { return mapped_; }
 
@@ -199,30 +271,31 @@ class CaseWriter {
     Val r = get(rhs);
     if (r.kind == Val::Kind::TailCall) {
       for (Val &f : next_state_.kind == Val::Kind::Tuple ? next_state_.fields : std::vector<Val>{})
-        if (!f.pending.empty()) f = vector(f, "the new state");
-      if (!next_state_.pending.empty()) next_state_ = vector(next_state_, "the new state");
+        if (f.pending) f = vector(f, "the new state");
+      if (next_state_.pending) next_state_ = vector(next_state_, "the new state");
       return r;
     }
     for (Val &f : r.fields)  // a tuple's
-      if (!f.pending.empty()) f = vector(f, "the result");
-    return r.pending.empty() ? r : vector(r, "the result");
+      if (f.pending) f = vector(f, "the result");
+    return !r.pending ? r : vector(r, "the result");
   }
 
   // A closure of a rose node clause: one parameter is a child tree (a map's function), two are the
   // accumulator and one child's result (a fold's function); its body decides in closure().
   void closure_params(const Function &fn) {
     if (fn.params.size() == 1) {
-      role_[fn.params[0]] = Val{Val::Kind::ChildTree, "", {}, {}, nullptr, fn.params[0].get()};
+      role_[fn.params[0]] = Val{Val::Kind::ChildTree, nullptr, {}, {}, nullptr, fn.params[0].get()};
     } else if (fn.params.size() == 2) {
-      role_[fn.params[0]] = Val{Val::Kind::Acc, "", {}, {}, nullptr, fn.params[0].get()};
+      role_[fn.params[0]] = Val{Val::Kind::Acc, nullptr, {}, {}, nullptr, fn.params[0].get()};
       std::vector<Val> fields;
       for (size_t k = 0; k < f_.state_shapes.size(); ++k)
         fields.push_back(Val{Val::Kind::Vector,
-                             child_field(f_, k, f_.prefix + "k"),
+                             child_field(f_, k, dsl::ChildSlot::Var, here()),
                              f_.state_shapes[k],
                              {},
                              fn.params[1].get()});
-      role_[fn.params[1]] = f_.tuple_result ? Val{Val::Kind::Tuple, "", {}, std::move(fields)} : fields[0];
+      role_[fn.params[1]] =
+          f_.tuple_result ? Val{Val::Kind::Tuple, nullptr, {}, std::move(fields)} : fields[0];
     } else {
       reject(rose_msg::kClosure);
     }
@@ -231,7 +304,7 @@ class CaseWriter {
   Val closure(const Function &fn) {
     Val b = get(fn.body);
     if (fn.params.size() == 1 && b.kind == Val::Kind::SelfCall && b.binder == fn.params[0].get())
-      return Val{Val::Kind::MapFn, "", {}, {}};
+      return Val{Val::Kind::MapFn, nullptr, {}, {}};
     if (fn.params.size() == 2 && b.kind == Val::Kind::FoldBody && b.binder == fn.params[0].get() &&
         (!b.child || b.child == fn.params[1].get())) {
       b.kind = Val::Kind::FoldFn;
@@ -250,7 +323,7 @@ class CaseWriter {
                          var_name(kids_)));
     if (mapped_) reject("the node clause maps the function over its children twice");
     mapped_ = true;
-    return Val{Val::Kind::ChildResults, "", {}, {}};
+    return Val{Val::Kind::ChildResults, nullptr, {}, {}};
   }
 
   // `@foldl(fn (%acc, %c) { add(%acc, E) }, init, results)`: init + sum over the children of E.
@@ -263,14 +336,16 @@ class CaseWriter {
     if (xs.kind != Val::Kind::ChildResults)
       reject(
           "@foldl folds something other than the children's results (the function mapped over its children)");
-    std::string sum = fmt::format("sum({}k in children) {}", f_.prefix, fn.text);
+    dsl::ExprPtr sum_node = node(dsl::ExprAstKind::SumChildren, here(), {&fn.ast});
+    sum_node->name = f_.prefix + "k";
+    Ast sum = std::move(sum_node);
     if (init.kind == Val::Kind::Vector && init.zero && !init.child) {
       check_fold_length(init, fn);
       return bind(sum, init.shape, {});
     }
     Val v = vector(init, "@foldl's initial value");
     check_fold_length(v, fn);
-    return bind(v.text + " + " + sum, v.shape, {&v});
+    return bind(binary_ast(dsl::BinaryOp::Add, v.ast, sum, here()), v.shape, {&v});
   }
 
   void check_fold_length(const Val &init, const Val &e) {
@@ -283,12 +358,12 @@ class CaseWriter {
     while (e.as<Var>() && let_value_.count(e)) e = let_value_.at(e);
     if (e.as<Var>()) {
       if (auto it = f_.weights.find(e); it != f_.weights.end()) return it->second;
-      if (token_.defined() && e.same_as(token_)) return Val{Val::Kind::Token, "token", {}, {}};
+      if (token_.defined() && e.same_as(token_)) return Val{Val::Kind::Token, nullptr, {}, {}};
       if ((left_.defined() && e.same_as(left_)) || (right_.defined() && e.same_as(right_)))
-        return Val{Val::Kind::ChildTree, "", {}, {}};
+        return Val{Val::Kind::ChildTree, nullptr, {}, {}};
       if (auto it = role_.find(e); it != role_.end()) return it->second;
-      if (kids_.defined() && e.same_as(kids_)) return Val{Val::Kind::Kids, "", {}, {}};
-      if (rest_.defined() && e.same_as(rest_)) return Val{Val::Kind::Rest, "", {}, {}};
+      if (kids_.defined() && e.same_as(kids_)) return Val{Val::Kind::Kids, nullptr, {}, {}};
+      if (rest_.defined() && e.same_as(rest_)) return Val{Val::Kind::Rest, nullptr, {}, {}};
       if (rest_.defined() && e.same_as(f_.fn->params[f_.tree_param]))
         reject(fmt::format(
             "the Cons clause uses the whole list {}; only its rest {} may go to the recursive call",
@@ -311,19 +386,18 @@ class CaseWriter {
 
   // A vector operand: a computed vector or a rank-1 weight.
   Val vector(const Val &v, const std::string &op) {
-    if (v.kind == Val::Kind::Vector && !v.pending.empty()) {
+    if (v.kind == Val::Kind::Vector && v.pending) {
       Val r = bind(v.pending, v.shape, {});
       r.zero = true;
       return r;
     }
-    if (v.kind == Val::Kind::Vector && v.text.empty())
+    if (v.kind == Val::Kind::Vector && !v.ast)
       reject(fmt::format("{} takes zeros(...), which is translated only as a fold's initial value", op));
     if (v.kind == Val::Kind::Vector) return v;
-    if (v.kind == Val::Kind::Weight && v.shape.size() == 1)
-      return Val{Val::Kind::Vector, v.text, v.shape, {}};
+    if (v.kind == Val::Kind::Weight && v.shape.size() == 1) return Val{Val::Kind::Vector, v.ast, v.shape, {}};
     if (v.kind == Val::Kind::Weight)
       reject(fmt::format("{} takes the rank-{} weight {}, where only vectors ([N] or [1, N]) are translated",
-                         op, v.shape.size(), v.text));
+                         op, v.shape.size(), v.name));
     if (v.kind == Val::Kind::Token)
       reject(fmt::format("{} takes the leaf's token, which only take may index with", op));
     if (v.kind == Val::Kind::ChildTree)
@@ -357,32 +431,25 @@ class CaseWriter {
     return child;
   }
 
-  // A computed vector: a temporary, or inline text when it depends on a fold's child (temporaries
-  // are per node; the fold's expression is per child, inside `sum(k in children)`).
-  Val bind(const std::string &text, Shape shape, std::initializer_list<const Val *> from) {
-    return bind_all(text, std::move(shape), std::vector<const Val *>(from));
+  // A computed vector: a temporary, or an expression inside the fold when it depends on a fold's
+  // child (temporaries are per node; the fold's expression is per child, inside `sum(k in children)`).
+  Val bind(const Ast &e, Shape shape, std::initializer_list<const Val *> from) {
+    return bind_all(e, std::move(shape), std::vector<const Val *>(from));
   }
-  Val bind_all(const std::string &text, Shape shape, const std::vector<const Val *> &from) {
+  Val bind_all(const Ast &e, Shape shape, const std::vector<const Val *> &from) {
     if (const ExprNode *child = child_of(from)) {
-      int depth = 0;
-      for (const Val *v : from) depth = std::max(depth, v->depth);
-      Val r{Val::Kind::Vector, "(" + text + ")", std::move(shape), {}, child};
+      Val r{Val::Kind::Vector, e, std::move(shape), {}, child};
       r.index = false;
-      r.depth = depth + 1;
-      if (r.depth > kMaxInlineDepth || r.text.size() > kMaxInlineText)
-        reject(
-            "a fold's expression of one child is too deep or too large to write inline; compute the parts "
-            "that do not depend on the child outside the fold");
       return r;
     }
     std::string name = fmt::format("{}t{}", f_.prefix, temps_++);
-    body_ += fmt::format("  {} = {}\n", name, text);
-    return Val{Val::Kind::Vector, name, std::move(shape), {}};
+    body_.push_back(dsl::StatementAst{name, here(), clone(*e)});
+    return Val{Val::Kind::Vector, name_ast(name, here()), std::move(shape), {}};
   }
 
   // The operand of a reshape: a vector, or zeros not yet written (they stay unwritten).
   Val same_elements(const Val &v, const std::string &op) {
-    return v.kind == Val::Kind::Vector && !v.pending.empty() ? v : vector(v, op);
+    return v.kind == Val::Kind::Vector && v.pending ? v : vector(v, op);
   }
 
   // `x` with another shape (the same elements).
@@ -401,13 +468,13 @@ class CaseWriter {
               shape_to_string(d.shape()), to_string(d.dtype())));
         double x = d.element_as_double(0);
         if (!std::isfinite(x)) reject("a clause has a constant that is not finite");
-        std::string text = fmt::format("{:.9g}", std::fabs(x));
-        memo_[e] = Val{Val::Kind::Scalar, x < 0 ? "(-" + text + ")" : text, {}, {}};
+        Ast magnitude = number_ast(std::fabs(x), here());
+        memo_[e] = Val{Val::Kind::Scalar, x < 0 ? neg_ast(magnitude, here()) : magnitude, {}, {}};
         memo_[e].zero = x == 0.0;
         return;
       }
       case ExprKind::Tuple: {
-        Val t{Val::Kind::Tuple, "", {}, {}};
+        Val t{Val::Kind::Tuple, nullptr, {}, {}};
         for (const Expr &f : e.as<Tuple>()->fields) t.fields.push_back(get(f));
         memo_[e] = t;
         return;
@@ -456,7 +523,7 @@ class CaseWriter {
             "the node clause calls the function itself on something other than one child of {}, inside the "
             "function @map applies to {}",
             var_name(kids_), var_name(kids_)));
-      return Val{Val::Kind::SelfCall, "", {}, {}, nullptr, role->second.binder};
+      return Val{Val::Kind::SelfCall, nullptr, {}, {}, nullptr, role->second.binder};
     }
     bool left = left_.defined() && tree.same_as(left_);
     bool right = right_.defined() && tree.same_as(right_);
@@ -465,12 +532,12 @@ class CaseWriter {
     bool &done = left ? called_left_ : called_right_;
     if (done) reject(fmt::format("the node clause calls the function itself twice on {}", var_name(tree)));
     done = true;
-    const char *side = left ? "left" : "right";
+    const dsl::ChildSlot side = left ? dsl::ChildSlot::Left : dsl::ChildSlot::Right;
     std::vector<Val> fields;
     for (size_t k = 0; k < f_.state_shapes.size(); ++k)
-      fields.push_back(Val{Val::Kind::Vector, child_field(f_, k, side), f_.state_shapes[k], {}});
+      fields.push_back(Val{Val::Kind::Vector, child_field(f_, k, side, here()), f_.state_shapes[k], {}});
     if (!f_.tuple_result) return fields[0];
-    return Val{Val::Kind::Tuple, "", {}, std::move(fields)};
+    return Val{Val::Kind::Tuple, nullptr, {}, std::move(fields)};
   }
 
   // A fold's `@f(%rest, new_state, weights...)`: the rest of the list in the list's place, every
@@ -500,7 +567,7 @@ class CaseWriter {
                          var_name(rest_)));
     check_weights_passed_through(c);
     next_state_ = get(c.args[f_.state_param]);
-    return Val{Val::Kind::TailCall, "", {}, {}};
+    return Val{Val::Kind::TailCall, nullptr, {}, {}};
   }
 
   Val call(const Call &c) {
@@ -524,13 +591,21 @@ class CaseWriter {
     std::vector<Val> a;
     for (const Expr &arg : c.args) a.push_back(get(arg));
 
-    static const std::map<std::string, std::string> kUnary = {
-        {"sigmoid", "sigmoid"}, {"tanh", "tanh"}, {"exp", "exp"}, {"nn.relu", "relu"}, {"negative", "-"}};
-    static const std::map<std::string, std::string> kBinary = {
-        {"add", "+"}, {"subtract", "-"}, {"multiply", "*"}, {"divide", "/"}, {"nn.bias_add", "+"}};
+    // The model's function of each elementwise operator (none: negative, `-x`).
+    static const std::map<std::string, std::optional<dsl::Function>> kUnary = {
+        {"sigmoid", dsl::Function::Sigmoid},
+        {"tanh", dsl::Function::Tanh},
+        {"exp", dsl::Function::Exp},
+        {"nn.relu", dsl::Function::Relu},
+        {"negative", std::nullopt}};
+    static const std::map<std::string, dsl::BinaryOp> kBinary = {{"add", dsl::BinaryOp::Add},
+                                                                 {"subtract", dsl::BinaryOp::Sub},
+                                                                 {"multiply", dsl::BinaryOp::Mul},
+                                                                 {"divide", dsl::BinaryOp::Div},
+                                                                 {"nn.bias_add", dsl::BinaryOp::Add}};
     if (auto u = kUnary.find(name); u != kUnary.end()) {
       Val x = vector(a[0], name);
-      return bind(u->second == "-" ? "-" + x.text : u->second + "(" + x.text + ")", x.shape, {&x});
+      return bind(u->second ? call_ast(*u->second, x.ast, here()) : neg_ast(x.ast, here()), x.shape, {&x});
     }
     if (auto b = kBinary.find(name); b != kBinary.end()) return binary(c, name, b->second, a[0], a[1]);
     if (name == "take") return take(c, a);
@@ -563,7 +638,7 @@ class CaseWriter {
         fmt::format("a clause uses the operator {}, which the translation to grove does not support", name));
   }
 
-  Val binary(const Call &c, const std::string &name, const std::string &sym, const Val &x, const Val &y) {
+  Val binary(const Call &c, const std::string &name, dsl::BinaryOp sym, const Val &x, const Val &y) {
     if (x.kind == Val::Kind::Acc || y.kind == Val::Kind::Acc) {
       // A fold's step add(%acc, E) (or add(E, %acc)): E is summed over the children.
       if (name != "add" || (x.kind == Val::Kind::Acc && y.kind == Val::Kind::Acc)) reject(rose_msg::kAcc);
@@ -574,13 +649,13 @@ class CaseWriter {
       return e;
     }
     bool xs = x.kind == Val::Kind::Scalar, ys = y.kind == Val::Kind::Scalar;
-    if (xs && ys) return Val{Val::Kind::Scalar, "(" + x.text + " " + sym + " " + y.text + ")", {}, {}};
+    if (xs && ys) return Val{Val::Kind::Scalar, binary_ast(sym, x.ast, y.ast, here()), {}, {}};
     if (xs || ys) {
       Val v = vector(xs ? y : x, name);
-      std::string text = xs ? x.text + " " + sym + " " + v.text : v.text + " " + sym + " " + y.text;
+      Ast text = xs ? binary_ast(sym, x.ast, v.ast, here()) : binary_ast(sym, v.ast, y.ast, here());
       if (name == "multiply" && (xs ? x : y).zero && !v.child) {
         // Zeros, most likely a fold's initial value: written only if something else reads it.
-        Val r{Val::Kind::Vector, "", v.shape, {}};
+        Val r{Val::Kind::Vector, nullptr, v.shape, {}};
         r.zero = true;
         r.pending = text;
         return r;
@@ -598,14 +673,14 @@ class CaseWriter {
       reject(fmt::format("{} broadcasts a vector of {} elements against one of {}", name, m, n));
     Shape shape = u.shape.size() >= v.shape.size() ? u.shape : v.shape;
     if (!known(shape.back())) shape.back() = known(m) ? m : n;
-    return bind(u.text + " " + sym + " " + v.text, shape, {&u, &v});
+    return bind(binary_ast(sym, u.ast, v.ast, here()), shape, {&u, &v});
   }
 
   Val take(const Call &c, const std::vector<Val> &a) {
     if (a[0].kind != Val::Kind::Weight || a[0].shape.size() != 2 || a[1].kind != Val::Kind::Token ||
         int_attr(c, "axis").value_or(-100) != 0 || int_attr(c, "batch_dims").value_or(0) != 0)
       reject("take is translated only as take(weight, token, axis=0) of a rank-2 weight by the leaf's token");
-    return bind(a[0].text + "[token]", {a[0].shape[1]}, {});
+    return bind(token_ast(a[0].name, here()), {a[0].shape[1]}, {});
   }
 
   Val dense(const std::vector<Val> &a) {
@@ -615,20 +690,20 @@ class CaseWriter {
       reject("nn.dense is translated only with a rank-2 weight as its second argument");
     int64_t k = length(x.shape);
     if (known(k) && known(w.shape[1]) && k != w.shape[1])
-      reject(fmt::format("nn.dense multiplies {} elements by the weight {} of {} columns", k, w.text,
+      reject(fmt::format("nn.dense multiplies {} elements by the weight {} of {} columns", k, w.name,
                          w.shape[1]));
     if (x.child && !x.index)
       reject(
           fmt::format("a fold multiplies the weight {} by a vector computed from the child; inside sum(k in "
                       "children) grove "
                       "multiplies only a child's states, their slices and concatenations",
-                      w.text));
+                      w.name));
     Shape shape = x.shape;
     shape.back() = w.shape[0];
-    return bind(w.text + " @ " + x.text, shape, {&x});
+    return bind(binary_ast(dsl::BinaryOp::MatMul, w.ast, x.ast, here()), shape, {&x});
   }
 
-  // zeros(shape=[N] or [1, N]): only a fold's initial value (its text stays empty).
+  // zeros(shape=[N] or [1, N]): only a fold's initial value (it has no expression).
   Val zeros(const Call &c) {
     const AttrValue *shape = c.attrs.find("shape");
     Shape s;
@@ -636,7 +711,7 @@ class CaseWriter {
       for (const AttrValue &d : shape->list) s.push_back(d.kind == AttrValue::Kind::Int ? d.i : 0);
     if (s.empty() || s.size() > 2 || (s.size() == 2 && s[0] != 1) || s.back() < 1)
       reject("zeros is translated only with shape [N] or [1, N]");
-    Val r{Val::Kind::Vector, "", s, {}};
+    Val r{Val::Kind::Vector, nullptr, s, {}};
     r.zero = true;
     return r;
   }
@@ -673,14 +748,14 @@ class CaseWriter {
     } else {
       reject("split needs indices_or_sections");
     }
-    Val t{Val::Kind::Tuple, "", {}, {}};
+    Val t{Val::Kind::Tuple, nullptr, {}, {}};
     for (size_t s = 0; s + 1 < bounds.size(); ++s) {
       int64_t lo = bounds[s], hi = bounds[s + 1];
       Shape shape = x.shape;
       shape.back() = known(lo) && known(hi) ? hi - lo : kAnyDim;
       if (known(lo) && known(hi) && hi <= lo) reject("split makes an empty section");
       Val part = reshaped(x, shape);
-      part.text = fmt::format("{}[{}:{}]", x.text, lo, hi);
+      part.ast = slice_ast(x.ast, lo, hi, here());
       part.zero = false;
       t.fields.push_back(std::move(part));
     }
@@ -693,13 +768,13 @@ class CaseWriter {
     for (const Val &f : t.fields) parts.push_back(vector(f, "concatenate"));
     if (!last_axis(c, parts[0])) reject("concatenate is translated only along the vectors' axis");
     Shape shape = parts[0].shape;
-    std::string text = "[";
+    dsl::ExprPtr joined = node(dsl::ExprAstKind::Concat, here());
     int64_t total = 0;
     for (size_t i = 0; i < parts.size(); ++i) {
       if (parts[i].shape.size() != shape.size()) reject("concatenate joins vectors of different ranks");
       int64_t n = length(parts[i].shape);
       total = known(total) && known(n) ? total + n : kAnyDim;
-      text += (i ? "; " : "") + parts[i].text;
+      joined->operands.push_back(clone(*parts[i].ast));
     }
     shape.back() = total;
     std::vector<const Val *> from;
@@ -708,7 +783,7 @@ class CaseWriter {
       from.push_back(&p);
       index = index && p.index;
     }
-    Val r = bind_all(text + "]", shape, from);
+    Val r = bind_all(Ast(std::move(joined)), shape, from);
     if (r.child) r.index = index;  // a concatenation of index expressions is one
     return r;
   }
@@ -723,11 +798,14 @@ class CaseWriter {
   std::unordered_map<Expr, Val, ExprHash, ExprEqual> role_;  // its closures' parameters
   std::unordered_map<Expr, Expr, ExprHash, ExprEqual> let_value_;
   std::unordered_map<Expr, Val, ExprHash, ExprEqual> memo_;
-  std::string body_;
+  std::vector<dsl::StatementAst> body_;
   int temps_ = 0;
   bool called_left_ = false, called_right_ = false;
   bool mapped_ = false;
   const ExprNode *at_ = nullptr;  // the expression being translated
+
+  // Where the node being built comes from: the Relay expression being translated.
+  Loc here() const { return loc_of(at_ != nullptr ? at_->span : f_.fn->span); }
 };
 
 inline const Type &type_of(const Expr &v) {
@@ -757,18 +835,13 @@ inline std::vector<Val> result_fields(const Val &r) {
   return fields;
 }
 
+// Whether a Relay parameter's name can name the model's tensor: a model-language identifier
+// (frontend/dsl/Lexer.h) that is none of the IR's own index variables (`n`, `i0`..., `k0`...), which
+// the printed ILIR would confuse it with.
 inline bool identifier(const std::string &s) {
-  static const std::set<std::string> kReserved = {
-      "model",    "structure", "param",   "state",    "leaf",  "internal", "node",  "output",
-      "schedule", "sum",       "in",      "children", "token", "left",     "right", "pred0",
-      "pred1",    "prev",      "sigmoid", "tanh",     "exp",   "relu",     "n"};
-  if (s.empty() || kReserved.count(s) || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
-  if ((s[0] == 'i' || s[0] == 'k') && s.size() > 1 &&
-      s.find_first_not_of("0123456789", 1) == std::string::npos)
-    return false;
-  for (char ch : s)
-    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_') return false;
-  return true;
+  if (!dsl::is_identifier(s) || s == "n") return false;
+  return !((s[0] == 'i' || s[0] == 'k') && s.size() > 1 &&
+           s.find_first_not_of("0123456789", 1) == std::string::npos);
 }
 
 // The typed global `name` of `m` to translate (Recognition took it: it is not polymorphic).
@@ -783,9 +856,15 @@ inline Function_ function_to_translate(const Module &m, const std::string &name)
   return f;
 }
 
-// A dimension as model text: the number, or `symbol` when it is not known (a sketch's).
-inline std::string size_text(int64_t d, const std::string &symbol) {
-  return known(d) ? std::to_string(d) : symbol;
+// A dimension: the number, or the size variable `symbol` when it is not known (a sketch's).
+inline dsl::SizeAst size_of(int64_t d, const std::string &symbol, Loc at) {
+  if (known(d)) return size_ast(d, at);
+  return dsl::SizeAst{at, dsl::Size::variable(symbol), {{symbol, at}}};
+}
+
+inline dsl::TensorDeclAst tensor_decl(std::string name, ilir::TensorKind kind, std::vector<dsl::SizeAst> dims,
+                                      Loc at) {
+  return dsl::TensorDeclAst{std::move(name), at, kind, std::move(dims), {}};
 }
 
 // The model's name for global `function`: `relay_` and its name, other characters as `_`.
@@ -803,38 +882,45 @@ inline std::string model_name(const std::string &function) {
 struct ResultStates {
   std::string prefix;
   std::vector<int64_t> offsets;  // packed: each field's first element in <p>all; else empty
-  std::string decls, output;
-  // The end of a case: the assignment of its result fields (their model texts) to the states.
-  std::string assign(const std::vector<Val> &fields) const {
-    std::string text;
+  std::vector<dsl::TensorDeclAst> decls;
+  std::string output;
+  // The end of a case: the assignment of its result fields to the states, at `at`.
+  void assign(const std::vector<Val> &fields, Loc at, std::vector<dsl::StatementAst> &body) const {
+    auto all = [&](std::vector<Ast> parts) {
+      dsl::ExprPtr joined = node(dsl::ExprAstKind::Concat, at);
+      for (const Ast &part : parts) joined->operands.push_back(clone(*part));
+      body.push_back(dsl::StatementAst{prefix + "all", at, std::move(joined)});
+    };
+    std::vector<Ast> parts;
     if (!offsets.empty()) {
-      for (size_t k = 0; k < fields.size(); ++k) text += (k ? "; " : "") + fields[k].text;
-      return fmt::format("  {}all = [{}]\n", prefix, text);
+      for (const Val &f : fields) parts.push_back(f.ast);
+      all(parts);
+      return;
     }
-    std::string all;
     for (size_t k = 0; k < fields.size(); ++k) {
-      text += fmt::format("  {}s{} = {}\n", prefix, k, fields[k].text);
-      all += fmt::format("{}{}s{}", k ? "; " : "", prefix, k);
+      const std::string state = fmt::format("{}s{}", prefix, k);
+      body.push_back(dsl::StatementAst{state, at, clone(*fields[k].ast)});
+      parts.push_back(name_ast(state, at));
     }
-    if (fields.size() > 1) text += fmt::format("  {}all = [{}]\n", prefix, all);
-    return text;
+    if (fields.size() > 1) all(parts);
   }
 };
 inline ResultStates declare_result_states(const std::string &prefix, const std::vector<int64_t> &lengths,
-                                          bool pack) {
-  ResultStates r{prefix, {}, "", prefix + "s0"};
+                                          bool pack, Loc at) {
+  ResultStates r{prefix, {}, {}, prefix + "s0"};
   int64_t total = 0;
   for (int64_t len : lengths) total = known(total) && known(len) ? total + len : kAnyDim;
   if (lengths.size() > 1) r.output = prefix + "all";
   if (pack && lengths.size() > 1 && known(total)) {
     for (int64_t offset = 0; int64_t len : lengths) r.offsets.push_back(offset), offset += len;
-    r.decls = fmt::format("state {} [{}]\n", r.output, total);
+    r.decls.push_back(tensor_decl(r.output, ilir::TensorKind::State, {size_ast(total, at)}, at));
     return r;
   }
   for (size_t k = 0; k < lengths.size(); ++k)
-    r.decls +=
-        fmt::format("state {}s{} [{}]\n", prefix, k, size_text(lengths[k], fmt::format("{}h{}", prefix, k)));
-  if (lengths.size() > 1) r.decls += fmt::format("state {} [{}]\n", r.output, size_text(total, prefix + "h"));
+    r.decls.push_back(tensor_decl(fmt::format("{}s{}", prefix, k), ilir::TensorKind::State,
+                                  {size_of(lengths[k], fmt::format("{}h{}", prefix, k), at)}, at));
+  if (lengths.size() > 1)
+    r.decls.push_back(tensor_decl(r.output, ilir::TensorKind::State, {size_of(total, prefix + "h", at)}, at));
   return r;
 }
 
@@ -850,16 +936,15 @@ inline std::string fresh_prefix(const std::vector<Expr> &params) {
   return prefix;
 }
 
-std::string dims(const Shape &s);
-
 // Every parameter not in `skip` is a weight (Recognition checked they are float32 tensors of rank 1
-// or 2), named by its own name when that is a model-language name, else `<prefix>w<i>`. Records each
-// in f.weights and appends its name to `names`; returns the `param` declarations, with
-// `weight_shapes` (in order) or else the types' shapes.
-inline std::string declare_weights(Function_ &f, const std::vector<int> &skip,
-                                   const std::vector<Shape> *weight_shapes, std::vector<std::string> &names) {
+// or 2), named by its own name when that can name a tensor, else `<prefix>w<i>`. Records each in
+// f.weights and appends its name to `names`; returns the `param` declarations (at the parameters),
+// with `weight_shapes` (in order) or else the types' shapes.
+inline std::vector<dsl::TensorDeclAst> declare_weights(Function_ &f, const std::vector<int> &skip,
+                                                       const std::vector<Shape> *weight_shapes,
+                                                       std::vector<std::string> &names) {
   const auto &params = f.fn->params;
-  std::string decls;
+  std::vector<dsl::TensorDeclAst> decls;
   std::set<std::string> used;
   size_t w = 0;
   for (size_t i = 0; i < params.size(); ++i) {
@@ -871,17 +956,16 @@ inline std::string declare_weights(Function_ &f, const std::vector<int> &skip,
     if (!identifier(pname) || used.count(pname)) pname = fmt::format("{}w{}", f.prefix, w);
     used.insert(pname);
     names.push_back(pname);
-    f.weights[params[i]] = Val{Val::Kind::Weight, pname, shape, {}};
-    decls += fmt::format("param {} {}\n", pname, dims(shape));
+    const Loc at = loc_of(params[i]->span);
+    Val weight{Val::Kind::Weight, name_ast(pname, at), shape, {}};
+    weight.name = pname;
+    f.weights[params[i]] = weight;
+    std::vector<dsl::SizeAst> dims;
+    for (int64_t d : shape) dims.push_back(size_ast(d, at));
+    decls.push_back(tensor_decl(pname, ilir::TensorKind::Param, std::move(dims), at));
     ++w;
   }
   return decls;
-}
-
-inline std::string dims(const Shape &s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return "[" + out + "]";
 }
 
 }  // namespace grove::relay::tree_to_dsl::detail

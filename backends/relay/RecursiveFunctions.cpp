@@ -7,6 +7,7 @@
 
 #include "backends/relay/TreeToDsl.h"
 #include "frontend/dsl/Frontend.h"
+#include "frontend/dsl/Printer.h"
 #include "support/Error.h"
 
 namespace grove::relay {
@@ -218,14 +219,21 @@ std::string explain_recursive_functions(const Module &m) {
   return explain_recursive_functions(m, RecursiveForms(m));
 }
 
-std::string recursive_function_model_text(const Module &m, const std::string &name, const RecursiveForm &form,
-                                          const std::vector<NDArray> &weights) {
-  return translate_or_throw(m, name, form, weights).text;
+dsl::ModelAst recursive_function_model(const Module &m, const std::string &name, const RecursiveForm &form,
+                                       const std::vector<NDArray> &weights) {
+  return std::move(translate_or_throw(m, name, form, weights).model);
 }
 
 std::string recursive_function_model_text(const Module &m, const std::string &name,
                                           const std::vector<NDArray> &weights) {
-  return recursive_function_model_text(m, name, recursive_form_or_throw(m, name), weights);
+  return dsl::print_model(recursive_function_model(m, name, recursive_form_or_throw(m, name), weights));
+}
+
+ilir::Program lower_translated_model(const Module &m, const std::string &name, dsl::ModelAst model) {
+  const Span &span = m.find_function(name)->as<Function>()->span;
+  // The Locs are places in the Relay program; its text is not at hand, so messages quote no line.
+  SourceFile source(span.file ? *span.file : "@" + name, "");
+  return dsl::lower_model(std::move(model), source);
 }
 
 CompiledRecursiveFunction::CompiledRecursiveFunction(std::string text, ilir::Program program,
@@ -253,9 +261,10 @@ CompiledRecursiveFunction CompiledRecursiveFunction::compile(const Module &m, co
                                                              const cpu::CompileOptions &options) {
   std::vector<NDArray> arrays = weight_arrays(name, weights);
   tree_to_dsl::Translation t = translate_or_throw(m, name, form, arrays);
-  ilir::Program program = dsl::parse_model(t.text, "@" + name);
+  std::string text = dsl::print_model(t.model);
+  ilir::Program program = lower_translated_model(m, name, std::move(t.model));
   cpu::CompiledModel model = cpu::CompiledModel::compile(program, grove_weights(t.weights, arrays), options);
-  return CompiledRecursiveFunction(t.text, std::move(program), std::move(model), t.state_shapes,
+  return CompiledRecursiveFunction(std::move(text), std::move(program), std::move(model), t.state_shapes,
                                    t.tuple_result, TreeForm{form.rose(), form.leaf_tag, form.list_cons_tag});
 }
 

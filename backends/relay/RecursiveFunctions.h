@@ -43,8 +43,9 @@
 // translated to a `structure sequence` model and run by CompiledSequenceFunction
 // (SequenceFunctions.h) for a zero initial state; the VM runs other calls itself.
 //
-// Translation: the function becomes a grove model (docs/DSL.md text, `structure binary_tree` or, for
-// rose trees, `structure tree`) with the weights as params (their actual shapes), one state per
+// Translation: the function becomes a grove model (docs/DSL.md; its syntax tree is built directly and
+// lowered by the model language's front end; `structure binary_tree` or, for rose trees, `structure
+// tree`) with the weights as params (their actual shapes), one state per
 // result tensor, and the leaf and node clauses as the leaf and internal cases; a child's result
 // field k reads `statek[left|right]`; a fold is `init + sum(g_k in children) E` with %c's field k
 // read as `statek[g_k]` (the zero init dropped). With several states, one more state concatenates
@@ -57,6 +58,7 @@
 
 #include "backends/cpu/CompiledModel.h"
 #include "backends/relay/Recognition.h"
+#include "frontend/dsl/AST.h"
 #include "frontend/relay/IR.h"
 #include "frontend/relay/Value.h"
 #include "ilir/IR.h"
@@ -90,13 +92,18 @@ void check_weights_fit(const Function &fn, const std::string &name, const Recurs
 std::string explain_recursive_functions(const Module &m, const RecursiveForms &forms);
 std::string explain_recursive_functions(const Module &m);
 
-// The grove model text of global `name` of the form `form`, with the weight shapes of `weights`
-// (the arguments other than the tree, in parameter order). A UserError when a weight does not fit
-// its parameter or the translation rejects the shapes. (The name's overload recognises it first.)
-std::string recursive_function_model_text(const Module &m, const std::string &name, const RecursiveForm &form,
-                                          const std::vector<NDArray> &weights);
+// The grove model (its syntax tree, unchecked) of global `name` of the form `form`, with the weight
+// shapes of `weights` (the arguments other than the tree, in parameter order). A UserError when a
+// weight does not fit its parameter or the translation rejects the shapes.
+dsl::ModelAst recursive_function_model(const Module &m, const std::string &name, const RecursiveForm &form,
+                                       const std::vector<NDArray> &weights);
+// The same recognised first, printed as model text (frontend/dsl/Printer.h).
 std::string recursive_function_model_text(const Module &m, const std::string &name,
                                           const std::vector<NDArray> &weights);
+
+// A translated model of global `name` of `m` (a tree function's or a fold's) checked and lowered by
+// the model language's front end; its messages point into the Relay program.
+ilir::Program lower_translated_model(const Module &m, const std::string &name, dsl::ModelAst model);
 
 // A qualifying global compiled by grove for fixed weights, run over batches of Relay trees.
 class CompiledRecursiveFunction {
@@ -120,6 +127,7 @@ class CompiledRecursiveFunction {
   // Walks the list iteratively, so a 100,000-tree list is fine.
   Value run_list(const Value &trees, const Expr &cons, const Expr &nil) const;
 
+  // The model it was compiled from, printed (frontend/dsl/Printer.h): for people, never parsed.
   const std::string &model_text() const { return model_text_; }
   const ilir::Program &program() const { return program_; }
 

@@ -10,7 +10,7 @@
 
 #include "backends/relay/RecursiveFunctions.h"
 #include "backends/relay/SequenceToDsl.h"
-#include "frontend/dsl/Frontend.h"
+#include "frontend/dsl/Printer.h"
 #include "support/Error.h"
 
 namespace grove::relay {
@@ -93,14 +93,15 @@ std::optional<SequenceCall> sequence_call(const Value &list, const Value &state,
   return call;
 }
 
-std::string sequence_function_model_text(const Module &m, const std::string &name, const RecursiveForm &form,
-                                         const std::vector<NDArray> &weights, int64_t element_length) {
-  return translate_or_throw(m, name, form, weights, element_length).text;
+dsl::ModelAst sequence_function_model(const Module &m, const std::string &name, const RecursiveForm &form,
+                                      const std::vector<NDArray> &weights, int64_t element_length) {
+  return std::move(translate_or_throw(m, name, form, weights, element_length).model);
 }
 
 std::string sequence_function_model_text(const Module &m, const std::string &name,
                                          const std::vector<NDArray> &weights, int64_t element_length) {
-  return sequence_function_model_text(m, name, recursive_form_or_throw(m, name), weights, element_length);
+  return dsl::print_model(
+      sequence_function_model(m, name, recursive_form_or_throw(m, name), weights, element_length));
 }
 
 std::shared_ptr<CompiledSequenceFunction> CompiledSequenceFunction::compile(
@@ -117,8 +118,9 @@ std::shared_ptr<CompiledSequenceFunction> CompiledSequenceFunction::compile(
     int64_t element_length, int64_t capacity, const cpu::CompileOptions &options) {
   std::vector<NDArray> arrays = weight_arrays(name, weights);
   tree_to_dsl::SequenceTranslation t = translate_or_throw(m, name, form, arrays, element_length);
-  ilir::Program program = dsl::parse_model(t.text, "@" + name);
   std::shared_ptr<CompiledSequenceFunction> f(new CompiledSequenceFunction());
+  f->text_ = dsl::print_model(t.model);
+  ilir::Program program = lower_translated_model(m, name, std::move(t.model));
   f->weights_ = grove_weights(t.weights, arrays);
   f->table_ = Tensor({capacity, element_length});
   Weights all = f->weights_;
@@ -128,7 +130,6 @@ std::shared_ptr<CompiledSequenceFunction> CompiledSequenceFunction::compile(
   for (const auto &[wname, tensor] : f->weights_) views[wname] = WeightView{tensor.data.data(), tensor.shape};
   views[t.table] = WeightView{f->table_.data.data(), f->table_.shape};
   f->model_->executor().bind(views, options.weights_file);
-  f->text_ = std::move(t.text);
   f->length_ = element_length;
   f->capacity_ = capacity;
   f->state_lengths_ = std::move(t.state_lengths);

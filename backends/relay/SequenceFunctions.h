@@ -17,6 +17,7 @@
 
 #include "backends/cpu/CompiledModel.h"
 #include "backends/relay/Recognition.h"
+#include "frontend/dsl/AST.h"
 #include "frontend/relay/IR.h"
 #include "frontend/relay/Value.h"
 
@@ -35,10 +36,11 @@ struct SequenceCall {
 // `cons_tag` is the list's Cons tag.
 std::optional<SequenceCall> sequence_call(const Value &list, const Value &state, int cons_tag);
 
-// The model text of the fold `name`, recognised as `form`, for the weights' shapes and steps of
-// `element_length`. (The name's overload recognises it first.)
-std::string sequence_function_model_text(const Module &m, const std::string &name, const RecursiveForm &form,
-                                         const std::vector<NDArray> &weights, int64_t element_length);
+// The model (its syntax tree, unchecked) of the fold `name`, recognised as `form`, for the weights'
+// shapes and steps of `element_length`.
+dsl::ModelAst sequence_function_model(const Module &m, const std::string &name, const RecursiveForm &form,
+                                      const std::vector<NDArray> &weights, int64_t element_length);
+// The same recognised first, printed as model text (frontend/dsl/Printer.h).
 std::string sequence_function_model_text(const Module &m, const std::string &name,
                                          const std::vector<NDArray> &weights, int64_t element_length);
 
@@ -73,6 +75,7 @@ class CompiledSequenceFunction {
   // not have the lengths the step computes.
   std::optional<std::vector<Value>> run(const std::vector<SequenceCall> &calls) const;
 
+  // The model it was compiled from, printed (frontend/dsl/Printer.h): for people, never parsed.
   const std::string &model_text() const { return text_; }
 
  private:

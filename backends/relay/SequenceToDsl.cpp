@@ -42,9 +42,15 @@ SequenceTranslation translate_sequence(const Module &m, const std::string &name,
   // 2. The params.
   f.prefix = fresh_prefix(params);
   out.table = f.prefix + "x";
-  std::string decls =
-      fmt::format("param {} [{}rows, {}]\n", out.table, f.prefix, size_text(d, f.prefix + "cols")) +
-      declare_weights(f, {form.tree_param, form.state_param}, weight_shapes, out.weights);
+  const Loc at = loc_of(f.fn->span);
+  const Loc list_at = loc_of(params[form.tree_param]->span);
+  std::vector<dsl::TensorDeclAst> decls;
+  decls.push_back(tensor_decl(
+      out.table, ilir::TensorKind::Param,
+      {size_of(kAnyDim, f.prefix + "rows", list_at), size_of(d, f.prefix + "cols", list_at)}, list_at));
+  for (dsl::TensorDeclAst &w :
+       declare_weights(f, {form.tree_param, form.state_param}, weight_shapes, out.weights))
+    decls.push_back(std::move(w));
 
   // 3. The Cons clause as the node case.
   const Clause *cons = &form.node();
@@ -53,13 +59,17 @@ SequenceTranslation translate_sequence(const Module &m, const std::string &name,
     reject_at("its Cons clause does not bind the rest of the list to a variable", cons->lhs->span);
   Shape step_shape = element_rank == 2 ? Shape{rows, d} : Shape{d};
   std::vector<Val> prev;
+  const Loc state_at = loc_of(params[form.state_param]->span);
   for (size_t k = 0; k < state_types.size(); ++k) {
     Shape s = state_types[k]->shape;
-    prev.push_back(Val{Val::Kind::Vector, fmt::format("{}s{}[prev]", f.prefix, k), s, {}});
+    prev.push_back(Val{Val::Kind::Vector,
+                       child_ast(fmt::format("{}s{}", f.prefix, k), dsl::ChildSlot::Prev, "", state_at),
+                       s,
+                       {}});
   }
-  Val prev_state = out.tuple_state ? Val{Val::Kind::Tuple, "", {}, prev} : prev[0];
+  Val prev_state = out.tuple_state ? Val{Val::Kind::Tuple, nullptr, {}, prev} : prev[0];
   CaseWriter writer(f, false, Expr(), Expr(), Expr());
-  writer.set_sequence_step(xr[0], Val{Val::Kind::Vector, out.table + "[token]", step_shape, {}},
+  writer.set_sequence_step(xr[0], Val{Val::Kind::Vector, token_ast(out.table, list_at), step_shape, {}},
                            params[form.state_param], prev_state, xr[1]);
   Val r = writer.run(cons->rhs);
   if (r.kind != Val::Kind::TailCall)
@@ -74,7 +84,7 @@ SequenceTranslation translate_sequence(const Module &m, const std::string &name,
 
   // 4. The model.
   for (size_t k = 0; k < next.size(); ++k) {
-    if (next[k].kind != Val::Kind::Vector || next[k].text.empty())
+    if (next[k].kind != Val::Kind::Vector || !next[k].ast)
       reject_at(fmt::format("the new state's tensor {} is not computed by the step", k), cons->rhs->span);
     int64_t len = length(next[k].shape);
     int64_t declared = state_types[k]->shape.back();
@@ -89,12 +99,16 @@ SequenceTranslation translate_sequence(const Module &m, const std::string &name,
     out.state_lengths.push_back(len);
   }
   // One state per tensor: the step reads `<p>sK[prev]` before their lengths are all known.
-  const ResultStates states = declare_result_states(f.prefix, out.state_lengths, /*pack=*/false);
-  out.text = fmt::format(
-      "# @{} of a Relay module, a fold over the list {}, translated by grove: one token per row of a step.\n"
-      "model {}\nstructure sequence\n\n{}\n{}\nnode {{\n{}{}}}\n\noutput {}\n",
-      name, var_name(params[form.tree_param]), model_name(name), decls, states.decls, writer.body(),
-      states.assign(next), states.output);
+  ResultStates states = declare_result_states(f.prefix, out.state_lengths, /*pack=*/false, at);
+  dsl::ModelAst &model = out.model;
+  model.name = model_name(name);
+  model.loc = model.structure_loc = model.output_loc = model.end_loc = at;
+  model.structure = ilir::StructureKind::Sequence;
+  model.tensors = std::move(decls);
+  for (dsl::TensorDeclAst &state : states.decls) model.tensors.push_back(std::move(state));
+  model.node = dsl::CaseAst{ilir::CaseKind::Leaf, loc_of(cons->rhs->span), writer.take_body(), /*node=*/true};
+  states.assign(next, loc_of(cons->rhs->span), model.node->body);
+  model.output = states.output;
   return out;
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 // Internal to RecursiveFunctions: a Relay fold over a list of tensors (a sequence model such as the
-// LSTM of models/relay/lstm.relay) as grove model text, `structure sequence`.
+// LSTM of models/relay/lstm.relay) as a grove model's syntax tree, `structure sequence`.
 //
 // The function `@f(%xs: L[Tensor[S]], %state, weights...)` matches on %xs with a Cons clause
 // `Cons(%x, %rest) => ... @f(%rest, new_state, weights...)` (the call is the clause's value, every
@@ -22,7 +22,7 @@
 namespace grove::relay::tree_to_dsl {
 
 struct SequenceTranslation {
-  std::string text;                    // the model (docs/DSL.md)
+  dsl::ModelAst model;                 // the model (docs/DSL.md), unchecked
   std::string table;                   // the param that holds the steps' rows, [rows, D]
   std::vector<std::string> weights;    // the model's param name of each weight, in parameter order
   std::vector<int64_t> state_lengths;  // the last dimension of each of the state's tensors
@@ -35,7 +35,7 @@ bool is_tensor_list(const Module &m, const Type &t);
 // Translates the typed global `name`, recognised as the fold `form` (its list, state and weights, its
 // Cons and Nil clauses), checking the step's operators. `weight_shapes` gives the weights' shapes in
 // parameter order and `element_length` the steps' D (null and kAnyDim: the types' own, `?` allowed,
-// and the text is then only a sketch). Throws Reject.
+// and the model is then only a sketch). Throws Reject.
 SequenceTranslation translate_sequence(const Module &m, const std::string &name, const RecursiveForm &form,
                                        const std::vector<Shape> *weight_shapes, int64_t element_length);
 

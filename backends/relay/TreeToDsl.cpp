@@ -20,7 +20,7 @@ Translation translate(const Module &m, const std::string &name, const RecursiveF
   const bool rose = form.rose();
   f.tree_param = form.tree_param;
   f.prefix = fresh_prefix(f.fn->params);
-  std::string decls = declare_weights(f, {f.tree_param}, weight_shapes, out.weights);
+  std::vector<dsl::TensorDeclAst> params = declare_weights(f, {f.tree_param}, weight_shapes, out.weights);
   const Clause *leaf = &form.leaf(), *node = &form.node();
 
   std::vector<Expr> lv = rose ? std::vector<Expr>{leaf->lhs->patterns[0]->var} : field_vars(leaf->lhs);
@@ -30,17 +30,18 @@ Translation translate(const Module &m, const std::string &name, const RecursiveF
   std::vector<Val> results = result_fields(lr);
   f.tuple_result = out.tuple_result = lr.kind == Val::Kind::Tuple;
   if (results.empty()) reject_at("its result is an empty tuple", leaf->rhs->span);
-  std::string leaf_body = lw.body();
+  std::vector<dsl::StatementAst> leaf_body = lw.take_body();
   std::vector<int64_t> lengths;
   for (const Val &r : results) {
-    if (r.kind != Val::Kind::Vector || r.text.empty())
+    if (r.kind != Val::Kind::Vector || !r.ast)
       reject_at("its result is not a tensor [H] or [1, H] or a tuple of such tensors", leaf->rhs->span);
     f.state_shapes.push_back(r.shape);
     lengths.push_back(length(r.shape));
   }
   out.state_shapes = f.state_shapes;
   // Several fields of known lengths: one state holding them all (the children read slices of it).
-  const ResultStates states = declare_result_states(f.prefix, lengths, /*pack=*/true);
+  const Loc at = loc_of(f.fn->span);
+  ResultStates states = declare_result_states(f.prefix, lengths, /*pack=*/true, at);
   f.packed_offsets = states.offsets;
 
   CaseWriter nw(f, false, Expr(), rose ? Expr() : nv[0], rose ? Expr() : nv[1]);
@@ -57,18 +58,24 @@ Translation translate(const Module &m, const std::string &name, const RecursiveF
     reject_at("the node clause does not call the function on both children", node->rhs->span);
   std::vector<Val> nresults = result_fields(nr);
   for (size_t k = 0; k < nresults.size(); ++k) {
-    if (nresults[k].kind != Val::Kind::Vector || nresults[k].text.empty() ||
-        nresults.size() != results.size())
+    if (nresults[k].kind != Val::Kind::Vector || !nresults[k].ast || nresults.size() != results.size())
       reject_at("its result is not a tensor [H] or [1, H] or a tuple of such tensors", node->rhs->span);
     int64_t a = length(results[k].shape), b = length(nresults[k].shape);
     if (known(a) && known(b) && a != b)
       reject_at(fmt::format("result field {} has {} elements at a leaf and {} at a node", k, a, b),
                 node->rhs->span);
   }
-  out.text = fmt::format("# @{} of a Relay module, translated by grove.\nmodel {}\nstructure {}\n\n{}\n{}",
-                         name, model_name(name), rose ? "tree" : "binary_tree", decls, states.decls) +
-             "\nleaf {\n" + leaf_body + states.assign(results) + "}\n\ninternal {\n" + nw.body() +
-             states.assign(nresults) + "}\n\noutput " + states.output + "\n";
+  dsl::ModelAst &model = out.model;
+  model.name = model_name(name);
+  model.loc = model.structure_loc = model.output_loc = model.end_loc = at;
+  model.structure = rose ? ilir::StructureKind::Tree : ilir::StructureKind::BinaryTree;
+  model.tensors = std::move(params);
+  for (dsl::TensorDeclAst &state : states.decls) model.tensors.push_back(std::move(state));
+  model.leaf = dsl::CaseAst{ilir::CaseKind::Leaf, loc_of(leaf->rhs->span), std::move(leaf_body)};
+  states.assign(results, loc_of(leaf->rhs->span), model.leaf->body);
+  model.internal = dsl::CaseAst{ilir::CaseKind::Internal, loc_of(node->rhs->span), nw.take_body()};
+  states.assign(nresults, loc_of(node->rhs->span), model.internal->body);
+  model.output = states.output;
   return out;
 }
 

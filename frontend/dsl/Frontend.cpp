@@ -15,7 +15,10 @@ namespace grove::dsl {
 ilir::Program parse_model(const std::string &text, const std::string &filename) {
   SourceFile source(filename, text);
   std::vector<Token> tokens = lex(source);
-  ModelAst model = parse(source, tokens);
+  return lower_model(parse(source, tokens), source);
+}
+
+ilir::Program lower_model(ModelAst model, const SourceFile &source) {
   check(source, model);
   ilir::Program program = to_ilir(model);
   ilir::verify(program);

@@ -218,4 +218,11 @@ std::string describe(Tok kind) {
 
 std::vector<Token> lex(const SourceFile &source) { return Lexer(source).run(); }
 
+bool is_identifier(const std::string &name) {
+  if (name.empty() || !is_ident_start(name[0]) || keywords().count(name)) return false;
+  for (char c : name)
+    if (!is_ident_char(c)) return false;
+  return true;
+}
+
 }  // namespace grove::dsl

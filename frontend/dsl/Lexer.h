@@ -72,4 +72,8 @@ struct Token {
 
 std::vector<Token> lex(const SourceFile &source);
 
+// Whether `name` lexes as one identifier: a letter or `_`, then letters, digits and `_`, and not a
+// keyword. (Writers of model text — the printer, the Relay translation — name things with it.)
+bool is_identifier(const std::string &name);
+
 }  // namespace grove::dsl
