@@ -11,44 +11,14 @@
 #include "backends/relay/Recognition.h"
 #include "frontend/relay/Parser.h"
 #include "frontend/relay/TypeInfer.h"
+#include "tests/relay/RecursiveTypes.h"
 
 namespace grove::relay {
 namespace {
 
-// Binary trees and lists; the definitions under test start on line 10.
-constexpr char kTreeTypes[] = R"(#[version = "0.0.5"]
-type Tree[A] {
-  Leaf(A),
-  Node(Tree[A], Tree[A]),
-}
-type List[A] {
-  Cons(A, List[A]),
-  Nil,
-}
-)";
-
-// Rose trees over lists, the standard @map and @foldl; the definitions under test start on line 21.
-constexpr char kRoseTypes[] = R"(#[version = "0.0.5"]
-type List[A] {
-  Cons(A, List[A]),
-  Nil,
-}
-type Rose[A] {
-  Rose(A, List[Rose[A]]),
-}
-def @map[A, B](%f: fn (A) -> B, %xs: List[A]) -> List[B] {
-  match (%xs) {
-    Cons(%x, %rest) => Cons(%f(%x), @map(%f, %rest)),
-    Nil => Nil,
-  }
-}
-def @foldl[A, B](%f: fn (A, B) -> A, %acc: A, %xs: List[B]) -> A {
-  match (%xs) {
-    Cons(%x, %rest) => @foldl(%f, %f(%acc, %x), %rest),
-    Nil => %acc,
-  }
-}
-)";
+// The definitions under test follow the types: on line 10 after kTreeTypes, 21 after kRoseTypes.
+using testing::kRoseTypes;
+using testing::kTreeTypes;
 
 struct Rejected {
   const char *types;   // kTreeTypes or kRoseTypes

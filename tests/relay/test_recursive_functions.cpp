@@ -17,6 +17,7 @@
 #include "frontend/relay/Interpreter.h"
 #include "tests/UserError.h"
 #include "tests/relay/ModelFixtures.h"
+#include "tests/relay/RecursiveTypes.h"
 #include "tests/relay/TranslationTestUtil.h"
 
 namespace grove::relay {
@@ -164,19 +165,8 @@ TEST(RelayRecursiveFunctions, TreeLstmModelPrintsAsTextThatReadsBack) {
   EXPECT_EQ(ilir.from_text, ilir.from_tree) << ilir.text;
 }
 
-const char *kTree = R"(#[version = "0.0.5"]
-type Tree[A] {
-  Leaf(A),
-  Node(Tree[A], Tree[A]),
-}
-type List[A] {
-  Cons(A, List[A]),
-  Nil,
-}
-)";
-
 std::string explain(const std::string &defs) {
-  Module m = parse_module(std::string(kTree) + defs, "t.relay");
+  Module m = parse_module(std::string(testing::kTreeTypes) + defs, "t.relay");
   infer_types(m);
   return explain_recursive_functions(m);
 }
@@ -214,10 +204,11 @@ TEST(RelayRecursiveFunctions, ExplainsWhyFunctionsDoNotQualify) {
 
 // A single-tensor result, a constant and a tree given as nested Relay values, against the interpreter.
 TEST(RelayRecursiveFunctions, SingleTensorResultEqualsInterpreter) {
-  Module m = parse_module(
-      std::string(kTree) + R"(def @f(%t: Tree[int32], %e: Tensor[(3, 2), float32]) -> Tensor[(2), float32] {
+  Module m =
+      parse_module(std::string(testing::kTreeTypes) +
+                       R"(def @f(%t: Tree[int32], %e: Tensor[(3, 2), float32]) -> Tensor[(2), float32] {
       match (%t) { Leaf(%w) => take(%e, %w, axis=0), Node(%l, %r) => multiply(add(@f(%l, %e), @f(%r, %e)), 0.5f), } })",
-      "t.relay");
+                   "t.relay");
   infer_types(m);
   NDArray e(DType::Float32, {3, 2});
   for (int i = 0; i < 6; ++i) e.data<float>()[i] = static_cast<float>(i * i) - 2.0f;

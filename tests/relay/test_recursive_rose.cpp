@@ -15,6 +15,7 @@
 #include "frontend/relay/Interpreter.h"
 #include "tests/UserError.h"
 #include "tests/relay/ModelFixtures.h"
+#include "tests/relay/RecursiveTypes.h"
 #include "tests/relay/TranslationTestUtil.h"
 
 namespace grove::relay {
@@ -239,30 +240,8 @@ TEST(RelayRecursiveRose, TreesHundredThousandDeepAndWide) {
   }
 }
 
-const char *kRoseTypes = R"(#[version = "0.0.5"]
-type List[A] {
-  Cons(A, List[A]),
-  Nil,
-}
-type Rose[A] {
-  Rose(A, List[Rose[A]]),
-}
-def @map[A, B](%f: fn (A) -> B, %xs: List[A]) -> List[B] {
-  match (%xs) {
-    Cons(%x, %rest) => Cons(%f(%x), @map(%f, %rest)),
-    Nil => Nil,
-  }
-}
-def @foldl[A, B](%f: fn (A, B) -> A, %acc: A, %xs: List[B]) -> A {
-  match (%xs) {
-    Cons(%x, %rest) => @foldl(%f, %f(%acc, %x), %rest),
-    Nil => %acc,
-  }
-}
-)";
-
 Module rose_module(const std::string &defs) {
-  Module m = parse_module(std::string(kRoseTypes) + defs, "rose.relay");
+  Module m = parse_module(std::string(testing::kRoseTypes) + defs, "rose.relay");
   infer_types(m);
   return m;
 }
