@@ -147,7 +147,9 @@ int train(const TrainCommand &c) {
   options.schedule = c.schedule;
   if (c.threads > 0)
     options.schedule += fmt::format("{}threads={}", c.schedule.empty() ? "" : ",", c.threads);
-  std::unique_ptr<GradientModel> model = cpu::TrainableModel::compile(program, start.model, options);
+  std::unique_ptr<cpu::TrainableModel> compiled = cpu::TrainableModel::compile(program, start.model, options);
+  const cpu::TrainableModel &stats_of = *compiled;
+  std::unique_ptr<GradientModel> model = std::move(compiled);
 
   // 4. GloVe vectors into the embedding.
   if (!c.embeddings.empty()) {
@@ -191,6 +193,10 @@ int train(const TrainCommand &c) {
   const bool progress = progress_wanted(c.quiet);
   std::unique_ptr<Progress> line;
   training::TrainerCallbacks callbacks;
+  // --stats: the model's figures when the epoch's steps start and end (evaluating the dev set runs
+  // forwards in between).
+  using Stats = cpu::TrainableModel::Stats;
+  Stats steps_start = stats_of.stats(), steps_end;
   callbacks.batch = [&](int64_t done, int64_t total) {
     if (!line) {
       line = std::make_unique<Progress>(fmt::format("train epoch {}", trainer.state().epoch + 1), "trees",
@@ -198,9 +204,26 @@ int train(const TrainCommand &c) {
       line->set_total(total);
     }
     line->update(done);
+    if (done == total) steps_end = stats_of.stats();
   };
   callbacks.epoch = [&](const training::EpochReport &r) {
     line.reset();
+    if (c.stats) {
+      // The model's own figures over the epoch's steps: from the end of the last evaluation to the
+      // end of the last batch.
+      const training::PhaseSeconds &p = r.phases;
+      auto seconds = [&](double cpu::TrainableModel::Stats::*ms) {
+        return (steps_end.*ms - steps_start.*ms) / 1e3;
+      };
+      std::fprintf(stderr,
+                   "grove: epoch %lld took %.2f s: forward %.2f s (compiled code %.2f s), head %.2f s, "
+                   "backward %.2f s (compiled code %.2f s), update %.2f s, set_weights %.2f s, batching %.2f "
+                   "s; the inspector %.2f s of the forward and backward\n",
+                   static_cast<long long>(r.epoch), p.total(), p.forward, seconds(&Stats::forward_ms), p.head,
+                   p.backward, seconds(&Stats::backward_ms), p.update, p.set_weights, p.gather,
+                   seconds(&Stats::inspector_ms));
+      steps_start = stats_of.stats();
+    }
     std::printf("epoch %lld  train loss %.4f  dev root %s  binary %s  all nodes %s  %.0f sentences/s%s\n",
                 static_cast<long long>(r.epoch), r.train_loss, percent(r.dev.root()).c_str(),
                 percent(r.dev.binary_root()).c_str(), percent(r.dev.all_nodes()).c_str(), r.sentences_per_s,

@@ -25,6 +25,7 @@ struct TrainCommand {
   int threads = 0;  // > 0: the schedule's threads=N
   std::string schedule, target = "host";
   bool quiet = false;    // no progress line
+  bool stats = false;    // after each epoch, where its time went (standard error)
   std::string step_log;  // "": none; else one JSON line per step: {"step", "epoch", "trees", "loss"}
 };
 

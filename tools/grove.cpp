@@ -241,6 +241,9 @@ int main(int argc, char **argv) {
   tr->add_option("--schedule", train.schedule, "Schedule overrides, e.g. 'persist=off'");
   tr->add_option("--target", train.target, "Halide target string (default: host)");
   tr->add_flag("--quiet", train.quiet, "No progress line on a terminal");
+  tr->add_flag("--stats", train.stats,
+               "After each epoch, print where its time went: the model's forward and backward (its compiled "
+               "code, inspector and runtime), the head, the optimizer's update, set_weights");
   tr->add_option("--step-log", train.step_log,
                  "Write one JSON line per step to this file: step, epoch, the batch's trees (0-based "
                  "indices into --trees, in batch order) and its loss");

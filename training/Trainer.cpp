@@ -84,7 +84,8 @@ void Trainer::resume(const Checkpoint &checkpoint, const std::string &file) {
 
 Checkpoint Trainer::checkpoint() const { return Checkpoint{weights_, head_, optimizer_.state(), state_}; }
 
-double Trainer::train_epoch(const LabelledTrees &train, const TrainerCallbacks &callbacks) {
+double Trainer::train_epoch(const LabelledTrees &train, const TrainerCallbacks &callbacks,
+                            PhaseSeconds &phases) {
   const std::vector<int64_t> order =
       shuffled_order(train.size(), options_.seed, static_cast<uint64_t>(state_.epoch + 1));
   const HeadOptions head_options{options_.loss, options_.dropout, options_.seed, options_.average};
@@ -93,16 +94,29 @@ double Trainer::train_epoch(const LabelledTrees &train, const TrainerCallbacks &
   int64_t labelled = 0;
   for (size_t begin = 0; begin < order.size(); begin += static_cast<size_t>(options_.batch)) {
     const size_t end = std::min(order.size(), begin + static_cast<size_t>(options_.batch));
+    auto t = std::chrono::steady_clock::now();
+    // The seconds since the last lap, added to `phase`.
+    auto lap = [&t](double &phase) {
+      const auto now = std::chrono::steady_clock::now();
+      phase += std::chrono::duration<double>(now - t).count();
+      t = now;
+    };
     Batch batch = gather(train, order, begin, end);
+    lap(phases.gather);
     const NodeStates &states = model_.forward(batch.trees);
+    lap(phases.forward);
     // The step this batch's update will be: the dropout mask's key.
     const auto step = static_cast<uint64_t>(optimizer_.steps() + 1);
     HeadResult head = head_loss(states, batch.trees, batch.labels, head_, head_options, step);
+    lap(phases.head);
     Gradients grads = model_.backward(head.d_rows);
+    lap(phases.backward);
     grads.dense[kHeadWeight] = std::move(head.d_weight);
     grads.dense[kHeadBias] = std::move(head.d_bias);
     optimizer_.step(refs, grads);
+    lap(phases.update);
     model_.set_weights(weights_);
+    lap(phases.set_weights);
     loss_sum += head.sum;
     labelled += head.labelled;
     if (callbacks.step) {
@@ -124,7 +138,7 @@ std::vector<EpochReport> Trainer::train(const LabelledTrees &train, const Labell
     if (options_.patience > 0 && state_.bad_epochs >= options_.patience) break;
     EpochReport report;
     const auto start = std::chrono::steady_clock::now();
-    report.train_loss = train_epoch(train, callbacks);
+    report.train_loss = train_epoch(train, callbacks, report.phases);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     report.sentences_per_s = seconds > 0.0 ? static_cast<double>(train.size()) / seconds : 0.0;
     report.epoch = ++state_.epoch;

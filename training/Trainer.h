@@ -57,12 +57,21 @@ struct Accuracy {
   double all_nodes() const { return ratio(nodes_correct, nodes); }
 };
 
+// Seconds an epoch's steps spent in each phase (step 2 above): the batches' gathering, the model's
+// forward, the head (loss and its gradients), the model's backward, the optimizer's update and
+// set_weights.
+struct PhaseSeconds {
+  double gather = 0.0, forward = 0.0, head = 0.0, backward = 0.0, update = 0.0, set_weights = 0.0;
+  double total() const { return gather + forward + head + backward + update + set_weights; }
+};
+
 struct EpochReport {
   int64_t epoch = 0;
   double train_loss = 0.0;  // mean cross-entropy per labelled node over the epoch
   Accuracy dev;
   double sentences_per_s = 0.0;  // training trees per second of steps 1-2
-  bool best = false;             // the dev root accuracy improved (best.safetensors written)
+  PhaseSeconds phases;
+  bool best = false;  // the dev root accuracy improved (best.safetensors written)
 };
 
 struct TrainerCallbacks {
@@ -97,7 +106,7 @@ class Trainer {
 
  private:
   ParamRefs params();
-  double train_epoch(const LabelledTrees &train, const TrainerCallbacks &callbacks);
+  double train_epoch(const LabelledTrees &train, const TrainerCallbacks &callbacks, PhaseSeconds &phases);
 
   GradientModel &model_;
   Weights weights_, head_;

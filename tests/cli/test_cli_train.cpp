@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -151,6 +152,27 @@ TEST_F(CliTrain, TrainsAndWritesCheckpointsGroveRunTakes) {
   expect_user_error(
       train("--sizes H=4 --vocab " + dir_.file("vocab.txt") + " --embeddings " + dir_.file("glove.txt")),
       "glove.txt:2: the word 'b' has 2 numbers; expected 4 (the width D of the model's embedding)");
+}
+
+TEST_F(CliTrain, StatsSayWhereEachEpochsTimeWent) {
+  CliResult r = train("--sizes H=4 --epochs 2 --batch 2 --seed 3 --stats");
+  ASSERT_EQ(r.status, 0) << r.output;
+  // One line per epoch; the compiled code's seconds are part of their phase's, the phases of the total.
+  const std::regex line(
+      "grove: epoch ([0-9]+) took ([0-9.]+) s: forward ([0-9.]+) s \\(compiled code ([0-9.]+) s\\), head "
+      "([0-9.]+) s, backward ([0-9.]+) s \\(compiled code ([0-9.]+) s\\), update ([0-9.]+) s, set_weights "
+      "([0-9.]+) s, batching ([0-9.]+) s; the inspector ([0-9.]+) s of the forward and backward");
+  int epochs = 0;
+  for (auto it = std::sregex_iterator(r.output.begin(), r.output.end(), line); it != std::sregex_iterator();
+       ++it) {
+    const std::smatch &m = *it;
+    EXPECT_EQ(std::stoi(m[1]), ++epochs);
+    auto at = [&](int i) { return std::stod(m[size_t(i)]); };
+    EXPECT_LE(at(4), at(3) + 0.01) << m[0];
+    EXPECT_LE(at(7), at(6) + 0.01) << m[0];
+    EXPECT_LE(at(3) + at(5) + at(6) + at(8) + at(9) + at(10), at(2) + 0.06) << m[0];
+  }
+  EXPECT_EQ(epochs, 2) << r.output;
 }
 
 TEST_F(CliTrain, StepLogHasEveryStepsTreesAndLoss) {
