@@ -13,19 +13,24 @@ namespace msg = training_messages;
 
 namespace {
 
-// The classifier's logits of one row, in double: z = W x + b. Four partial sums per class, so that
-// the reduction is not one chain of dependent additions (the compiler may not reassociate it).
+// The classifier's logits of one row, in double: z = W x + b. Eight partial sums per class (one
+// vector of doubles), so that the reduction is not one chain of dependent additions (the compiler
+// may not reassociate it) and vectorizes; the order is fixed, so is the result.
 void logits(const Tensor &weight, const Tensor &bias, const float *x, int64_t width, std::vector<double> &z) {
+  constexpr int kParts = 8;
   const int64_t classes = bias.size();
   z.assign(classes, 0.0);
   for (int64_t c = 0; c < classes; ++c) {
     const float *w = weight.data.data() + c * width;
-    double part[4] = {0.0, 0.0, 0.0, 0.0};
+    double part[kParts] = {};
     int64_t k = 0;
-    for (; k + 4 <= width; k += 4)
-      for (int j = 0; j < 4; ++j) part[j] += static_cast<double>(w[k + j]) * x[k + j];
-    for (; k < width; ++k) part[0] += static_cast<double>(w[k]) * x[k];
-    z[c] = bias.data[c] + ((part[0] + part[1]) + (part[2] + part[3]));
+    for (; k + kParts <= width; k += kParts)
+      for (int j = 0; j < kParts; ++j)
+        part[j] += static_cast<double>(w[k + j]) * static_cast<double>(x[k + j]);
+    for (; k < width; ++k) part[k % kParts] += static_cast<double>(w[k]) * x[k];
+    double total = 0.0;
+    for (int j = 0; j < kParts; j += 2) total += part[j] + part[j + 1];
+    z[c] = bias.data[c] + total;
   }
 }
 
@@ -79,6 +84,10 @@ uint64_t dropout_row_key(uint64_t seed, uint64_t step, uint64_t row) {
 bool keeps(uint64_t row_key, uint64_t element, double rate) {
   return unit_double(mix64(row_key ^ element)) >= rate;
 }
+
+// The same test on the draw's top 53 bits: unit_double(w) >= rate exactly when (w >> 11) is at least
+// this (the product by 2^53 is exact, and so is the comparison of an integer below 2^53).
+uint64_t keep_threshold(double rate) { return static_cast<uint64_t>(std::ceil(rate * 0x1.0p53)); }
 
 }  // namespace
 
@@ -136,12 +145,13 @@ HeadResult head_loss(const NodeStates &states, std::span<const Tree> trees,
   // x: the row after dropout; mask: 1 / (1 − p) where kept, else 0; back: Wᵀ dz.
   std::vector<float> x(width), mask(width), back(width);
   const auto kept_scale = static_cast<float>(scale);
+  const uint64_t threshold = options.dropout <= 0.0 ? 0 : keep_threshold(options.dropout);
   double loss = 0.0;
   for (const auto &[row, label] : rows) {
     const float *h = states.rows.data() + row * width;
     const uint64_t row_key = dropout_row_key(options.seed, step, static_cast<uint64_t>(row));
     for (int64_t k = 0; k < width; ++k) {
-      const bool kept = options.dropout <= 0.0 || keeps(row_key, static_cast<uint64_t>(k), options.dropout);
+      const bool kept = (mix64(row_key ^ static_cast<uint64_t>(k)) >> 11) >= threshold;
       mask[k] = kept ? kept_scale : 0.0f;
       x[k] = h[k] * mask[k];
     }

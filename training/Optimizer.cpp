@@ -16,9 +16,16 @@ constexpr float kAdamEps = 1e-8f;
 constexpr char kStepTensor[] = "optimizer.step";
 constexpr int64_t kStepRadix = int64_t{1} << 24;
 
+// In eight partial sums (a vector of doubles), in a fixed order.
 double sum_of_squares(const std::vector<float> &data) {
+  constexpr size_t kParts = 8;
+  double part[kParts] = {};
+  size_t i = 0;
+  for (; i + kParts <= data.size(); i += kParts)
+    for (size_t j = 0; j < kParts; ++j) part[j] += static_cast<double>(data[i + j]) * data[i + j];
+  for (; i < data.size(); ++i) part[i % kParts] += static_cast<double>(data[i]) * data[i];
   double sum = 0.0;
-  for (float v : data) sum += static_cast<double>(v) * v;
+  for (double p : part) sum += p;
   return sum;
 }
 

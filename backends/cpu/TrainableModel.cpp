@@ -101,7 +101,7 @@ struct TrainableModel::Impl {
   training::NodeStates out;
   // The backward's buffers, kept from call to call (every row a call reads it writes first, but the
   // zero node's).
-  std::vector<std::vector<float>> backward_states;
+  std::vector<std::vector<float>> backward_states, backward_grads;
   std::vector<float> seed;
 
   const training::ParamInfo &param(const std::string &name) const {
@@ -116,11 +116,21 @@ struct TrainableModel::Impl {
     return it->second;
   }
 
+  // The packed panels of `c`'s weights; a transposed block is packed from its param's rows.
   void pack(Compiled &c) {
-    c.panels.clear();
-    for (const PackedWeight &w : c.abi().packed) {
-      std::vector<float> &panel = c.panels.emplace_back(size_t(w.words()));
-      grove::pack(w, param_data(w.param), panel.data());
+    c.panels.resize(c.abi().packed.size());
+    for (size_t i = 0; i < c.panels.size(); i++) {
+      const PackedWeight &w = c.abi().packed[i];
+      c.panels[i].resize(size_t(w.words()));
+      auto t = std::find_if(d.transposed.begin(), d.transposed.end(),
+                            [&](const plan::TransposedWeight &t) { return t.name == w.param; });
+      if (t == d.transposed.end()) {
+        grove::pack(w, param_data(w.param), c.panels[i].data());
+        continue;
+      }
+      const int64_t cols = param(t->param).shape[1];
+      grove::pack_transposed(w, param_data(t->param), cols, ilir::eval_size(t->row_offset, sizes),
+                             c.panels[i].data());
     }
   }
 
@@ -239,8 +249,13 @@ void TrainableModel::set_weights(const Weights &weights) {
     const int64_t cols = p.shape[1];
     Tensor &out = m.transposed[t.name];
     if (out.shape != std::vector<int64_t>{cols, rows}) out = Tensor({cols, rows});
-    for (int64_t r = 0; r < rows; r++)
-      for (int64_t k = 0; k < cols; k++) out.data[size_t(k * rows + r)] = p.data[size_t((r0 + r) * cols + k)];
+    // In tiles of kTile × kTile, each tile's rows and columns in the caches.
+    constexpr int64_t kTile = 32;
+    for (int64_t rt = 0; rt < rows; rt += kTile)
+      for (int64_t kt = 0; kt < cols; kt += kTile)
+        for (int64_t r = rt; r < std::min(rows, rt + kTile); r++)
+          for (int64_t k = kt; k < std::min(cols, kt + kTile); k++)
+            out.data[size_t(k * rows + r)] = p.data[size_t((r0 + r) * cols + k)];
     next[t.name] = out.data.data();
   }
   m.weights = std::move(next);
@@ -372,10 +387,17 @@ training::Gradients TrainableModel::backward(std::span<const float> d_rows) {
   for (int64_t r = 0; r < out.nodes(); r++)
     std::copy(d_rows.data() + r * out.width, d_rows.data() + (r + 1) * out.width,
               seed.data() + int64_t(m.id_of_row[size_t(r)]) * out.width);
-  std::vector<std::vector<float>> states(abi.states.size());
-  for (size_t i = 0; i < abi.states.size(); i++)
-    states[i].assign(size_t(rows * abi.states[i].row_elements), 0.0f);
-  std::vector<std::vector<float>> grads(abi.gradients.size());
+  // The states' rows are written before they are read (a child reads its parent's row, a root the
+  // zero node's), so only the zero node's row is cleared; the gradients are sums, cleared.
+  std::vector<std::vector<float>> &states = m.backward_states;
+  states.resize(abi.states.size());
+  for (size_t i = 0; i < abi.states.size(); i++) {
+    const int64_t width = abi.states[i].row_elements;
+    states[i].resize(size_t(rows * width));
+    std::fill(states[i].end() - width, states[i].end(), 0.0f);
+  }
+  std::vector<std::vector<float>> &grads = m.backward_grads;
+  grads.resize(abi.gradients.size());
   for (size_t i = 0; i < abi.gradients.size(); i++)
     grads[i].assign(size_t(Tensor::num_elements(abi.gradients[i].shape)), 0.0f);
   auto state = [&](int i) { return std::pair{states[i].data(), int64_t(states[i].size())}; };

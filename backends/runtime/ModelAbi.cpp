@@ -29,22 +29,45 @@ float bf16_to_float(uint16_t h) {
   return x;
 }
 
-void pack(const PackedWeight &w, const float *param, void *out) {
-  // bf16 values are built in a vector of their own and copied in: `out` holds 32-bit words.
-  const bool bf16 = w.element == PackedElement::BF16;
+namespace {
+
+// pack() of w from `at(row, col)`, the value of the weight's row (from w.row_offset) and column. A
+// float32 panel is filled row block by row block, each of its columns a run of `panel` floats.
+template <typename At>
+void pack_from(const PackedWeight &w, void *out, At at) {
+  if (w.element == PackedElement::BF16) {
+    // bf16 values are built in a vector of their own and copied in: `out` holds 32-bit words.
+    std::vector<uint16_t> b16(w.size(), 0);
+    for (int64_t p = 0; p < w.panels(); p++)
+      for (int64_t k = 0; k < w.cols; k++)
+        for (int64_t r = 0; r < w.panel && p * w.panel + r < w.rows; r++)
+          b16[w.offset(p, k, r)] = round_to_bf16(at(p * w.panel + r, k));
+    std::memcpy(out, b16.data(), b16.size() * sizeof(uint16_t));
+    return;
+  }
   float *f32 = static_cast<float *>(out);
-  std::vector<uint16_t> b16(bf16 ? w.size() : 0, 0);
-  if (!bf16) std::fill(f32, f32 + w.size(), 0.0f);
-  for (int64_t p = 0; p < w.panels(); p++)
-    for (int64_t k = 0; k < w.cols; k++)
-      for (int64_t r = 0; r < w.panel && p * w.panel + r < w.rows; r++) {
-        float v = param[(w.row_offset + p * w.panel + r) * w.cols + k];
-        if (bf16)
-          b16[w.offset(p, k, r)] = round_to_bf16(v);
-        else
-          f32[w.offset(p, k, r)] = v;
-      }
-  if (bf16) std::memcpy(out, b16.data(), b16.size() * sizeof(uint16_t));
+  for (int64_t p = 0; p < w.panels(); p++) {
+    const int64_t rows = std::min(w.panel, w.rows - p * w.panel);
+    float *panel = f32 + w.offset(p, int64_t{0}, int64_t{0});
+    for (int64_t k = 0; k < w.cols; k++) {
+      float *column = panel + k * w.panel;
+      for (int64_t r = 0; r < rows; r++) column[r] = at(p * w.panel + r, k);
+      std::fill(column + rows, column + w.panel, 0.0f);
+    }
+  }
+}
+
+}  // namespace
+
+void pack(const PackedWeight &w, const float *param, void *out) {
+  const float *rows = param + w.row_offset * w.cols;
+  pack_from(w, out, [rows, cols = w.cols](int64_t r, int64_t k) { return rows[r * cols + k]; });
+}
+
+void pack_transposed(const PackedWeight &w, const float *param, int64_t param_cols, int64_t row0, void *out) {
+  // The weight's row r, column k: param[row0 + k, w.row_offset + r], read along param's rows.
+  const float *block = param + row0 * param_cols + w.row_offset;
+  pack_from(w, out, [block, param_cols](int64_t r, int64_t k) { return block[k * param_cols + r]; });
 }
 
 int64_t ModelAbi::output_elements() const { return Tensor::num_elements(output_shape); }

@@ -63,6 +63,10 @@ float bf16_to_float(uint16_t bits);
 // Fills `out` (w.words() 32-bit words: floats, or pairs of bf16) from `param`, the row-major
 // [*, w.cols] weight named w.param.
 void pack(const PackedWeight &w, const float *param, void *out);
+// The same for a weight that is the transpose of a block of rows of `param` ([*, param_cols],
+// row-major): w.param's [k, r] is param's [row0 + r, k]. Equal to pack() of that transpose, without
+// writing it out.
+void pack_transposed(const PackedWeight &w, const float *param, int64_t param_cols, int64_t row0, void *out);
 
 struct ModelAbi {
   struct Param {
