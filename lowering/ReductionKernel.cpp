@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <functional>
 #include <optional>
 
 #include "ilir/IRVisitor.h"
@@ -40,64 +42,84 @@ std::optional<Factors> factor(const ilir::Expr &value, const std::string &row, c
   return std::nullopt;
 }
 
-// g[row, col] += Σ_n a(n, row) · b(n, col), register-blocked: `rows` rows × `cols` columns of
-// accumulators (a stack block LLVM keeps in registers) summed over the nodes, then added to g.
+// g[row, col] += Σ_n a(n, row) · b(n, col), register-blocked: a block of `rows` rows × `cols`
+// columns of accumulators (a stack block LLVM keeps in registers) loaded from g, summed over a chunk
+// of nodes, and stored back. The nodes go in chunks of kChunk, each chunk's rows of a and b read
+// from the caches by every block of the thread's rows (over all the nodes at once they would not
+// fit: the blocks would stream them from memory, one pass per block).
 class OuterProducts {
  public:
   OuterProducts(const TensorAccess &access, const ilir::TensorDecl &g, const Factors &f,
-                const std::string &row, const std::string &col, HExpr first, HExpr count)
-      : access_(access), g_(g), row_(row), col_(col), first_(std::move(first)), count_(std::move(count)) {
+                const std::string &row, const std::string &col)
+      : access_(access), g_(g), row_(row), col_(col) {
     a_ = ExprLowering(access, nullptr, nullptr).lower(f.a);
     b_ = ExprLowering(access, nullptr, nullptr).lower(f.b);
   }
 
-  // The block of `rows` rows from `r0` and `cols` columns from `c0`.
-  Stmt block(const HExpr &r0, const HExpr &c0, int rows, int cols) const {
+  // The block of `rows` rows from `r0` and `cols` columns from `c0`, over the nodes
+  // [first, first + count).
+  Stmt block(const HExpr &r0, const HExpr &c0, int rows, int cols, const HExpr &first,
+             const HExpr &count) const {
     const std::string acc = fmt::format("acc_{}_{}x{}", g_.name, rows, cols);
     const std::string j = col_ + "_v";
     HExpr col = c0 + var(j);
     // acc[r * cols + j] += a(n, r0 + r) · b(n, c0 + j), for every r, vectorized over j.
-    std::vector<Stmt> updates, zero, out;
+    std::vector<Stmt> updates, in, out;
     HExpr x = HI::substitute(col_, col, b_);
     for (int r = 0; r < rows; r++) {
       HExpr a = HI::substitute(row_, r0 + r, a_);
       HExpr at = r * cols + var(j);
       updates.push_back(store(acc, load(Halide::Float(32), acc, at, false) + a * var("x_" + j), at, false));
-      zero.push_back(store(acc, HExpr(0.0f), at, false));
       std::vector<HExpr> idx{r0 + r, col};
-      out.push_back(access_.store(g_, HExpr(), idx,
-                                  access_.load(g_, HExpr(), idx) + load(Halide::Float(32), acc, at, false)));
+      in.push_back(store(acc, access_.load(g_, HExpr(), idx), at, false));
+      out.push_back(access_.store(g_, HExpr(), idx, load(Halide::Float(32), acc, at, false)));
     }
     auto vec = [&](Stmt s) {
       return HI::For::make(j, 0, cols, HI::ForType::Vectorized, Halide::DeviceAPI::None, std::move(s));
     };
     Stmt per_node = vec(HI::LetStmt::make("x_" + j, x, HI::Block::make(updates)));
-    Stmt nodes = HI::For::make("n", first_, count_, HI::ForType::Serial, Halide::DeviceAPI::None, per_node);
-    Stmt s = HI::Block::make({vec(HI::Block::make(zero)), nodes, vec(HI::Block::make(out))});
+    Stmt nodes = HI::For::make("n", first, count, HI::ForType::Serial, Halide::DeviceAPI::None, per_node);
+    Stmt s = HI::Block::make({vec(HI::Block::make(in)), nodes, vec(HI::Block::make(out))});
     return HI::Allocate::make(acc, Halide::Float(32), Halide::MemoryType::Stack, {rows * cols},
                               HI::const_true(), s);
   }
 
   // Every block of a band of `rows` rows from r0: whole blocks of `cols` columns, then the rest.
-  Stmt band(const HExpr &r0, int rows, int64_t total_cols, int cols) const {
+  Stmt band(const HExpr &r0, int rows, int64_t total_cols, int cols, const HExpr &first,
+            const HExpr &count) const {
     const int64_t whole = total_cols / cols, rest = total_cols % cols;
     std::vector<Stmt> s;
     const std::string cb = fmt::format("{}_b{}", col_, rows);
     if (whole > 0)
       s.push_back(HI::For::make(cb, 0, int(whole), HI::ForType::Serial, Halide::DeviceAPI::None,
-                                block(r0, var(cb) * cols, rows, cols)));
-    if (rest > 0) s.push_back(block(r0, int(whole * cols), rows, int(rest)));
+                                block(r0, var(cb) * cols, rows, cols, first, count)));
+    if (rest > 0) s.push_back(block(r0, int(whole * cols), rows, int(rest), first, count));
     return HI::Block::make(s);
   }
+
+  // `body(first, count)` for each chunk of the nodes [first, first + count), in order.
+  static Stmt chunks(const std::string &name, const HExpr &first, const HExpr &count,
+                     const std::function<Stmt(const HExpr &, const HExpr &)> &body) {
+    const std::string c = name + "_chunk", at = name + "_chunk_first", n = name + "_chunk_nodes";
+    Stmt s = body(var(at), var(n));
+    s = HI::LetStmt::make(n, Halide::min(kChunk, count - var(c) * kChunk), s);
+    s = HI::LetStmt::make(at, first + var(c) * kChunk, s);
+    return HI::For::make(c, 0, (count + (kChunk - 1)) / kChunk, HI::ForType::Serial, Halide::DeviceAPI::None,
+                         s);
+  }
+
+  static constexpr int kChunk = 128;
 
  private:
   const TensorAccess &access_;
   const ilir::TensorDecl &g_;
   std::string row_, col_;
-  HExpr first_, count_, a_, b_;
+  HExpr a_, b_;
 };
 
-constexpr int kBlockRows = 4;
+// Rows per register block: with two vectors of columns, 12 accumulators of the 16 vector registers
+// of AVX2 (the broadcast and the two column vectors take three more).
+constexpr int kBlockRows = 6;
 
 }  // namespace
 
@@ -114,15 +136,25 @@ Stmt lower_reduction(const TensorAccess &access, const ilir::Reduction &r, const
   // kBlockRows rows × two vectors, the rows' bands split among the threads.
   if (r.indices.size() == 2 && rows && cols) {
     if (std::optional<Factors> f = factor(r.value, r.indices[0], r.indices[1])) {
-      OuterProducts op(access, g, *f, r.indices[0], r.indices[1], first, count);
+      OuterProducts op(access, g, *f, r.indices[0], r.indices[1]);
       const int cb = 2 * lanes;
       const int64_t bands = *rows / kBlockRows, rest = *rows % kBlockRows;
       std::vector<Stmt> s;
-      const std::string band = r.tensor + "_band";
-      if (bands > 0)
-        s.push_back(dispatch_for(band, 0, int(bands), HI::ForType::Parallel, threads,
-                                 op.band(var(band) * kBlockRows, kBlockRows, *cols, cb)));
-      if (rest > 0) s.push_back(op.band(int(bands * kBlockRows), int(rest), *cols, cb));
+      if (bands > 0) {
+        // Each part (a thread's) takes a range of bands through every chunk of the nodes.
+        const int parts = int(std::min<int64_t>(bands, std::max(threads, 1)));
+        const std::string part = r.tensor + "_part", band = r.tensor + "_band";
+        HExpr lo = int(bands) * var(part) / parts, hi = int(bands) * (var(part) + 1) / parts;
+        Stmt body = OuterProducts::chunks(r.tensor, first, count, [&](const HExpr &at, const HExpr &n) {
+          return HI::For::make(band, lo, hi - lo, HI::ForType::Serial, Halide::DeviceAPI::None,
+                               op.band(var(band) * kBlockRows, kBlockRows, *cols, cb, at, n));
+        });
+        s.push_back(dispatch_for(part, 0, parts, HI::ForType::Parallel, threads, body));
+      }
+      if (rest > 0)
+        s.push_back(OuterProducts::chunks(r.tensor, first, count, [&](const HExpr &at, const HExpr &n) {
+          return op.band(int(bands * kBlockRows), int(rest), *cols, cb, at, n);
+        }));
       return HI::Block::make(s);
     }
   }

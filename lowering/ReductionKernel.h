@@ -1,8 +1,10 @@
 #pragma once
 // A top-down program's reductions (ilir::Reduction, `g[i…] += Σ_n value`) as loop nests after the
 // recursion: a weight's gradient Σ_n δ[n, i] · x[n, k] over every node of a case, a bias's Σ_n δ[n, i].
-// A matrix's rows are split among the threads; each row (a vector's row) sums its nodes into a
-// stack accumulator, vectorized along the last index, and adds it to the gradient once.
+// A matrix's gradient that is an outer product per node is register-blocked (6 rows × two vectors),
+// its bands of rows split among the threads, the nodes taken in chunks that stay in the caches;
+// otherwise each row (a vector's row) sums its nodes into a stack accumulator, vectorized along the
+// last index, and adds it to the gradient once.
 
 #include "ilir/IR.h"
 #include "lowering/HalideIR.h"
