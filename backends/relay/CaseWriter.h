@@ -822,7 +822,8 @@ inline std::vector<Expr> field_vars(const Pattern &p) {
     else if (f->kind == PatternKind::Wildcard)
       vars.push_back(Expr());
     else
-      reject("a clause's pattern is nested; only variables and _ are taken as the constructor's fields");
+      reject_at("a clause's pattern is nested; only variables and _ are taken as the constructor's fields",
+                f->span);
   }
   return vars;
 }

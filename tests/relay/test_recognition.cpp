@@ -210,6 +210,71 @@ TEST(RelayRecognition, FoldsOverLists) {
   for (const Rejected &c : cases) expect_rejected(c);
 }
 
+// More reasons, each in a program of its own shape.
+TEST(RelayRecognition, MoreReasons) {
+  const std::string g = "def @g(%a: Tensor[(4), float32]) -> Tensor[(4), float32] {\n  %a\n}\n";
+  const std::string fold_head =
+      "def @f(%xs: List[Tensor[(1, 4), float32]], %s: Tensor[(1, 4), float32]) -> Tensor[(1, 4), float32] "
+      "{\n";
+  const std::vector<Rejected> cases = {
+      {kTreeTypes, binary("match (%t) { _ => %w }", kBoth), "a clause has a nested match", "t.relay:12:17"},
+      {kTreeTypes, binary("@g(%w)", kBoth) + g,
+       "a clause calls @g; only the function itself and operators may be called", "t.relay:12:17"},
+      {kTreeTypes, binary("(@g, %w).1", kBoth) + g, "a clause uses @g as a value", "t.relay:12:17"},
+      {kTreeTypes,
+       "def @f(%t: Tree[int32], %w: Tensor[(4), float32], %v: Tensor[(1), float32]) -> Tensor[(4), float32] "
+       "{\n  match (%t) {\n    Leaf(%x) => add(%w, %v),\n    Node(%l, %r) => add(@f(%l, %w, %v), @f(%r, %w, "
+       "%v)),\n  }\n}\n",
+       "add broadcasts a vector of 4 elements against one of 1", "t.relay:12:17"},
+      {kTreeTypes,
+       kSig +
+           "  match (%t) {\n    Leaf(%x) => %w,\n    Node(Leaf(%a), %r) => %w,\n    Node(%l, %r) => %w,\n  "
+           "}\n}\n",
+       "its match has two clauses for Node", "t.relay:14:5"},
+      {kTreeTypes, kSig + "  match (%t) {\n    Leaf(%x) => %w,\n    Node(Leaf(%a), %r) => %w,\n  }\n}\n",
+       "a clause's pattern is nested; only variables and _ are taken as the constructor's fields",
+       "t.relay:13:10"},
+      {kRoseTypes, rose(kMap + "add(zeros(shape=[2], dtype=\"float32\"), " + fold("add(%acc, %c)") + ")"),
+       "add takes zeros(...), which is translated only as a fold's initial value", "t.relay:26:1"},
+      {kRoseTypes,
+       kRoseSig + "  match (%t) {\n" + kLeaf + "    Rose(%v, %kids) => {\n" + kMap +
+           "add(take(%e, %v, axis=0), " + fold("add(%acc, %c)") + ")\n    },\n  }\n}\n",
+       "the node clause uses %v, an internal node's token (grove's internal nodes have none)",
+       "t.relay:26:5"},
+      {kRoseTypes,
+       rose("let %cs = @map(fn (%k: Rose[int32]) { @f(%t, %e) }, %kids);\n" + fold("add(%acc, %c)")),
+       "the node clause calls the function itself on something other than one child of %kids, inside the "
+       "function @map applies to %kids",
+       "t.relay:25:39"},
+      {kTreeTypes, folding("@f(%r, %x, %w),\n    Cons(%y, %q) => @f(%q, %y, %w)"),
+       "its match has two clauses for one constructor", "t.relay:13:5"},
+      {kTreeTypes, fold_head + "  match? (%xs) {\n    Cons(%x, %r) => @f(%r, %x),\n  }\n}\n",
+       "its match lacks a Cons clause or a Nil clause", "t.relay:11:3"},
+      {kTreeTypes, fold_head + "  match (%xs) {\n    Cons(%x, _) => %x,\n    Nil => %s,\n  }\n}\n",
+       "its Cons clause does not bind the rest of the list to a variable", "t.relay:12:5"},
+      {kTreeTypes,
+       "def @f(%xs: List[Tensor[(1, 4), float32]], %s: Tensor[(2, 4), float32]) -> Tensor[(2, 4), float32] "
+       "{\n"
+       "  match (%xs) {\n    Cons(%x, %r) => @f(%r, %s),\n    Nil => %s,\n  }\n}\n",
+       "its state has 2 rows but each step 1", "t.relay:10:44"},
+      {kTreeTypes,
+       "def @f(%xs: List[Tensor[(4), float32]], %s: ()) -> () {\n  match (%xs) {\n    Cons(%x, %r) => @f(%r, "
+       "%s),\n    Nil => %s,\n  }\n}\n",
+       "its state is an empty tuple", "t.relay:10:41"},
+      {kTreeTypes, folding("@f(%r, @f(%r, %s, %w), %w)"), "the Cons clause calls the function itself twice",
+       "t.relay:12:21"},
+      {kTreeTypes,
+       "def @f(%xs: List[Tensor[(4), float32]], %s: Tensor[(4), float32], %n: int32) -> Tensor[(4), float32] "
+       "{\n"
+       "  match (%xs) {\n    Cons(%x, %r) => @f(%r, %x, %n),\n    Nil => %s,\n  }\n}\n",
+       "its parameter %n has type int32; besides the list and the state, only float32 weights of rank 1 or 2 "
+       "are "
+       "taken",
+       "t.relay:10:67"},
+  };
+  for (const Rejected &c : cases) expect_rejected(c);
+}
+
 TEST(RelayRecognition, FormsOfQualifyingFunctions) {
   Recognition tree =
       recognize(kTreeTypes,
