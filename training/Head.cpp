@@ -89,6 +89,21 @@ bool keeps(uint64_t row_key, uint64_t element, double rate) {
 // this (the product by 2^53 is exact, and so is the comparison of an integer below 2^53).
 uint64_t keep_threshold(double rate) { return static_cast<uint64_t>(std::ceil(rate * 0x1.0p53)); }
 
+// One row's mask and masked input: mask[k] = scale where element k is kept, else 0; x[k] = h[k] · mask[k].
+// A hash per element: with AVX-512DQ's 64-bit vector multiplies (Zen 4, Intel) it vectorizes, so the
+// function is also built for x86-64-v4 (AVX-512 F, BW, CD, DQ, VL) and chosen at load time (the
+// results are the same bits).
+__attribute__((target_clones("arch=x86-64-v4", "default"))) void mask_row(const float *h, uint64_t row_key,
+                                                                          uint64_t threshold, float scale,
+                                                                          int64_t width, float *mask,
+                                                                          float *x) {
+  for (int64_t k = 0; k < width; ++k) {
+    const bool kept = (mix64(row_key ^ static_cast<uint64_t>(k)) >> 11) >= threshold;
+    mask[k] = kept ? scale : 0.0f;
+    x[k] = h[k] * mask[k];
+  }
+}
+
 }  // namespace
 
 bool dropout_keeps(uint64_t seed, uint64_t step, uint64_t row, uint64_t element, double rate) {
@@ -150,11 +165,7 @@ HeadResult head_loss(const NodeStates &states, std::span<const Tree> trees,
   for (const auto &[row, label] : rows) {
     const float *h = states.rows.data() + row * width;
     const uint64_t row_key = dropout_row_key(options.seed, step, static_cast<uint64_t>(row));
-    for (int64_t k = 0; k < width; ++k) {
-      const bool kept = (mix64(row_key ^ static_cast<uint64_t>(k)) >> 11) >= threshold;
-      mask[k] = kept ? kept_scale : 0.0f;
-      x[k] = h[k] * mask[k];
-    }
+    mask_row(h, row_key, threshold, kept_scale, width, mask.data(), x.data());
     logits(weight, bias, x.data(), width, z);
     const double z_label = z[label];
     const double log_total = softmax_in_place(z);

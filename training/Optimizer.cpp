@@ -78,8 +78,12 @@ Optimizer::Slots &Optimizer::slots_of(const std::string &name, const Tensor &par
 }
 
 // One parameter's (or embedding row's) update of step 3, its n values from `slot_offset` of its slots.
-void Optimizer::update(OptimizerKind kind, const std::string &name, float *theta, const float *grad,
-                       int64_t n, Slots &slots, int64_t slot_offset, double lr, bool decay) {
+// Elementwise loops, also built for x86-64-v4 (AVX-512) and chosen at load time: wider vectors, the
+// same bits (sqrt and division are correctly rounded in every width, and the library is built
+// without contraction into FMAs: training/CMakeLists.txt).
+__attribute__((target_clones("arch=x86-64-v4", "default"))) void Optimizer::update(
+    OptimizerKind kind, const std::string &name, float *theta, const float *grad, int64_t n, Slots &slots,
+    int64_t slot_offset, double lr, bool decay) {
   const auto wd = static_cast<float>(decay ? options_.weight_decay : 0.0);
   const auto neg_lr = static_cast<float>(-lr);
   switch (kind) {
