@@ -69,6 +69,10 @@ class GradientModel {
   // d(loss)/d(parameter) for every parameter, through the whole recursion. An internal error without
   // a forward first.
   virtual Gradients backward(std::span<const float> d_rows) = 0;
+
+  // The threads the model's compiled code runs on; the trainer's own loops (the head, the optimizer's
+  // update) take as many.
+  virtual int threads() const { return 1; }
 };
 
 }  // namespace grove::training

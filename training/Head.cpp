@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "support/Error.h"
+#include "support/Parallel.h"
 #include "training/Messages.h"
 #include "training/Random.h"
 
@@ -156,35 +157,58 @@ HeadResult head_loss(const NodeStates &states, std::span<const Tree> trees,
 
   const double n = static_cast<double>(options.average == Average::Trees ? trees.size() : rows.size());
   const double scale = 1.0 / (1.0 - options.dropout);
-  std::vector<double> z, db(classes, 0.0);
-  // x: the row after dropout; mask: 1 / (1 − p) where kept, else 0; back: Wᵀ dz.
-  std::vector<float> x(width), mask(width), back(width);
   const auto kept_scale = static_cast<float>(scale);
   const uint64_t threshold = options.dropout <= 0.0 ? 0 : keep_threshold(options.dropout);
-  double loss = 0.0;
-  for (const auto &[row, label] : rows) {
-    const float *h = states.rows.data() + row * width;
-    const uint64_t row_key = dropout_row_key(options.seed, step, static_cast<uint64_t>(row));
-    mask_row(h, row_key, threshold, kept_scale, width, mask.data(), x.data());
-    logits(weight, bias, x.data(), width, z);
-    const double z_label = z[label];
-    const double log_total = softmax_in_place(z);
-    loss += log_total - z_label;
-    // The gradients in float, as every loop below is elementwise over k and vectorizes.
-    std::fill(back.begin(), back.end(), 0.0f);
-    for (int64_t c = 0; c < classes; ++c) {
-      const double dz = (z[c] - (c == label ? 1.0 : 0.0)) / n;
-      db[c] += dz;
-      const auto g = static_cast<float>(dz);
-      const float *w = weight.data.data() + c * width;
-      float *dw = result.d_weight.data.data() + c * width;
-      for (int64_t k = 0; k < width; ++k) {
-        dw[k] += g * x[k];
-        back[k] += g * w[k];
+  // The rows in chunks of kChunkRows, each chunk's sums its own (the loss, dW, db), added up in chunk
+  // order below: the same bits on any number of threads.
+  constexpr int64_t kChunkRows = 64;
+  const auto chunks = (static_cast<int64_t>(rows.size()) + kChunkRows - 1) / kChunkRows;
+  struct Partial {
+    double loss = 0.0;
+    std::vector<double> db;
+    std::vector<float> dw;
+  };
+  std::vector<Partial> partials(static_cast<size_t>(chunks));
+  parallel_tasks(chunks, options.threads, [&](int64_t chunk) {
+    Partial &part = partials[static_cast<size_t>(chunk)];
+    part.db.assign(classes, 0.0);
+    part.dw.assign(classes * width, 0.0f);
+    std::vector<double> z;
+    // x: the row after dropout; mask: 1 / (1 − p) where kept, else 0; back: Wᵀ dz.
+    std::vector<float> x(width), mask(width), back(width);
+    const auto end = std::min(rows.size(), static_cast<size_t>((chunk + 1) * kChunkRows));
+    for (auto i = static_cast<size_t>(chunk * kChunkRows); i < end; ++i) {
+      const auto [row, label] = rows[i];
+      const float *h = states.rows.data() + row * width;
+      const uint64_t row_key = dropout_row_key(options.seed, step, static_cast<uint64_t>(row));
+      mask_row(h, row_key, threshold, kept_scale, width, mask.data(), x.data());
+      logits(weight, bias, x.data(), width, z);
+      const double z_label = z[label];
+      const double log_total = softmax_in_place(z);
+      part.loss += log_total - z_label;
+      // The gradients in float, as every loop below is elementwise over k and vectorizes.
+      std::fill(back.begin(), back.end(), 0.0f);
+      for (int64_t c = 0; c < classes; ++c) {
+        const double dz = (z[c] - (c == label ? 1.0 : 0.0)) / n;
+        part.db[c] += dz;
+        const auto g = static_cast<float>(dz);
+        const float *w = weight.data.data() + c * width;
+        float *dw = part.dw.data() + c * width;
+        for (int64_t k = 0; k < width; ++k) {
+          dw[k] += g * x[k];
+          back[k] += g * w[k];
+        }
       }
+      float *d = result.d_rows.data() + row * width;
+      for (int64_t k = 0; k < width; ++k) d[k] = back[k] * mask[k];
     }
-    float *d = result.d_rows.data() + row * width;
-    for (int64_t k = 0; k < width; ++k) d[k] = back[k] * mask[k];
+  });
+  double loss = 0.0;
+  std::vector<double> db(classes, 0.0);
+  for (const Partial &part : partials) {
+    loss += part.loss;
+    for (int64_t c = 0; c < classes; ++c) db[c] += part.db[c];
+    for (size_t i = 0; i < part.dw.size(); ++i) result.d_weight.data[i] += part.dw[i];
   }
   result.sum = loss;
   result.loss = loss / n;

@@ -36,6 +36,7 @@ struct HeadOptions {
   double dropout = 0.0;  // in [0, 1)
   uint64_t seed = 1;
   Average average = Average::Nodes;
+  int threads = 1;  // the rows' work split among this many (the result does not depend on it)
 };
 
 // What one batch's loss gives the optimizer.

@@ -1,8 +1,12 @@
 #include "training/Optimizer.h"
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
+#include <vector>
 
 #include "support/Error.h"
+#include "support/Parallel.h"
 #include "training/Messages.h"
 
 namespace grove::training {
@@ -124,37 +128,60 @@ __attribute__((target_clones("arch=x86-64-v4", "default"))) void Optimizer::upda
   GROVE_CHECK(false, "optimizer kind {} for {}", static_cast<int>(kind), name);
 }
 
-double Optimizer::step(const ParamRefs &params, Gradients &grads) {
+double Optimizer::step(const ParamRefs &params, Gradients &grads, int threads) {
   const double norm = clip_gradients(grads, options_.clip);
   ++steps_;
+  // The updates, checked and their slots made here, then run as tasks of at most kChunk elements
+  // (or rows of the embedding) each.
+  constexpr int64_t kChunk = 16384;
+  std::vector<std::function<void()>> tasks;
   for (const auto &[name, param] : params) {
     if (name == embedding_) continue;
     auto g = grads.dense.find(name);
     GROVE_CHECK(g != grads.dense.end(), "no gradient for parameter {}", name);
     GROVE_CHECK(g->second.shape == param->shape, "gradient of {} is {}, the parameter {}", name,
                 shape_string(g->second.shape), shape_string(param->shape));
-    update(options_.kind, name, param->data.data(), g->second.data.data(), param->size(),
-           slots_of(name, *param), 0, options_.lr, true);
+    Slots &slots = slots_of(name, *param);
+    float *theta = param->data.data();
+    const float *grad = g->second.data.data();
+    for (int64_t at = 0; at < param->size(); at += kChunk) {
+      const int64_t n = std::min(kChunk, param->size() - at);
+      tasks.push_back([this, &name, theta, grad, &slots, at, n] {
+        update(options_.kind, name, theta + at, grad + at, n, slots, at, options_.lr, true);
+      });
+    }
   }
-  if (embedding_.empty() || grads.embedding_rows.empty()) return norm;
-  auto it = params.find(embedding_);
-  GROVE_CHECK(it != params.end(), "no embedding parameter {}", embedding_);
-  Tensor &table = *it->second;
-  GROVE_CHECK(table.shape.size() == 2, "embedding {} is {}", embedding_, shape_string(table.shape));
-  const int64_t rows = table.shape[0], width = table.shape[1];
-  GROVE_CHECK(grads.embedding_grad.size() == static_cast<int64_t>(grads.embedding_rows.size()) * width,
-              "embedding gradient {} for {} rows of {}", shape_string(grads.embedding_grad.shape),
-              grads.embedding_rows.size(), width);
-  // Plain SGD at emb_lr unless the embedding follows the optimizer.
-  const OptimizerKind kind = options_.embedding_same ? options_.kind : OptimizerKind::Sgd;
-  Slots none;
-  Slots &slots = options_.embedding_same ? slots_of(embedding_, table) : none;
-  for (size_t r = 0; r < grads.embedding_rows.size(); ++r) {
-    const int64_t row = grads.embedding_rows[r];
-    GROVE_CHECK(row >= 0 && row < rows, "embedding row {} of {}", row, rows);
-    update(kind, embedding_, table.data.data() + row * width, grads.embedding_grad.data.data() + r * width,
-           width, slots, row * width, options_.emb_lr, false);
+  if (!embedding_.empty() && !grads.embedding_rows.empty()) {
+    auto it = params.find(embedding_);
+    GROVE_CHECK(it != params.end(), "no embedding parameter {}", embedding_);
+    Tensor &table = *it->second;
+    GROVE_CHECK(table.shape.size() == 2, "embedding {} is {}", embedding_, shape_string(table.shape));
+    const int64_t rows = table.shape[0], width = table.shape[1];
+    GROVE_CHECK(grads.embedding_grad.size() == static_cast<int64_t>(grads.embedding_rows.size()) * width,
+                "embedding gradient {} for {} rows of {}", shape_string(grads.embedding_grad.shape),
+                grads.embedding_rows.size(), width);
+    for (int32_t row : grads.embedding_rows)
+      GROVE_CHECK(row >= 0 && row < rows, "embedding row {} of {}", row, rows);
+    // Plain SGD at emb_lr unless the embedding follows the optimizer; the rows are distinct.
+    const OptimizerKind kind = options_.embedding_same ? options_.kind : OptimizerKind::Sgd;
+    Slots *slots = options_.embedding_same ? &slots_of(embedding_, table) : nullptr;
+    const int64_t count = static_cast<int64_t>(grads.embedding_rows.size());
+    const int64_t per_task = std::max<int64_t>(1, kChunk / std::max<int64_t>(width, 1));
+    for (int64_t first = 0; first < count; first += per_task) {
+      const int64_t last = std::min(count, first + per_task);
+      tasks.push_back([this, kind, slots, &table, &grads, width, first, last] {
+        Slots none;
+        for (int64_t r = first; r < last; ++r) {
+          const int64_t row = grads.embedding_rows[static_cast<size_t>(r)];
+          update(kind, embedding_, table.data.data() + row * width,
+                 grads.embedding_grad.data.data() + r * width, width, slots ? *slots : none, row * width,
+                 options_.emb_lr, false);
+        }
+      });
+    }
   }
+  parallel_tasks(static_cast<int64_t>(tasks.size()), threads,
+                 [&](int64_t t) { tasks[static_cast<size_t>(t)](); });
   return norm;
 }
 

@@ -58,8 +58,8 @@ class Optimizer {
 
   // Steps 1-4 on `params` with `grads`, which must hold a gradient for every parameter but the
   // embedding (whose gradient is sparse); `grads` is clipped in place. Returns the norm before
-  // clipping.
-  double step(const ParamRefs &params, Gradients &grads);
+  // clipping. The updates (elementwise) are split among `threads`; the result does not depend on it.
+  double step(const ParamRefs &params, Gradients &grads, int threads = 1);
 
   int64_t steps() const { return steps_; }
   const OptimizerOptions &options() const { return options_; }

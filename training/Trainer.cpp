@@ -88,7 +88,8 @@ double Trainer::train_epoch(const LabelledTrees &train, const TrainerCallbacks &
                             PhaseSeconds &phases) {
   const std::vector<int64_t> order =
       shuffled_order(train.size(), options_.seed, static_cast<uint64_t>(state_.epoch + 1));
-  const HeadOptions head_options{options_.loss, options_.dropout, options_.seed, options_.average};
+  const HeadOptions head_options{options_.loss, options_.dropout, options_.seed, options_.average,
+                                 model_.threads()};
   const ParamRefs refs = params();
   double loss_sum = 0.0;
   int64_t labelled = 0;
@@ -113,7 +114,7 @@ double Trainer::train_epoch(const LabelledTrees &train, const TrainerCallbacks &
     lap(phases.backward);
     grads.dense[kHeadWeight] = std::move(head.d_weight);
     grads.dense[kHeadBias] = std::move(head.d_bias);
-    optimizer_.step(refs, grads);
+    optimizer_.step(refs, grads, model_.threads());
     lap(phases.update);
     model_.set_weights(weights_);
     lap(phases.set_weights);

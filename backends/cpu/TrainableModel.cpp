@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <functional>
 
 #include "backends/cpu/Abi.h"
 #include "backends/cpu/Barrier.h"
@@ -19,6 +20,7 @@
 #include "plan/Differentiate.h"
 #include "plan/LevelPlan.h"
 #include "support/Error.h"
+#include "support/Parallel.h"
 
 namespace grove::cpu {
 
@@ -116,23 +118,27 @@ struct TrainableModel::Impl {
     return it->second;
   }
 
-  // The packed panels of `c`'s weights; a transposed block is packed from its param's rows.
-  void pack(Compiled &c) {
+  // The packing of `c`'s weights into its panels, one job per panel (sized here); a transposed
+  // block is packed from its param's rows.
+  void pack_jobs(Compiled &c, std::vector<std::function<void()>> &jobs) {
     c.panels.resize(c.abi().packed.size());
     for (size_t i = 0; i < c.panels.size(); i++) {
       const PackedWeight &w = c.abi().packed[i];
-      c.panels[i].resize(size_t(w.words()));
+      float *panel = (c.panels[i].resize(size_t(w.words())), c.panels[i].data());
       auto t = std::find_if(d.transposed.begin(), d.transposed.end(),
                             [&](const plan::TransposedWeight &t) { return t.name == w.param; });
       if (t == d.transposed.end()) {
-        grove::pack(w, param_data(w.param), c.panels[i].data());
+        jobs.push_back([this, &w, panel] { grove::pack(w, param_data(w.param), panel); });
         continue;
       }
-      const int64_t cols = param(t->param).shape[1];
-      grove::pack_transposed(w, param_data(t->param), cols, ilir::eval_size(t->row_offset, sizes),
-                             c.panels[i].data());
+      jobs.push_back([this, &w, t, panel] {
+        grove::pack_transposed(w, param_data(t->param), param(t->param).shape[1],
+                               ilir::eval_size(t->row_offset, sizes), panel);
+      });
     }
   }
+
+  int threads() const { return forward->lowered.lowered.plan.recursion.threads; }
 
   // The common arguments: params, packed panels, the inspector's arrays. `state`, `saved` and
   // `gradient` give the buffers of those kinds by their index.
@@ -222,6 +228,7 @@ std::unique_ptr<TrainableModel> TrainableModel::compile(const ilir::Program &pro
 
 const std::vector<training::ParamInfo> &TrainableModel::params() const { return impl_->params; }
 const TrainableModel::Stats &TrainableModel::stats() const { return impl_->stats; }
+int TrainableModel::threads() const { return impl_->threads(); }
 const std::string &TrainableModel::embedding() const { return impl_->embedding; }
 
 std::string TrainableModel::backward_ilir() const { return ilir::to_string(impl_->d.backward); }
@@ -242,25 +249,30 @@ void TrainableModel::set_weights(const Weights &weights) {
                  shape_string(p.shape));
     next[p.name] = it->second.data.data();
   }
-  // The backward's transposed blocks: T[k, r] = P[row_offset + r, k].
+  // The backward's transposed blocks, T[k, r] = P[row_offset + r, k], and every panel: one job each,
+  // split among the model's threads (each writes its own buffer).
+  std::vector<std::function<void()>> jobs;
   for (const plan::TransposedWeight &t : m.d.transposed) {
     const Tensor &p = weights.at(t.param);
     const int64_t r0 = ilir::eval_size(t.row_offset, m.sizes), rows = ilir::eval_size(t.rows, m.sizes);
     const int64_t cols = p.shape[1];
     Tensor &out = m.transposed[t.name];
     if (out.shape != std::vector<int64_t>{cols, rows}) out = Tensor({cols, rows});
-    // In tiles of kTile × kTile, each tile's rows and columns in the caches.
-    constexpr int64_t kTile = 32;
-    for (int64_t rt = 0; rt < rows; rt += kTile)
-      for (int64_t kt = 0; kt < cols; kt += kTile)
-        for (int64_t r = rt; r < std::min(rows, rt + kTile); r++)
-          for (int64_t k = kt; k < std::min(cols, kt + kTile); k++)
-            out.data[size_t(k * rows + r)] = p.data[size_t((r0 + r) * cols + k)];
     next[t.name] = out.data.data();
+    jobs.push_back([&p, &out, r0, rows, cols] {
+      // In tiles of kTile × kTile, each tile's rows and columns in the caches.
+      constexpr int64_t kTile = 32;
+      for (int64_t rt = 0; rt < rows; rt += kTile)
+        for (int64_t kt = 0; kt < cols; kt += kTile)
+          for (int64_t r = rt; r < std::min(rows, rt + kTile); r++)
+            for (int64_t k = kt; k < std::min(cols, kt + kTile); k++)
+              out.data[size_t(k * rows + r)] = p.data[size_t((r0 + r) * cols + k)];
+    });
   }
   m.weights = std::move(next);
-  m.pack(*m.forward);
-  m.pack(*m.backward);
+  m.pack_jobs(*m.forward, jobs);
+  m.pack_jobs(*m.backward, jobs);
+  parallel_tasks(int64_t(jobs.size()), m.threads(), [&](int64_t j) { jobs[size_t(j)](); });
   m.stats.set_weights_ms += ms_since(t0);
 }
 

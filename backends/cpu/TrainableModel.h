@@ -32,6 +32,7 @@ class TrainableModel : public training::GradientModel {
   void set_weights(const Weights &weights) override;
   const training::NodeStates &forward(std::span<const Tree> trees) override;
   training::Gradients backward(std::span<const float> d_rows) override;
+  int threads() const override;
 
   // A dag or sequence model over DAGs (sequences as chains, chain_dag): every node's output
   // state, DAG by DAG in each DAG's own numbering (NodeStates::tree_offset holds the DAGs'

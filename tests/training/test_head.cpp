@@ -144,6 +144,37 @@ TEST(Head, GradientsMatchFiniteDifferencesAveragedOverTrees) {
   check_finite_differences({LossNodes::All, 0.5, 9, Average::Trees});
 }
 
+// The rows' work split among threads gives the same bits as one thread: a batch of many trees (more
+// rows than one chunk), with dropout, on 1, 2 and 5 threads.
+TEST(Head, SameBitsOnAnyNumberOfThreads) {
+  const int64_t width = 37, classes = 5;
+  Weights head = init_head(width, classes, 11);
+  std::vector<Tree> trees;
+  std::vector<std::vector<int32_t>> labels;
+  std::vector<int64_t> offsets{0};
+  for (int t = 0; t < 120; ++t) {
+    trees.push_back(three_node_tree());
+    labels.push_back({t % 5, (t + 1) % 5, t % 3 == 0 ? -1 : (t + 2) % 5});
+    offsets.push_back(offsets.back() + 3);
+  }
+  std::mt19937 gen(2);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> rows(size_t(offsets.back() * width));
+  for (float &v : rows) v = u(gen);
+  NodeStates states = states_of(offsets, rows, width);
+  HeadOptions options{LossNodes::All, 0.3, 4, Average::Nodes, 1};
+  const HeadResult one = head_loss(states, trees, labels, head, options, 6);
+  ASSERT_GT(one.labelled, 64);
+  for (int threads : {2, 5}) {
+    options.threads = threads;
+    const HeadResult r = head_loss(states, trees, labels, head, options, 6);
+    EXPECT_EQ(r.sum, one.sum) << threads;
+    EXPECT_EQ(r.d_rows, one.d_rows) << threads;
+    EXPECT_EQ(r.d_weight.data, one.d_weight.data) << threads;
+    EXPECT_EQ(r.d_bias.data, one.d_bias.data) << threads;
+  }
+}
+
 TEST(Head, DropoutMaskIsReproducibleAndHasItsRate) {
   int64_t kept = 0;
   const int64_t n = 200000;

@@ -40,6 +40,44 @@ Gradients grads_of(std::vector<float> w, std::vector<int32_t> rows = {}, std::ve
   return g;
 }
 
+// Updates split among threads give the same bits as one thread, for every optimizer: parameters
+// larger than one task's share and an embedding of many rows.
+TEST(Optimizer, SameBitsOnAnyNumberOfThreads) {
+  for (OptimizerKind kind : {OptimizerKind::Sgd, OptimizerKind::Adagrad, OptimizerKind::Adam}) {
+    auto run = [&](int threads) {
+      Weights params;
+      params["w"] = Tensor({70000});
+      params["emb"] = Tensor({3000, 20});
+      Gradients g;
+      g.dense["w"] = Tensor({70000});
+      for (size_t i = 0; i < params["w"].data.size(); ++i) {
+        params["w"].data[i] = std::sin(0.001f * float(i));
+        g.dense["w"].data[i] = std::cos(0.003f * float(i));
+      }
+      for (int32_t r = 0; r < 3000; r += 2) g.embedding_rows.push_back(r);
+      g.embedding_grad = Tensor({1500, 20});
+      for (size_t i = 0; i < g.embedding_grad.data.size(); ++i)
+        g.embedding_grad.data[i] = 0.01f * float(i % 97);
+      OptimizerOptions options;
+      options.kind = kind;
+      options.embedding_same = true;
+      Optimizer opt(options, "emb");
+      ParamRefs refs{{"w", &params["w"]}, {"emb", &params["emb"]}};
+      for (int step = 0; step < 2; ++step) {
+        Gradients copy = g;
+        opt.step(refs, copy, threads);
+      }
+      return params;
+    };
+    const Weights one = run(1);
+    for (int threads : {2, 3}) {
+      const Weights many = run(threads);
+      EXPECT_EQ(many.at("w").data, one.at("w").data) << optimizer_name(kind) << " on " << threads;
+      EXPECT_EQ(many.at("emb").data, one.at("emb").data) << optimizer_name(kind) << " on " << threads;
+    }
+  }
+}
+
 TEST(Optimizer, SgdFirstSteps) {
   Params s;
   Optimizer opt({OptimizerKind::Sgd, 0.1, 0.1}, "emb");
