@@ -11,10 +11,10 @@
 #include <span>
 #include <thread>
 
-#include "backends/relay/VM.h"
 #include "backends/relay/VMRunner.h"
 #include "backends/relay/byoc/Codegen.h"
 #include "backends/relay/byoc/SavedProgram.h"
+#include "backends/relay/vm/VM.h"
 #include "backends/runtime/Clock.h"
 #include "frontend/onnx/OnnxImporter.h"
 #include "frontend/relay/Interpreter.h"

@@ -8,13 +8,13 @@
 #include <map>
 #include <optional>
 
-#include "backends/relay/RecursiveFunctions.h"
 #include "backends/relay/RelayProgram.h"
-#include "backends/relay/SequenceFunctions.h"
-#include "backends/relay/VM.h"
 #include "backends/relay/VMRunner.h"
 #include "backends/relay/byoc/Codegen.h"
 #include "backends/relay/byoc/SavedProgram.h"
+#include "backends/relay/recursive/RecursiveFunctions.h"
+#include "backends/relay/recursive/SequenceFunctions.h"
+#include "backends/relay/vm/VM.h"
 #include "datasets/PTBReader.h"
 #include "frontend/dsl/Printer.h"
 #include "frontend/onnx/OnnxImporter.h"

@@ -10,8 +10,9 @@
 // tensor, or a tuple result's fields (flattened the same way).
 //
 // Two compilers exist: the reference one, which runs the function body with the interpreter's
-// kernels (backends/relay/InterpreterKernels.h), and the Halide one (backends/relay/HalideKernels.h),
-// which lowers the whole group to one Halide pipeline and JIT-compiles it.
+// kernels (backends/relay/vm/InterpreterKernels.h), and the Halide one
+// (backends/relay/halide/HalideKernels.h), which lowers the whole group to one Halide pipeline and
+// JIT-compiles it.
 
 #include <memory>
 #include <stdexcept>

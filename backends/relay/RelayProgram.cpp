@@ -5,9 +5,9 @@
 #include <cstring>
 #include <utility>
 
-#include "backends/relay/VM.h"
 #include "backends/relay/VMRunner.h"
 #include "backends/relay/byoc/Codegen.h"
+#include "backends/relay/vm/VM.h"
 #include "datasets/PTBReader.h"
 #include "frontend/onnx/OnnxImporter.h"
 #include "frontend/relay/Interpreter.h"

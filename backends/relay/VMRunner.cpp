@@ -3,11 +3,11 @@
 #include <memory>
 #include <utility>
 
-#include "backends/relay/HalideKernels.h"
-#include "backends/relay/InterpreterKernels.h"
-#include "backends/relay/VM.h"
-#include "backends/relay/VMCompiler.h"
 #include "backends/relay/byoc/Codegen.h"
+#include "backends/relay/halide/HalideKernels.h"
+#include "backends/relay/vm/InterpreterKernels.h"
+#include "backends/relay/vm/VM.h"
+#include "backends/relay/vm/VMCompiler.h"
 
 namespace grove::relay {
 

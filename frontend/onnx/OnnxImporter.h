@@ -8,7 +8,7 @@
 // shapes) is folded, and shapes flow as values whose dimensions may be unknown until run time, so the
 // Shape / Gather / Concat / Reshape arithmetic of torch.onnx.export becomes static Relay reshapes.
 // The ONNX LSTM and GRU (forward, one layer, default activations) become grove's fold over a List of
-// the sequence's steps (backends/relay/SequenceFunctions.h), which the VM compiles.
+// the sequence's steps (backends/relay/recursive/SequenceFunctions.h), which the VM compiles.
 //
 // Every unsupported operator, opset, attribute value or data type is a UserError naming it and the
 // node (its name and index); so is a truncated, corrupt or hostile file. Nothing here crashes on bad

@@ -1,4 +1,4 @@
-// ONNX LSTM and GRU as grove's fold over a sequence (backends/relay/SequenceFunctions.h): each
+// ONNX LSTM and GRU as grove's fold over a sequence (backends/relay/recursive/SequenceFunctions.h): each
 // direction of the node becomes a global
 //   @lstm(%xs: List[Tensor[(B, D)]], %state, %w_ih, %w_hh, %b_ih, %b_hh) {
 //     match (%xs) { Cons(%x, %rest) => <one step>; @lstm(%rest, new_state, weights...), Nil => %state }

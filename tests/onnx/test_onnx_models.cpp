@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "backends/relay/VM.h"
 #include "backends/relay/VMRunner.h"
+#include "backends/relay/vm/VM.h"
 #include "frontend/onnx/OnnxImporter.h"
 #include "frontend/relay/Interpreter.h"
 #include "frontend/relay/NDArrayIO.h"

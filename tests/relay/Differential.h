@@ -22,10 +22,10 @@
 #include <utility>
 #include <vector>
 
-#include "backends/relay/InterpreterKernels.h"
-#include "backends/relay/VM.h"
-#include "backends/relay/VMCompiler.h"
 #include "backends/relay/VMRunner.h"
+#include "backends/relay/vm/InterpreterKernels.h"
+#include "backends/relay/vm/VM.h"
+#include "backends/relay/vm/VMCompiler.h"
 #include "frontend/relay/Interpreter.h"
 #include "frontend/relay/RandomValues.h"
 #include "frontend/relay/TypeInfer.h"
@@ -39,7 +39,7 @@ namespace grove::relay::testing {
 inline constexpr double kReorderedRtol = 1e-5;
 
 enum class VMKernels {
-  Interpreter,  // the interpreter's kernels (backends/relay/InterpreterKernels.h): bit for bit
+  Interpreter,  // the interpreter's kernels (backends/relay/vm/InterpreterKernels.h): bit for bit
   Halide,       // the command line's: Halide, else the interpreter's (backends/relay/VMRunner.h)
 };
 

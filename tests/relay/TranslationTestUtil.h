@@ -1,12 +1,12 @@
 #pragma once
-// The translation of recursive Relay functions (backends/relay/RecursiveFunctions.h) to a grove model
-// is a syntax tree, printed only for people (`grove relay dump --stage model`, whose goldens are in
+// The translation of recursive Relay functions (backends/relay/recursive/RecursiveFunctions.h) to a grove
+// model is a syntax tree, printed only for people (`grove relay dump --stage model`, whose goldens are in
 // tests/golden): the printed text must read back as the same model.
 
 #include <string>
 #include <utility>
 
-#include "backends/relay/RecursiveFunctions.h"
+#include "backends/relay/recursive/RecursiveFunctions.h"
 #include "frontend/dsl/AST.h"
 #include "frontend/dsl/Frontend.h"
 #include "frontend/dsl/Printer.h"

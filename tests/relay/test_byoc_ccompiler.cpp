@@ -18,12 +18,12 @@
 #include <string>
 #include <vector>
 
-#include "backends/relay/InterpreterKernels.h"
-#include "backends/relay/VM.h"
-#include "backends/relay/VMCompiler.h"
 #include "backends/relay/byoc/CCompiler.h"
 #include "backends/relay/byoc/CSourceEmitter.h"
 #include "backends/relay/byoc/Codegen.h"
+#include "backends/relay/vm/InterpreterKernels.h"
+#include "backends/relay/vm/VM.h"
+#include "backends/relay/vm/VMCompiler.h"
 #include "frontend/relay/Interpreter.h"
 #include "frontend/relay/Parser.h"
 #include "frontend/relay/TypeInfer.h"

@@ -21,9 +21,9 @@
 #include <string>
 #include <vector>
 
-#include "backends/relay/VM.h"
 #include "backends/relay/VMRunner.h"
 #include "backends/relay/byoc/SavedProgram.h"
+#include "backends/relay/vm/VM.h"
 #include "frontend/relay/Interpreter.h"
 #include "frontend/relay/Parser.h"
 #include "frontend/relay/TypeInfer.h"

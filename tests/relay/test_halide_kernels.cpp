@@ -1,4 +1,4 @@
-// The Halide kernel compiler (backends/relay/HalideKernels.h). Programs are fused with fuse_ops;
+// The Halide kernel compiler (backends/relay/halide/HalideKernels.h). Programs are fused with fuse_ops;
 // every Primitive function is then run twice on the same deterministic inputs: by the reference
 // interpreter (its op kernels) and by the Halide kernel compiled for the inputs' shapes.
 // Tolerances: injective ops (arithmetic, comparisons, data movement) must match exactly; float
@@ -21,8 +21,8 @@
 #include <thread>
 #include <vector>
 
-#include "backends/relay/HalideKernels.h"
-#include "backends/relay/InterpreterKernels.h"
+#include "backends/relay/halide/HalideKernels.h"
+#include "backends/relay/vm/InterpreterKernels.h"
 #include "frontend/relay/IR.h"
 #include "frontend/relay/Interpreter.h"
 #include "frontend/relay/Parser.h"

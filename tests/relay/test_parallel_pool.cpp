@@ -1,4 +1,4 @@
-// The Relay kernels' thread pool (backends/relay/ParallelPool.h) under stress: loops of varying
+// The Relay kernels' thread pool (backends/relay/halide/ParallelPool.h) under stress: loops of varying
 // sizes and offsets, published back to back by one caller and by several at once, must run every
 // index exactly once per loop and no task after its loop's call returned. The pool's code runs
 // unchanged, without injected delays; a late worker pairing two loops' state shows up as an index
@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "backends/relay/ParallelPool.h"
+#include "backends/relay/halide/ParallelPool.h"
 
 namespace grove::relay {
 namespace {

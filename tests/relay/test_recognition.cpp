@@ -1,6 +1,6 @@
-// Recognition of recursive Relay functions (backends/relay/Recognition.h), before/expected: for each
-// reason a function is not a recursive form, a small program and the exact reason and Relay
-// location recognition gives; and the forms (roles, clauses) of the programs that qualify.
+// Recognition of recursive Relay functions (backends/relay/recursive/Recognition.h), before/expected: for
+// each reason a function is not a recursive form, a small program and the exact reason and Relay location
+// recognition gives; and the forms (roles, clauses) of the programs that qualify.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/relay/Recognition.h"
+#include "backends/relay/recursive/Recognition.h"
 #include "frontend/relay/Parser.h"
 #include "frontend/relay/TypeInfer.h"
 #include "tests/relay/RecursiveTypes.h"

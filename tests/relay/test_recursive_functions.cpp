@@ -10,7 +10,7 @@
 #include <string>
 
 #include "backends/cpu/CompiledModel.h"
-#include "backends/relay/RecursiveFunctions.h"
+#include "backends/relay/recursive/RecursiveFunctions.h"
 #include "frontend/dsl/Frontend.h"
 #include "frontend/dsl/Parser.h"
 #include "frontend/dsl/Printer.h"

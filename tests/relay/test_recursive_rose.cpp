@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "backends/cpu/CompiledModel.h"
-#include "backends/relay/RecursiveFunctions.h"
+#include "backends/relay/recursive/RecursiveFunctions.h"
 #include "frontend/dsl/Frontend.h"
 #include "frontend/relay/Interpreter.h"
 #include "tests/UserError.h"

@@ -1,4 +1,4 @@
-// Folds over sequences compiled by grove's recursive compiler (backends/relay/SequenceFunctions.h,
+// Folds over sequences compiled by grove's recursive compiler (backends/relay/recursive/SequenceFunctions.h,
 // SequenceToDsl.h): lstm.relay's @lstm on the VM as one batched run of a `structure sequence` model
 // against the reference interpreter (1e-5: grove's kernels sum in another order), steps of several
 // rows as side-by-side sequences, the calls the VM keeps (a nonzero initial state, an empty list,
@@ -14,12 +14,12 @@
 #include <utility>
 #include <vector>
 
-#include "backends/relay/Bytecode.h"
-#include "backends/relay/InterpreterKernels.h"
-#include "backends/relay/RecursiveFunctions.h"
-#include "backends/relay/SequenceFunctions.h"
-#include "backends/relay/VM.h"
-#include "backends/relay/VMCompiler.h"
+#include "backends/relay/recursive/RecursiveFunctions.h"
+#include "backends/relay/recursive/SequenceFunctions.h"
+#include "backends/relay/vm/Bytecode.h"
+#include "backends/relay/vm/InterpreterKernels.h"
+#include "backends/relay/vm/VM.h"
+#include "backends/relay/vm/VMCompiler.h"
 #include "frontend/relay/Interpreter.h"
 #include "support/Error.h"
 #include "tests/UserError.h"

@@ -11,11 +11,11 @@
 #include <utility>
 #include <vector>
 
-#include "backends/relay/Bytecode.h"
-#include "backends/relay/HalideKernels.h"
-#include "backends/relay/InterpreterKernels.h"
-#include "backends/relay/VM.h"
-#include "backends/relay/VMCompiler.h"
+#include "backends/relay/halide/HalideKernels.h"
+#include "backends/relay/vm/Bytecode.h"
+#include "backends/relay/vm/InterpreterKernels.h"
+#include "backends/relay/vm/VM.h"
+#include "backends/relay/vm/VMCompiler.h"
 #include "frontend/relay/Interpreter.h"
 #include "frontend/relay/NDArrayIO.h"
 #include "frontend/relay/Parser.h"

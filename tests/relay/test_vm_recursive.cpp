@@ -1,4 +1,4 @@
-// The VM calling grove's compiled recursive functions (InvokeRecursive, backends/relay/VMCompiler.h):
+// The VM calling grove's compiled recursive functions (InvokeRecursive, backends/relay/vm/VMCompiler.h):
 // treelstm.relay's @main as one batched call of the compiled @treelstm against the reference
 // interpreter (1e-5: grove's kernels sum in another order), the bytecode, the VM's counters, the
 // compile cache, and the programs that fall back (weights computed inside the map's closure, a
@@ -13,11 +13,11 @@
 #include <utility>
 #include <vector>
 
-#include "backends/relay/Bytecode.h"
-#include "backends/relay/HalideKernels.h"
-#include "backends/relay/InterpreterKernels.h"
-#include "backends/relay/VM.h"
-#include "backends/relay/VMCompiler.h"
+#include "backends/relay/halide/HalideKernels.h"
+#include "backends/relay/vm/Bytecode.h"
+#include "backends/relay/vm/InterpreterKernels.h"
+#include "backends/relay/vm/VM.h"
+#include "backends/relay/vm/VMCompiler.h"
 #include "frontend/relay/Interpreter.h"
 #include "tests/relay/ModelFixtures.h"
 

@@ -1,12 +1,12 @@
 // grove's recursive compiler as an external code generator: it claims whole global functions — the
-// recursive functions over trees that backends/relay/RecursiveFunctions.h accepts — rather than
+// recursive functions over trees that backends/relay/recursive/RecursiveFunctions.h accepts — rather than
 // dataflow regions. annotate_target marks such a function Compiler="grove"; the VM then runs every
 // call of it from outside (and every `@map` of it over a list of trees) as one batched call of the
 // model grove compiles from it (InvokeRecursive), and a Compiler="grove" function that does not
 // qualify is an error saying why. Its values are trees, not tensors, so it has no KernelCompiler.
 
-#include "backends/relay/Recognition.h"
 #include "backends/relay/byoc/Codegen.h"
+#include "backends/relay/recursive/Recognition.h"
 
 namespace grove::relay {
 

@@ -1,7 +1,7 @@
 #pragma once
 // What a reduction's attributes (`axis`, `keepdims`, `exclude`, as TVM's ReduceAttrs) mean for an
 // input shape, read in one place for the relations and kernels (ops/Reduce.cpp), the Halide kernels
-// (backends/relay/HalideOps.cpp) and the VM's test of what computes rows apart (RowWise.cpp).
+// (backends/relay/halide/HalideOps.cpp) and the VM's test of what computes rows apart (RowWise.cpp).
 
 #include <vector>
 

@@ -1,6 +1,6 @@
 #pragma once
 // What layout_transform's attributes mean, read in one place for its relation and kernel
-// (ops/Transform.cpp) and the Halide kernels (backends/relay/HalideOps.cpp).
+// (ops/Transform.cpp) and the Halide kernels (backends/relay/halide/HalideOps.cpp).
 
 #include <cstddef>
 #include <cstdint>

@@ -1,7 +1,7 @@
 #pragma once
 // The attributes of a sliding window over NCHW data — nn.conv2d and the 2-D pools — as TVM spells
 // them, read in one place for the relations and kernels (ops/NN.cpp), the Halide kernels
-// (backends/relay/HalideNN.cpp) and oneDNN (backends/relay/byoc/Dnnl.cpp). Each throws OpError
+// (backends/relay/halide/HalideNN.cpp) and oneDNN (backends/relay/byoc/Dnnl.cpp). Each throws OpError
 // naming the attribute when it does not have a form TVM accepts.
 
 #include <array>

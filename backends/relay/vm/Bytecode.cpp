@@ -1,4 +1,4 @@
-#include "backends/relay/Bytecode.h"
+#include "backends/relay/vm/Bytecode.h"
 
 #include <fmt/format.h>
 

@@ -1,12 +1,12 @@
-#include "backends/relay/Recognition.h"
+#include "backends/relay/recursive/Recognition.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
-#include "backends/relay/SequenceToDsl.h"
-#include "backends/relay/TreeAdts.h"
-#include "backends/relay/TreeToDsl.h"
+#include "backends/relay/recursive/SequenceToDsl.h"
+#include "backends/relay/recursive/TreeAdts.h"
+#include "backends/relay/recursive/TreeToDsl.h"
 #include "support/Error.h"
 
 namespace grove::relay {

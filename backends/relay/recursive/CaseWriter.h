@@ -19,8 +19,8 @@
 #include <utility>
 #include <vector>
 
-#include "backends/relay/TreeAdts.h"
-#include "backends/relay/TreeToDsl.h"
+#include "backends/relay/recursive/TreeAdts.h"
+#include "backends/relay/recursive/TreeToDsl.h"
 #include "frontend/dsl/AST.h"
 #include "frontend/dsl/Lexer.h"
 #include "frontend/relay/IR.h"

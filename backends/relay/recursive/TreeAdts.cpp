@@ -1,4 +1,4 @@
-#include "backends/relay/TreeAdts.h"
+#include "backends/relay/recursive/TreeAdts.h"
 
 #include <vector>
 

@@ -1,12 +1,12 @@
-#include "backends/relay/VM.h"
+#include "backends/relay/vm/VM.h"
 
 #include <fmt/format.h>
 
 #include <cstring>
 #include <utility>
 
-#include "backends/relay/RecursiveFunctions.h"
-#include "backends/relay/SequenceFunctions.h"
+#include "backends/relay/recursive/RecursiveFunctions.h"
+#include "backends/relay/recursive/SequenceFunctions.h"
 #include "frontend/relay/Interpreter.h"
 #include "frontend/relay/ops/Op.h"
 #include "support/Error.h"

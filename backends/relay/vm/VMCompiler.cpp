@@ -1,4 +1,4 @@
-#include "backends/relay/VMCompiler.h"
+#include "backends/relay/vm/VMCompiler.h"
 
 #include <fmt/format.h>
 
@@ -8,10 +8,10 @@
 #include <unordered_map>
 #include <utility>
 
-#include "backends/relay/MemoryPlan.h"
-#include "backends/relay/RecursiveFunctions.h"
-#include "backends/relay/RowWise.h"
-#include "backends/relay/TreeAdts.h"
+#include "backends/relay/recursive/RecursiveFunctions.h"
+#include "backends/relay/recursive/TreeAdts.h"
+#include "backends/relay/vm/MemoryPlan.h"
+#include "backends/relay/vm/RowWise.h"
 #include "frontend/relay/StructuralEqual.h"
 #include "frontend/relay/TypeInfer.h"
 #include "frontend/relay/Visitor.h"

@@ -1,4 +1,4 @@
-#include "backends/relay/SequenceFunctions.h"
+#include "backends/relay/recursive/SequenceFunctions.h"
 
 #include <fmt/format.h>
 
@@ -8,8 +8,8 @@
 #include <map>
 #include <utility>
 
-#include "backends/relay/RecursiveFunctions.h"
-#include "backends/relay/SequenceToDsl.h"
+#include "backends/relay/recursive/RecursiveFunctions.h"
+#include "backends/relay/recursive/SequenceToDsl.h"
 #include "frontend/dsl/Printer.h"
 #include "support/Error.h"
 

@@ -1,10 +1,10 @@
-#include "backends/relay/InterpreterKernels.h"
+#include "backends/relay/vm/InterpreterKernels.h"
 
 #include <fmt/format.h>
 
 #include <utility>
 
-#include "backends/relay/Bytecode.h"
+#include "backends/relay/vm/Bytecode.h"
 #include "frontend/relay/Interpreter.h"
 #include "frontend/relay/Value.h"
 #include "support/Error.h"

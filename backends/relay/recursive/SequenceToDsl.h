@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/relay/TreeToDsl.h"
+#include "backends/relay/recursive/TreeToDsl.h"
 #include "frontend/relay/IR.h"
 
 namespace grove::relay::tree_to_dsl {

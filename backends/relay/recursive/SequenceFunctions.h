@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "backends/cpu/CompiledModel.h"
-#include "backends/relay/Recognition.h"
+#include "backends/relay/recursive/Recognition.h"
 #include "frontend/dsl/AST.h"
 #include "frontend/relay/IR.h"
 #include "frontend/relay/Value.h"

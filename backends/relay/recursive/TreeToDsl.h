@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/relay/Recognition.h"
+#include "backends/relay/recursive/Recognition.h"
 #include "frontend/dsl/AST.h"
 #include "frontend/relay/IR.h"
 

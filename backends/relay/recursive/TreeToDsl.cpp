@@ -1,8 +1,8 @@
-#include "backends/relay/TreeToDsl.h"
+#include "backends/relay/recursive/TreeToDsl.h"
 
 #include <fmt/format.h>
 
-#include "backends/relay/CaseWriter.h"
+#include "backends/relay/recursive/CaseWriter.h"
 
 namespace grove::relay::tree_to_dsl {
 

@@ -1,5 +1,5 @@
 #pragma once
-// Compiles a Relay module to the VM's bytecode (backends/relay/Bytecode.h). The pipeline is
+// Compiles a Relay module to the VM's bytecode (backends/relay/vm/Bytecode.h). The pipeline is
 // infer_types → fuse_ops → to_a_normal_form → infer_types; then every global, every closure (lifted,
 // its free variables captured) and every constructor used as a value becomes a VMFunction, and the
 // memory plan (MemoryPlan.h) assigns kernel outputs their storage.
@@ -21,7 +21,7 @@
 //   - a direct call `@f(t, ws...)` outside @f itself: InvokeRecursive on that one tree.
 // Anything else compiles node by node. `recursive_functions = false` turns this off.
 
-#include "backends/relay/Bytecode.h"
+#include "backends/relay/vm/Bytecode.h"
 #include "frontend/relay/IR.h"
 
 namespace grove::relay::vm {

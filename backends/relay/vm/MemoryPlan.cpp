@@ -1,4 +1,4 @@
-#include "backends/relay/MemoryPlan.h"
+#include "backends/relay/vm/MemoryPlan.h"
 
 #include <map>
 #include <unordered_map>

@@ -19,7 +19,7 @@
 #include <set>
 #include <unordered_map>
 
-#include "backends/relay/HalideLowerer.h"
+#include "backends/relay/halide/HalideLowerer.h"
 #include "frontend/relay/Visitor.h"
 #include "frontend/relay/ops/Op.h"
 #include "frontend/relay/ops/Reduce.h"

@@ -6,7 +6,7 @@
 // (never moved, returned, stored, viewed by ReshapeTensor or passed to a call) are planned; each gets an
 // AllocTensor before its InvokeKernel, and the VM copies the kernel's result into that storage.
 
-#include "backends/relay/Bytecode.h"
+#include "backends/relay/vm/Bytecode.h"
 
 namespace grove::relay::vm {
 

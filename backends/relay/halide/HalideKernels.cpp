@@ -1,7 +1,7 @@
 // The Halide kernel compiler (HalideKernels.h): lowering (HalideOps.cpp), JIT compilation, the
 // cache by (function, dtypes, shapes), and running a pipeline on NDArrays without copies.
 
-#include "backends/relay/HalideKernels.h"
+#include "backends/relay/halide/HalideKernels.h"
 
 #include <Halide.h>
 #include <fmt/format.h>
@@ -14,8 +14,8 @@
 #include <utility>
 #include <vector>
 
-#include "backends/relay/HalideLower.h"
-#include "backends/relay/ParallelPool.h"
+#include "backends/relay/halide/HalideLower.h"
+#include "backends/relay/halide/ParallelPool.h"
 #include "backends/runtime/Team.h"
 #include "lowering/HostTarget.h"
 #include "support/Error.h"

@@ -1,11 +1,11 @@
-#include "backends/relay/RecursiveFunctions.h"
+#include "backends/relay/recursive/RecursiveFunctions.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <utility>
 
-#include "backends/relay/TreeToDsl.h"
+#include "backends/relay/recursive/TreeToDsl.h"
 #include "frontend/dsl/Frontend.h"
 #include "frontend/dsl/Printer.h"
 #include "support/Error.h"

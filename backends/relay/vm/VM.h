@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "backends/cpu/CompiledModel.h"
-#include "backends/relay/Bytecode.h"
 #include "backends/relay/Kernel.h"
+#include "backends/relay/vm/Bytecode.h"
 #include "frontend/relay/Value.h"
 
 namespace grove::relay {

@@ -13,7 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "backends/relay/Recognition.h"
+#include "backends/relay/recursive/Recognition.h"
 #include "frontend/relay/IR.h"
 
 namespace grove::relay::vm {
@@ -92,7 +92,7 @@ struct KernelInfo {
   std::string ops;  // its operators in order, "nn.dense+add"
 };
 
-// A global compiled by grove's recursive compiler (backends/relay/RecursiveFunctions.h), called by
+// A global compiled by grove's recursive compiler (backends/relay/recursive/RecursiveFunctions.h), called by
 // InvokeRecursive: over a List of trees (what `@map` of it computes) or on one tree.
 struct RecursiveInfo {
   std::string name;        // the global, without `@`

@@ -6,7 +6,7 @@
 #include <cfloat>
 #include <cmath>
 
-#include "backends/relay/HalideLowerer.h"
+#include "backends/relay/halide/HalideLowerer.h"
 #include "frontend/relay/ops/Op.h"
 #include "frontend/relay/ops/WindowAttrs.h"
 

@@ -1,4 +1,4 @@
-#include "backends/relay/ParallelPool.h"
+#include "backends/relay/halide/ParallelPool.h"
 
 #include <immintrin.h>
 

@@ -1,9 +1,9 @@
-#include "backends/relay/SequenceToDsl.h"
+#include "backends/relay/recursive/SequenceToDsl.h"
 
 #include <fmt/format.h>
 
-#include "backends/relay/CaseWriter.h"
-#include "backends/relay/TreeAdts.h"
+#include "backends/relay/recursive/CaseWriter.h"
+#include "backends/relay/recursive/TreeAdts.h"
 
 namespace grove::relay::tree_to_dsl {
 

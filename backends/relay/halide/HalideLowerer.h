@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "backends/relay/HalideLower.h"
 #include "backends/relay/Kernel.h"
+#include "backends/relay/halide/HalideLower.h"
 #include "frontend/relay/ops/Broadcast.h"
 #include "support/Error.h"
 

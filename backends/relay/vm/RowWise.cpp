@@ -1,4 +1,4 @@
-#include "backends/relay/RowWise.h"
+#include "backends/relay/vm/RowWise.h"
 
 #include <optional>
 #include <string>
