@@ -269,6 +269,49 @@ class Planner {
 
 }  // namespace
 
+namespace {
+
+// A GEMM's value with each packed term's Sum replaced by its operand x: what the code still reads in
+// place (the epilogue and the operands), the weight read through its panels.
+class PackedTermsOut : public ilir::IRMutator {
+ public:
+  explicit PackedTermsOut(const std::vector<WeightTerm> &terms) : terms_(terms) {}
+
+ protected:
+  ilir::Expr visit_Sum(const ilir::Sum *op, const ilir::Expr &e) override {
+    for (const WeightTerm &t : terms_)
+      if (t.sum == op && t.packed >= 0) return mutate(t.x);
+    return IRMutator::visit_Sum(op, e);
+  }
+
+ private:
+  const std::vector<WeightTerm> &terms_;
+};
+
+}  // namespace
+
+bool reads_in_place(const LevelPlan &plan, const std::string &param) {
+  auto loads = [&](const ilir::Expr &e) {
+    return ilir::contains(e, [&](const ilir::Expr &x) {
+      const auto *l = x.as<ilir::Load>();
+      return l && l->tensor == param;
+    });
+  };
+  for (const CasePlan *c : {&plan.leaf, &plan.internal, &plan.hoisted}) {
+    const ilir::Case &body = plan.case_of(c->kind);
+    for (const Stage &s : c->stages) {
+      for (const Gemm &g : s.gemms)
+        if (loads(PackedTermsOut(g.terms).mutate(body.body[size_t(g.compute)].value))) return true;
+      if (s.matmul && loads(body.body[size_t(s.matmul->compute)].value)) return true;
+      for (const NodeStep &step : s.steps)
+        if (loads(body.body[size_t(step.compute)].value)) return true;
+    }
+  }
+  for (const ilir::Reduction &r : plan.program.reductions)
+    if (loads(r.value)) return true;
+  return false;
+}
+
 const CasePlan &LevelPlan::plan_of(ilir::CaseKind kind) const {
   return kind == ilir::CaseKind::Leaf ? leaf : kind == ilir::CaseKind::Internal ? internal : hoisted;
 }

@@ -146,6 +146,11 @@ std::optional<Matmul> match_matmul(const ilir::Program &program, const ilir::Com
 LevelPlan plan_levels(const ilir::Program &program, const std::map<std::string, int64_t> &sizes,
                       const scheduling::Schedule &schedule);
 
+// Whether the planned code reads `param` in place — in a node loop, a per-node matrix product, a
+// GEMM's epilogue or operand, a weight term left unpacked, a reduction — rather than only through its
+// packed panels (a caller may then leave the param's own buffer unfilled).
+bool reads_in_place(const LevelPlan &plan, const std::string &param);
+
 // What `grove dump --stage plan` prints.
 std::string to_string(const LevelPlan &plan);
 

@@ -93,6 +93,9 @@ struct TrainableModel::Impl {
   // blocks, owned.
   std::map<std::string, const float *> weights;
   Weights transposed;
+  // Per d.transposed: whether the backward's code reads the block in place (not only its panels),
+  // so it is written out.
+  std::vector<bool> transposed_read;
   Stats stats;
 
   // The last forward.
@@ -215,6 +218,8 @@ std::unique_ptr<TrainableModel> TrainableModel::compile(const ilir::Program &pro
   impl->d = plan::differentiate(program);
   impl->forward.emplace(impl->d.forward, impl->sizes, options, "grove_train_forward");
   impl->backward.emplace(impl->d.backward, impl->sizes, options, "grove_train_backward");
+  for (const plan::TransposedWeight &t : impl->d.transposed)
+    impl->transposed_read.push_back(plan::reads_in_place(impl->backward->lowered.lowered.plan, t.name));
   for (const ModelAbi::Param &p : impl->forward->abi().params) impl->params.push_back({p.name, p.shape});
   // The embedding: the first param (in declaration order) read at a token; any other table read at
   // a token (MV-RNN's matrices) gets a dense gradient.
@@ -249,13 +254,19 @@ void TrainableModel::set_weights(const Weights &weights) {
                  shape_string(p.shape));
     next[p.name] = it->second.data.data();
   }
-  // The backward's transposed blocks, T[k, r] = P[row_offset + r, k], and every panel: one job each,
-  // split among the model's threads (each writes its own buffer).
+  // The backward's transposed blocks, T[k, r] = P[row_offset + r, k], where the code reads them in
+  // place, and every panel: one job each, split among the model's threads (each writes its own
+  // buffer). A block read only through its panels is passed as its param's rows, never read.
   std::vector<std::function<void()>> jobs;
-  for (const plan::TransposedWeight &t : m.d.transposed) {
+  for (size_t i = 0; i < m.d.transposed.size(); i++) {
+    const plan::TransposedWeight &t = m.d.transposed[i];
     const Tensor &p = weights.at(t.param);
     const int64_t r0 = ilir::eval_size(t.row_offset, m.sizes), rows = ilir::eval_size(t.rows, m.sizes);
     const int64_t cols = p.shape[1];
+    if (!m.transposed_read[i]) {
+      next[t.name] = p.data.data() + r0 * cols;  // rows × cols floats, as many as the block's
+      continue;
+    }
     Tensor &out = m.transposed[t.name];
     if (out.shape != std::vector<int64_t>{cols, rows}) out = Tensor({cols, rows});
     next[t.name] = out.data.data();

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ilir/IRVisitor.h"
+#include "plan/Differentiate.h"
 #include "plan/LevelPlan.h"
 #include "plan/Passes.h"
 #include "tests/plan/PassTest.h"
@@ -417,6 +418,27 @@ void check_invariants(const LevelPlan &plan, const std::string &what) {
   EXPECT_EQ(abi.args[abi.args.size() - 2].kind == Kind::TeamBegin, plan.recursion.unroll > 1) << what;
   ASSERT_GE(abi.output, 0) << what;
   EXPECT_EQ(abi.states[size_t(abi.output)].name, plan.program.output) << what;
+}
+
+// What the code reads in place, beside the panels: TreeLSTM's backward reads its transposed weights
+// only through their panels under the default schedule, and in place without GEMMs; the embedding,
+// read at a token by the leaves' weight gradient, always in place.
+TEST(LevelPlan, ReadsInPlace) {
+  const Derivative d = differentiate(model_file("treelstm"));
+  const LevelPlan gemms = planned(d.backward, kSizes);
+  ASSERT_FALSE(d.transposed.empty());
+  for (const TransposedWeight &t : d.transposed) EXPECT_FALSE(reads_in_place(gemms, t.name)) << t.name;
+  EXPECT_TRUE(reads_in_place(gemms, "emb"));
+  EXPECT_FALSE(reads_in_place(gemms, "b_iou")) << "the backward needs no bias";
+  EXPECT_FALSE(reads_in_place(gemms, "W_iou")) << "the forward's weight: the backward reads its transpose";
+  const LevelPlan loops = planned(d.backward, kSizes, schedule("gemm=off"));
+  for (const TransposedWeight &t : d.transposed) EXPECT_TRUE(reads_in_place(loops, t.name)) << t.name;
+  // The forward: its GEMMs' weights through their panels, the biases in their epilogues, the
+  // embedding as the leaves' operand.
+  const LevelPlan forward = planned(model_file("treelstm"), kSizes);
+  EXPECT_FALSE(reads_in_place(forward, "U_iou"));
+  EXPECT_TRUE(reads_in_place(forward, "b_iou"));
+  EXPECT_TRUE(reads_in_place(forward, "emb"));
 }
 
 TEST(LevelPlan, EveryModelAndScheduleKeepsThePlanGuarantees) {
