@@ -7,6 +7,7 @@
 #include "support/Parallel.h"
 #include "training/Messages.h"
 #include "training/Random.h"
+#include "training/TargetClones.h"
 
 namespace grove::training {
 
@@ -92,12 +93,9 @@ uint64_t keep_threshold(double rate) { return static_cast<uint64_t>(std::ceil(ra
 
 // One row's mask and masked input: mask[k] = scale where element k is kept, else 0; x[k] = h[k] · mask[k].
 // A hash per element: with AVX-512DQ's 64-bit vector multiplies (Zen 4, Intel) it vectorizes, so the
-// function is also built for x86-64-v4 (AVX-512 F, BW, CD, DQ, VL) and chosen at load time (the
-// results are the same bits).
-__attribute__((target_clones("arch=x86-64-v4", "default"))) void mask_row(const float *h, uint64_t row_key,
-                                                                          uint64_t threshold, float scale,
-                                                                          int64_t width, float *mask,
-                                                                          float *x) {
+// function is also built for them (TargetClones.h; the same bits).
+GROVE_ALSO_X86_64_V4 void mask_row(const float *h, uint64_t row_key, uint64_t threshold, float scale,
+                                   int64_t width, float *mask, float *x) {
   for (int64_t k = 0; k < width; ++k) {
     const bool kept = (mix64(row_key ^ static_cast<uint64_t>(k)) >> 11) >= threshold;
     mask[k] = kept ? scale : 0.0f;

@@ -8,6 +8,7 @@
 #include "support/Error.h"
 #include "support/Parallel.h"
 #include "training/Messages.h"
+#include "training/TargetClones.h"
 
 namespace grove::training {
 
@@ -82,12 +83,11 @@ Optimizer::Slots &Optimizer::slots_of(const std::string &name, const Tensor &par
 }
 
 // One parameter's (or embedding row's) update of step 3, its n values from `slot_offset` of its slots.
-// Elementwise loops, also built for x86-64-v4 (AVX-512) and chosen at load time: wider vectors, the
-// same bits (sqrt and division are correctly rounded in every width, and the library is built
-// without contraction into FMAs: training/CMakeLists.txt).
-__attribute__((target_clones("arch=x86-64-v4", "default"))) void Optimizer::update(
-    OptimizerKind kind, const std::string &name, float *theta, const float *grad, int64_t n, Slots &slots,
-    int64_t slot_offset, double lr, bool decay) {
+// Elementwise loops, also built for AVX-512 (TargetClones.h): wider vectors, the same bits (sqrt and
+// division are correctly rounded in every width, and nothing is contracted into an FMA).
+GROVE_ALSO_X86_64_V4 void Optimizer::update(OptimizerKind kind, const std::string &name, float *theta,
+                                            const float *grad, int64_t n, Slots &slots, int64_t slot_offset,
+                                            double lr, bool decay) {
   const auto wd = static_cast<float>(decay ? options_.weight_decay : 0.0);
   const auto neg_lr = static_cast<float>(-lr);
   switch (kind) {
