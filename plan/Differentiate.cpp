@@ -191,6 +191,78 @@ class ToChildFrame : public IRMutator {
   std::string k_;
 };
 
+// Whether `e` loads `tensor` at the node itself (not at a child or parent).
+bool reads_here(const Expr &e, const std::string &tensor) {
+  return contains(e, [&](const Expr &x) {
+    const Load *l = x.as<Load>();
+    return l && l->tensor == tensor && is_node_var(l->node);
+  });
+}
+
+// Whether `e` only gathers values: a load, or a select between gathers.
+bool is_gather(const Expr &e) {
+  if (e.as<Load>()) return true;
+  const Select *s = e.as<Select>();
+  return s && is_gather(s->t) && is_gather(s->f);
+}
+
+// Whether `op` holds a weight product: a Sum whose body loads a param.
+bool has_weight_product(const Program &p, const Compute &op) {
+  return contains(op.value, [&](const Expr &x) {
+    const Sum *s = x.as<Sum>();
+    return s && contains(s->body, [&](const Expr &y) {
+             const Load *l = y.as<Load>();
+             const TensorDecl *t = l ? p.find(l->tensor) : nullptr;
+             return t && t->kind == TensorKind::Param;
+           });
+  });
+}
+
+// The training forward's computes arranged for the planner, which keeps program order (each run of
+// GEMMs one stage, each run of other computes one node loop): a state that only gathers values
+// (TreeLSTM's s = [h[left]; h[right]], kept for the backward) and is read after it, only at the node
+// itself, is read through its definition there and is computed last; then each weight product moves
+// up past the computes before it that it does not read and that do not read it. TreeLSTM's
+// internal case becomes one GEMM group (iou, f_pre) and one node loop, as in inference, instead of
+// five stages.
+void arrange_for_planning(Program &f) {
+  for (Case *c : {&f.leaf, &f.internal}) {
+    std::vector<Compute> &body = c->body;
+    std::vector<Compute> gathers;
+    for (size_t i = 0; i < body.size();) {
+      const Compute &g = body[i];
+      bool read_later = false;
+      for (size_t j = i + 1; j < body.size(); j++)
+        read_later = read_later || reads_here(body[j].value, g.tensor);
+      bool inlinable = read_later && is_gather(g.value) && !reads_here(g.value, g.tensor);
+      for (size_t j = i + 1; inlinable && j < body.size(); j++)
+        inlinable = !contains(body[j].value, [&](const Expr &x) {
+          const Load *l = x.as<Load>();
+          return l && l->tensor == g.tensor && !is_node_var(l->node);
+        });
+      if (!inlinable) {
+        i++;
+        continue;
+      }
+      const Compute def = g;
+      body.erase(body.begin() + long(i));
+      for (size_t j = i; j < body.size(); j++) body[j].value = inline_definition(body[j].value, def);
+      gathers.push_back(def);
+    }
+    body.insert(body.end(), gathers.begin(), gathers.end());
+    for (size_t i = 1; i < body.size(); i++) {
+      if (!has_weight_product(f, body[i])) continue;
+      for (size_t j = i; j > 0; j--) {
+        const Compute &before = body[j - 1], &op = body[j];
+        if (has_weight_product(f, before) || reads_here(op.value, before.tensor) ||
+            reads_here(before.value, op.tensor))
+          break;
+        std::swap(body[j - 1], body[j]);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 // --- The pass ---------------------------------------------------------------------------------
@@ -237,6 +309,9 @@ class Differentiator {
     differentiate_case(f.leaf, b.leaf);
     finish();
     verify(b);
+    // The backward is derived; the forward's order is now the planner's concern.
+    arrange_for_planning(d_.forward);
+    verify(d_.forward);
     return std::move(d_);
   }
 

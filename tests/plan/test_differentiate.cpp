@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "ilir/IRPrinter.h"
@@ -100,6 +101,20 @@ TEST(Differentiate, TreeLstmRecords) {
                                                            {"b_f", "grad_b_f"}};
   EXPECT_EQ(d.gradients, want);
   EXPECT_EQ(d.saved, (std::vector<std::string>{"c", "iou", "i", "o", "u", "s", "f", "f_pre"}));
+}
+
+TEST(Differentiate, TrainingForwardArrangedForThePlanner) {
+  // TreeLSTM's s = [h[left]; h[right]] is read through its definition by the GEMMs and computed last;
+  // f_pre's GEMM moves up beside iou's: one GEMM group and one node loop per internal level.
+  Derivative d = differentiate(model_file("treelstm"));
+  std::vector<std::string> order;
+  for (const ilir::Compute &op : d.forward.internal.body) order.push_back(op.tensor);
+  EXPECT_EQ(order, (std::vector<std::string>{"iou", "f_pre", "i", "o", "u", "f", "c", "h", "s"}));
+  const std::string iou = ilir::to_string(d.forward.internal.body[0].value);
+  EXPECT_THAT(iou, ::testing::HasSubstr("h[child(n, 0), k0]"));
+  EXPECT_THAT(iou, ::testing::Not(::testing::HasSubstr("s[n")));
+  // The backward still reads s, which the forward keeps.
+  EXPECT_NE(std::find(d.saved.begin(), d.saved.end(), "s"), d.saved.end());
 }
 
 std::string error_of(const ilir::Program &p) {
