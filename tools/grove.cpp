@@ -319,11 +319,13 @@ int main(int argc, char **argv) {
   rd->add_option("file", relay_dump.file, "Relay text file")->required()->check(CLI::ExistingFile);
   rd->add_option(
       "--stage", relay_dump.stage,
-      "vm (the VM's bytecode: functions, registers, instructions) or ilir (the ILIR of each global "
-      "grove's recursive compiler compiles)");
-  rd->add_option("--arg", relay_dump.args,
-                 "--stage ilir: NAME=FILE.npy gives the shape of a recursive function's weight parameter "
-                 "NAME whose annotated type has `?`; repeat per parameter");
+      "vm (the VM's bytecode: functions, registers, instructions), ilir (the ILIR of each global "
+      "grove's recursive compiler compiles) or model (the model each such global is translated to, "
+      "in the model language)");
+  rd->add_option(
+      "--arg", relay_dump.args,
+      "--stage ilir or model: NAME=FILE.npy gives the shape of a recursive function's weight parameter "
+      "NAME whose annotated type has `?`; repeat per parameter");
   grove::tool::RelayPartitionCommand relay_partition;
   CLI::App *rp = relay->add_subcommand(
       "partition",
