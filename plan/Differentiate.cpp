@@ -199,11 +199,15 @@ bool reads_here(const Expr &e, const std::string &tensor) {
   });
 }
 
-// Whether `e` only gathers values: a load, or a select between gathers.
+// Whether `e` only gathers values: a load, or a select between gathers and constants, with a load
+// somewhere.
 bool is_gather(const Expr &e) {
-  if (e.as<Load>()) return true;
-  const Select *s = e.as<Select>();
-  return s && is_gather(s->t) && is_gather(s->f);
+  std::function<bool(const Expr &)> gathers = [&](const Expr &x) {
+    if (x.as<Load>() || x.as<FloatImm>()) return true;
+    const Select *s = x.as<Select>();
+    return s && gathers(s->t) && gathers(s->f);
+  };
+  return gathers(e) && contains(e, [](const Expr &x) { return x.as<Load>() != nullptr; });
 }
 
 // Whether `op` holds a weight product: a Sum whose body loads a param.
@@ -216,6 +220,79 @@ bool has_weight_product(const Program &p, const Compute &op) {
              return t && t->kind == TensorKind::Param;
            });
   });
+}
+
+// A load of `def.tensor` (at any node) replaced by def's value there: def's node n becomes the
+// load's node and its indices the load's (simultaneously).
+class AtNodeInliner : public IRMutator {
+ public:
+  explicit AtNodeInliner(const Compute &def) : def_(def) {}
+
+ protected:
+  Expr visit_Load(const Load *op, const Expr &e) override {
+    if (op->tensor != def_.tensor) return IRMutator::visit_Load(op, e);
+    Expr value = substitute(def_.value, "n", mutate(op->node));
+    for (size_t d = 0; d < def_.indices.size(); d++)
+      value = substitute(value, def_.indices[d], Var::make("__at" + std::to_string(d), VarKind::Index));
+    for (size_t d = 0; d < def_.indices.size(); d++)
+      value = substitute(value, "__at" + std::to_string(d), mutate(op->indices[d]));
+    return value;
+  }
+
+ private:
+  const Compute &def_;
+};
+
+// The backward's computes arranged for the planner. A share that only gathers values of its own
+// node (TreeLSTM's d_h_at0 = d_s[n, 0:H], read by the children at parent(n)) is read through its
+// definition wherever it is read (d_s[parent(n), ...]), the gathered tensors kept per node, instead
+// of being copied; then every compute moves up past the weight products before it that it is
+// independent of. TreeLSTM's internal level: one node loop (d_f_pre, d_iou and the children's cell
+// shares) and the GEMM of d_s, where there were three stages. `keep`: tensors that stay (the output,
+// the row gradients' states).
+void arrange_backward(Program &b, const std::set<std::string> &keep) {
+  auto defined_in = [&](const Case &c, const std::string &t) {
+    return std::any_of(c.body.begin(), c.body.end(), [&](const Compute &op) { return op.tensor == t; });
+  };
+  for (auto [c, other] : {std::pair{&b.leaf, &b.internal}, std::pair{&b.internal, &b.leaf}}) {
+    for (size_t i = 0; i < c->body.size();) {
+      const Compute def = c->body[i];
+      const bool own_node_gather = is_gather(def.value) && !contains(def.value, [&](const Expr &x) {
+                                     const Load *l = x.as<Load>();
+                                     return l && (l->tensor == def.tensor || !is_node_var(l->node));
+                                   });
+      if (keep.count(def.tensor) || !own_node_gather || defined_in(*other, def.tensor)) {
+        i++;
+        continue;
+      }
+      for_each_node(def.value, [&](const Expr &x) {
+        if (const Load *l = x.as<Load>())
+          for (TensorDecl &t : b.tensors)
+            if (t.name == l->tensor && t.kind == TensorKind::Temp) t.kind = TensorKind::State;
+      });
+      c->body.erase(c->body.begin() + long(i));
+      AtNodeInliner inliner(def);
+      for (Case *k : {&b.leaf, &b.internal})
+        for (Compute &op : k->body) op.value = inliner.mutate(op.value);
+      for (Reduction &r : b.reductions) r.value = inliner.mutate(r.value);
+      b.tensors.erase(std::remove_if(b.tensors.begin(), b.tensors.end(),
+                                     [&](const TensorDecl &t) { return t.name == def.tensor; }),
+                      b.tensors.end());
+    }
+  }
+  for (Case *c : {&b.leaf, &b.internal}) {
+    std::vector<Compute> &body = c->body;
+    for (size_t i = 1; i < body.size(); i++) {
+      if (has_weight_product(b, body[i])) continue;
+      for (size_t j = i; j > 0; j--) {
+        const Compute &before = body[j - 1], &op = body[j];
+        if (!has_weight_product(b, before) || reads_here(op.value, before.tensor) ||
+            reads_here(before.value, op.tensor))
+          break;
+        std::swap(body[j - 1], body[j]);
+      }
+    }
+  }
 }
 
 // The training forward's computes arranged for the planner, which keeps program order (each run of
@@ -308,6 +385,9 @@ class Differentiator {
     differentiate_case(f.internal, b.internal);
     differentiate_case(f.leaf, b.leaf);
     finish();
+    std::set<std::string> keep{b.output};
+    for (const RowGradient &r : d_.rows) keep.insert(r.state);
+    arrange_backward(b, keep);
     verify(b);
     // The backward is derived; the forward's order is now the planner's concern.
     arrange_for_planning(d_.forward);

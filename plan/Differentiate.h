@@ -21,6 +21,12 @@
 //     case (`grad_W[i, k] += Σ_n d_t[n, i - c] · x(n, k)`): one GEMM over the batch, not per level.
 //     A table read at a leaf's token (the embedding) gets a per-node row gradient (`rows`), which
 //     the runtime sums per token.
+//   Then both are arranged for the planner, which keeps program order: in the forward, a state that
+//   only gathers values (TreeLSTM's s) is read through its definition and computed last, and the
+//   weight products move up together (one GEMM group per level); in the backward, a share that only
+//   gathers the parent's own values (d_t_at<k> = a slice of the GEMM result) is read through its
+//   definition at parent(n), the result kept per node, and the other computes move up before the
+//   weight products they are independent of (TreeLSTM: two stages per level either way).
 //
 // Trees of any arity: hoist_child_terms first moves a ragged sum's per-child products to the child
 // (child-sum TreeLSTM's forget gates); what is left of Σ_{k < num_children(n)} B is elementwise, and

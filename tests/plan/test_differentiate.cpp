@@ -43,9 +43,10 @@ internal:
 }
 
 TEST(Differentiate, TreeFcBackward) {
-  // Top down: d_h from the seed and the parent's share at the child's slot; d_h_pre through tanh';
-  // the operand's adjoint as a GEMM with W's transpose, split into the two children's shares;
-  // leaves pass d_h to the embedding row; grad_W and grad_b summed over the internal nodes.
+  // Top down: d_h from the seed and the parent's share at the child's slot — the slot's half of the
+  // parent's operand adjoint, read at parent(n); d_h_pre through tanh'; the operand's adjoint as a
+  // GEMM with W's transpose, kept per node for the children; leaves pass d_h to the embedding row;
+  // grad_W and grad_b summed over the internal nodes.
   check_pass(
       "differentiate (backward)", [](const ilir::Program &p) { return differentiate(p).backward; },
       model_file("treefc"), R"(program TreeFC_backward over binary_tree, top down
@@ -57,9 +58,7 @@ TEST(Differentiate, TreeFcBackward) {
   temp d_h[H]
   state d_h_pre[H]
   param W_T[2H, H]
-  temp d_h_pre_x0[2H]
-  state d_h_at0[H]
-  state d_h_at1[H]
+  state d_h_pre_x0[2H]
   state d_emb_row[H]
   gradient grad_W[H, 2H]
   gradient grad_b[H]
@@ -67,14 +66,12 @@ TEST(Differentiate, TreeFcBackward) {
   saved h_pre[H]
   output d_h_pre
 leaf:
-  d_h[n, i0] = seed[n, i0] + select(child_slot(n) == 1, d_h_at1[parent(n), i0], select(child_slot(n) == 0, d_h_at0[parent(n), i0], 0.0))
+  d_h[n, i0] = seed[n, i0] + select(child_slot(n) == 1, select(i0 + H < H, 0.0, d_h_pre_x0[parent(n), i0 + H]), select(child_slot(n) == 0, select(i0 < H, d_h_pre_x0[parent(n), i0], 0.0), 0.0))
   d_emb_row[n, i0] = d_h[n, i0]
 internal:
-  d_h[n, i0] = seed[n, i0] + select(child_slot(n) == 1, d_h_at1[parent(n), i0], select(child_slot(n) == 0, d_h_at0[parent(n), i0], 0.0))
+  d_h[n, i0] = seed[n, i0] + select(child_slot(n) == 1, select(i0 + H < H, 0.0, d_h_pre_x0[parent(n), i0 + H]), select(child_slot(n) == 0, select(i0 < H, d_h_pre_x0[parent(n), i0], 0.0), 0.0))
   d_h_pre[n, i0] = d_h[n, i0] * (1.0 - tanh(h_pre[n, i0]) * tanh(h_pre[n, i0]))
   d_h_pre_x0[n, i0] = sum(k0 < H, W_T[i0, k0] * d_h_pre[n, k0])
-  d_h_at0[n, i0] = select(i0 < H, d_h_pre_x0[n, i0], 0.0)
-  d_h_at1[n, i0] = select(i0 + H < H, 0.0, d_h_pre_x0[n, i0 + H])
 reductions:
   grad_W[i0, i1] += sum(n in internal, d_h_pre[n, i0] * select(i1 < H, h[child(n, 0), i1], h[child(n, 1), i1 - H]))
   grad_b[i0] += sum(n in internal, d_h_pre[n, i0])
