@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <string>
 
-#include "backends/runtime/Npy.h"
 #include "fuzz/FuzzCommon.h"
+#include "support/Npy.h"
 
 namespace {
 

@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "backends/runtime/Safetensors.h"
 #include "fuzz/FuzzCommon.h"
+#include "support/Safetensors.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const std::string_view bytes(reinterpret_cast<const char *>(data), size);

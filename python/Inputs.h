@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "backends/runtime/Tensor.h"
 #include "datasets/Dag.h"
 #include "datasets/Tree.h"
 #include "datasets/Vocab.h"
+#include "support/Tensor.h"
 
 namespace grove::python {
 

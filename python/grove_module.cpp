@@ -24,13 +24,13 @@
 #include "backends/relay/RelayProgram.h"
 #include "backends/runtime/BindWeights.h"
 #include "backends/runtime/RandomWeights.h"
-#include "backends/runtime/Safetensors.h"
 #include "frontend/dsl/Frontend.h"
 #include "python/DLPack.h"
 #include "python/Inputs.h"
 #include "python/Messages.h"
 #include "python/TrainingBindings.h"
 #include "support/Error.h"
+#include "support/Safetensors.h"
 
 namespace grove::python {
 

@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "backends/cpu/CompiledModel.h"
-#include "backends/runtime/Tensor.h"
 #include "datasets/Tree.h"
 #include "ilir/IR.h"
+#include "support/Tensor.h"
 #include "tools/Inputs.h"
 
 namespace grove::tool {

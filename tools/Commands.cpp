@@ -13,9 +13,7 @@
 
 #include "backends/cpu/CompiledModel.h"
 #include "backends/runtime/BindWeights.h"
-#include "backends/runtime/Npy.h"
 #include "backends/runtime/RandomWeights.h"
-#include "backends/runtime/Safetensors.h"
 #include "datasets/DagReader.h"
 #include "datasets/PTBReader.h"
 #include "datasets/Vocab.h"
@@ -26,6 +24,8 @@
 #include "plan/Differentiate.h"
 #include "plan/LevelPlan.h"
 #include "support/Error.h"
+#include "support/Npy.h"
+#include "support/Safetensors.h"
 #include "tools/CudaCommands.h"
 #include "tools/Messages.h"
 #include "tools/Report.h"

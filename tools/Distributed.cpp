@@ -12,8 +12,8 @@
 #include <thread>
 
 #include "backends/runtime/Clock.h"
-#include "backends/runtime/Npy.h"
 #include "support/Error.h"
+#include "support/Npy.h"
 #include "tools/Messages.h"
 #include "tools/Report.h"
 #include "tools/Shares.h"

@@ -2,9 +2,9 @@
 
 #include <cmath>
 
-#include "backends/runtime/Safetensors.h"
 #include "support/Error.h"
 #include "support/FileIO.h"
+#include "support/Safetensors.h"
 #include "training/Messages.h"
 
 namespace grove::training {

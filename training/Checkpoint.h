@@ -13,7 +13,7 @@
 #include <span>
 #include <string>
 
-#include "backends/runtime/Tensor.h"
+#include "support/Tensor.h"
 
 namespace grove::training {
 

@@ -11,8 +11,8 @@
 #include <string>
 #include <string_view>
 
-#include "backends/runtime/Tensor.h"
 #include "datasets/Vocab.h"
+#include "support/Tensor.h"
 
 namespace grove::training {
 

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "backends/runtime/Tensor.h"
 #include "datasets/Tree.h"
+#include "support/Tensor.h"
 
 namespace grove::training {
 

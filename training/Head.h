@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/runtime/Tensor.h"
+#include "support/Tensor.h"
 #include "training/GradientModel.h"
 
 namespace grove::training {

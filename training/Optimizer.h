@@ -23,7 +23,7 @@
 #include <map>
 #include <string>
 
-#include "backends/runtime/Tensor.h"
+#include "support/Tensor.h"
 #include "training/GradientModel.h"
 
 namespace grove::training {

@@ -20,9 +20,9 @@
 #include "backends/cpu/Messages.h"
 #include "backends/cpu/TsanParallel.h"
 #include "backends/runtime/BindWeights.h"
-#include "backends/runtime/Safetensors.h"
 #include "lowering/Codegen.h"
 #include "support/Error.h"
+#include "support/Safetensors.h"
 
 namespace grove::cpu {
 

@@ -14,8 +14,8 @@
 #include <string>
 
 #include "backends/cpu/CompiledModel.h"
-#include "backends/runtime/Tensor.h"
 #include "ilir/IR.h"
+#include "support/Tensor.h"
 
 namespace grove::cpu {
 

@@ -15,9 +15,9 @@
 #include "backends/cpu/CompiledModel.h"
 #include "backends/runtime/CompilerHook.h"
 #include "backends/runtime/RandomWeights.h"
-#include "backends/runtime/Safetensors.h"
 #include "frontend/dsl/Frontend.h"
 #include "support/Error.h"
+#include "support/Safetensors.h"
 
 namespace grove::cpu {
 namespace {

@@ -17,10 +17,10 @@
 
 #include "backends/runtime/DagInspector.h"
 #include "backends/runtime/Executor.h"
-#include "backends/runtime/Tensor.h"
 #include "datasets/Dag.h"
 #include "datasets/Tree.h"
 #include "ilir/IR.h"
+#include "support/Tensor.h"
 
 namespace grove::cpu {
 

@@ -19,8 +19,8 @@
 #include "backends/runtime/DagInspector.h"
 #include "backends/runtime/Inspector.h"
 #include "backends/runtime/ModelAbi.h"
-#include "backends/runtime/Tensor.h"
 #include "datasets/Tree.h"
+#include "support/Tensor.h"
 
 namespace grove::cuda {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <string_view>
 
-#include "backends/runtime/Tensor.h"
 #include "ilir/IR.h"
+#include "support/Tensor.h"
 
 namespace grove {
 

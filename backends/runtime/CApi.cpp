@@ -34,10 +34,10 @@
 #include "backends/runtime/CompilerHook.h"
 #include "backends/runtime/Messages.h"
 #include "backends/runtime/RelayHook.h"
-#include "backends/runtime/Safetensors.h"
 #include "datasets/DagReader.h"
 #include "include/grove/grove.h"
 #include "support/Error.h"
+#include "support/Safetensors.h"
 
 struct grove_model {
   std::shared_ptr<void> owner;                    // the library handle or the compiled code; freed last

@@ -6,8 +6,8 @@
 #include <string_view>
 
 #include "backends/runtime/Messages.h"
-#include "backends/runtime/Safetensors.h"
 #include "support/Error.h"
+#include "support/Safetensors.h"
 
 namespace grove {
 

@@ -20,9 +20,9 @@
 
 #include "backends/runtime/DagInspector.h"
 #include "backends/runtime/ModelAbi.h"
-#include "backends/runtime/Tensor.h"
 #include "datasets/Dag.h"
 #include "datasets/Tree.h"
+#include "support/Tensor.h"
 
 namespace grove {
 

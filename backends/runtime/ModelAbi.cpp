@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "backends/runtime/Messages.h"
-#include "backends/runtime/Tensor.h"
 #include "support/Error.h"
+#include "support/Tensor.h"
 
 namespace grove {
 

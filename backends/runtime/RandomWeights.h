@@ -6,8 +6,8 @@
 #include <map>
 #include <string>
 
-#include "backends/runtime/Tensor.h"
 #include "ilir/IR.h"
+#include "support/Tensor.h"
 
 namespace grove {
 

@@ -1,12 +1,27 @@
 #pragma once
-// Every user-facing message of the Relay text format reader (lexer and parser), in one place. Each
-// is a fmt format string; SourceFile prefixes `file:line:col: error: ` and appends the source
-// line with a caret under the column.
+// Every user-facing message of the Relay text format reader (lexer and parser) and its tensor files, in
+// one place. Each is a fmt format string; SourceFile prefixes `file:line:col: error: ` and appends
+// the source line with a caret under the column.
 
 namespace grove::relay::msg {
 
 // Files
 inline constexpr char kCannotRead[] = "cannot read Relay file '{}': expected a readable text file";
+
+// Tensor files of any dtype (NDArrayIO.h)
+inline constexpr char kSafetensorsDtypeUnknown[] =
+    "{}: tensor '{}' has dtype {}; grove reads BOOL, I8, I16, I32, I64, U8, U16, U32, U64, F16, F32 and F64";
+inline constexpr char kNpyDtypeUnknown[] =
+    "{}: the array has dtype '{}'; grove reads little-endian '|b1', '|i1', '<i2', '<i4', '<i8', '|u1', "
+    "'<u2', "
+    "'<u4', '<u8', '<f2', '<f4' and '<f8'";
+inline constexpr char kBoolNotZeroOrOne[] = "{}: {}: bool element {} is the byte {}, not 0 or 1";
+inline constexpr char kMetaConstantName[] =
+    "{}: tensor '{}' is not a Relay constant: a constants file holds relay.Constant.0, relay.Constant.1, ... "
+    "only";
+inline constexpr char kMetaConstantMissing[] =
+    "{}: relay.Constant.{} is missing: the file holds {} constants, so they must be relay.Constant.0 to "
+    "relay.Constant.{}";
 
 // Lexer
 inline constexpr char kBadCharacter[] =

@@ -9,17 +9,15 @@
 #include <string_view>
 #include <utility>
 
-#include "backends/runtime/Messages.h"
-#include "backends/runtime/Npy.h"
-#include "backends/runtime/Safetensors.h"
+#include "frontend/relay/Messages.h"
 #include "support/Error.h"
+#include "support/Npy.h"
+#include "support/Safetensors.h"
 
 namespace grove::relay {
 namespace {
 
 static_assert(std::endian::native == std::endian::little, "both formats store little-endian data");
-
-namespace msg = runtime_messages;
 
 constexpr std::string_view kConstantPrefix = "relay.Constant.";
 

@@ -14,10 +14,10 @@
 
 #include "backends/cpu/CompiledModel.h"
 #include "backends/runtime/RandomWeights.h"
-#include "backends/runtime/Safetensors.h"
 #include "datasets/Dag.h"
 #include "datasets/Tree.h"
 #include "frontend/dsl/Frontend.h"
+#include "support/Safetensors.h"
 #include "tests/runtime/TestFiles.h"
 
 namespace grove::capi_test {

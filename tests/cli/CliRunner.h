@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/runtime/Safetensors.h"
+#include "support/Safetensors.h"
 #include "tests/runtime/TestFiles.h"
 
 namespace grove::testing {

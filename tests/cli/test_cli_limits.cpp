@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/runtime/Npy.h"
+#include "support/Npy.h"
 #include "tests/cli/CliRunner.h"
 
 namespace grove::testing {

@@ -10,10 +10,10 @@
 #include <string>
 
 #include "backends/cpu/CompiledModel.h"
-#include "backends/runtime/Npy.h"
-#include "backends/runtime/Safetensors.h"
 #include "datasets/DagReader.h"
 #include "frontend/dsl/Frontend.h"
+#include "support/Npy.h"
+#include "support/Safetensors.h"
 #include "tests/reference/Reference.h"
 
 namespace grove {

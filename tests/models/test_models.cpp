@@ -22,13 +22,13 @@
 #include <vector>
 
 #include "backends/cpu/CompiledModel.h"
-#include "backends/runtime/Tensor.h"
 #include "datasets/Generators.h"
 #include "datasets/PTBReader.h"
 #include "datasets/Tree.h"
 #include "datasets/Vocab.h"
 #include "frontend/dsl/Frontend.h"
 #include "ilir/IR.h"
+#include "support/Tensor.h"
 #include "tests/reference/Reference.h"
 
 namespace grove {

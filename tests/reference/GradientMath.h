@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "backends/runtime/Tensor.h"
+#include "support/Tensor.h"
 #include "tests/reference/ReferenceGradients.h"
 
 namespace grove::reference::math {

@@ -37,8 +37,8 @@
 #include <span>
 #include <vector>
 
-#include "backends/runtime/Tensor.h"
 #include "datasets/Dag.h"
+#include "support/Tensor.h"
 #include "tests/reference/Reference.h"
 #include "tests/reference/ReferenceGradients.h"
 #include "training/GradientModel.h"

@@ -31,8 +31,8 @@
 #include <string>
 #include <vector>
 
-#include "backends/runtime/Tensor.h"
 #include "datasets/Tree.h"
+#include "support/Tensor.h"
 #include "tests/reference/Reference.h"
 #include "training/GradientModel.h"
 

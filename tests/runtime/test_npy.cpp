@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "backends/runtime/Npy.h"
+#include "support/Npy.h"
 #include "tests/runtime/TestFiles.h"
 
 namespace grove {

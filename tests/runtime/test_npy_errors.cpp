@@ -3,7 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "backends/runtime/Npy.h"
+#include "support/Npy.h"
 #include "tests/UserError.h"
 #include "tests/runtime/TestFiles.h"
 

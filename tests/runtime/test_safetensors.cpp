@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "backends/runtime/Safetensors.h"
+#include "support/Safetensors.h"
 #include "tests/runtime/TestFiles.h"
 
 namespace grove {

@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <new>
 
-#include "backends/runtime/Safetensors.h"
+#include "support/Safetensors.h"
 #include "tests/UserError.h"
 #include "tests/runtime/TestFiles.h"
 

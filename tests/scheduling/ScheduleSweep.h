@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/runtime/Tensor.h"
+#include "support/Tensor.h"
 
 namespace grove::testing {
 

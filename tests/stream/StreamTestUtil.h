@@ -10,7 +10,7 @@
 #include <sstream>
 #include <string>
 
-#include "backends/runtime/Safetensors.h"
+#include "support/Safetensors.h"
 #include "tests/cli/CliRunner.h"
 
 namespace grove::testing {

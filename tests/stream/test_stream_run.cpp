@@ -6,7 +6,7 @@
 
 #include <regex>
 
-#include "backends/runtime/Npy.h"
+#include "support/Npy.h"
 #include "tests/stream/StreamTestUtil.h"
 
 namespace grove::testing {

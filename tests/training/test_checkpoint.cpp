@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "backends/runtime/BindWeights.h"
-#include "backends/runtime/Safetensors.h"
+#include "support/Safetensors.h"
 #include "tests/UserError.h"
 #include "tests/runtime/BindWeightsFixtures.h"
 #include "tests/runtime/TestFiles.h"

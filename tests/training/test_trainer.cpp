@@ -6,7 +6,7 @@
 
 #include <filesystem>
 
-#include "backends/runtime/Safetensors.h"
+#include "support/Safetensors.h"
 #include "tests/UserError.h"
 #include "tests/runtime/TestFiles.h"
 #include "tests/training/BagModel.h"

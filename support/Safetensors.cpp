@@ -1,4 +1,4 @@
-#include "backends/runtime/Safetensors.h"
+#include "support/Safetensors.h"
 
 #include <algorithm>
 #include <bit>
@@ -12,9 +12,9 @@
 #include <string_view>
 #include <vector>
 
-#include "backends/runtime/Messages.h"
 #include "support/Error.h"
 #include "support/FileIO.h"
+#include "support/Messages.h"
 
 namespace grove {
 namespace {
@@ -22,7 +22,7 @@ namespace {
 static_assert(std::endian::native == std::endian::little, "safetensors data is little-endian");
 static_assert(sizeof(float) == 4);
 
-namespace msg = runtime_messages;
+namespace msg = support_messages;
 using nlohmann::json;
 
 constexpr std::string_view kMetadataKey = "__metadata__";

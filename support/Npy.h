@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "backends/runtime/Tensor.h"
+#include "support/Tensor.h"
 
 namespace grove {
 

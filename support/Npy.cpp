@@ -1,4 +1,4 @@
-#include "backends/runtime/Npy.h"
+#include "support/Npy.h"
 
 #include <fmt/format.h>
 
@@ -13,16 +13,16 @@
 #include <string_view>
 #include <vector>
 
-#include "backends/runtime/Messages.h"
 #include "support/Error.h"
 #include "support/FileIO.h"
+#include "support/Messages.h"
 
 namespace grove {
 namespace {
 
 static_assert(std::endian::native == std::endian::little, ".npy data is written as little-endian '<f4'");
 
-namespace msg = runtime_messages;
+namespace msg = support_messages;
 
 constexpr std::string_view kMagic = "\x93NUMPY";
 constexpr size_t kAlignment = 64;

@@ -1,4 +1,4 @@
-#include "backends/runtime/Tensor.h"
+#include "support/Tensor.h"
 
 #include <fmt/format.h>
 

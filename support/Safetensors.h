@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "backends/runtime/Tensor.h"
+#include "support/Tensor.h"
 
 namespace grove {
 
