@@ -38,4 +38,9 @@ void parallel_tasks(int64_t tasks, int threads, const std::function<void(int64_t
   if (error) std::rethrow_exception(error);
 }
 
+void parallel_jobs(const std::vector<std::function<void()>> &jobs, int threads) {
+  parallel_tasks(static_cast<int64_t>(jobs.size()), threads,
+                 [&](int64_t j) { jobs[static_cast<size_t>(j)](); });
+}
+
 }  // namespace grove

@@ -8,9 +8,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 namespace grove {
 
 void parallel_tasks(int64_t tasks, int threads, const std::function<void(int64_t)> &body);
+
+// The same over a list of jobs, each a task.
+void parallel_jobs(const std::vector<std::function<void()>> &jobs, int threads);
 
 }  // namespace grove

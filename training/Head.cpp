@@ -83,13 +83,13 @@ uint64_t dropout_row_key(uint64_t seed, uint64_t step, uint64_t row) {
   return hash_key({seed, step, row, 0x44524F50ull /* "DROP" */});
 }
 
-bool keeps(uint64_t row_key, uint64_t element, double rate) {
-  return unit_double(mix64(row_key ^ element)) >= rate;
-}
-
-// The same test on the draw's top 53 bits: unit_double(w) >= rate exactly when (w >> 11) is at least
-// this (the product by 2^53 is exact, and so is the comparison of an integer below 2^53).
+// Whether dropout keeps an element: unit_double(draw) >= rate, tested on the draw's top 53 bits
+// against keep_threshold(rate) (the product by 2^53 is exact, and so is the comparison of an integer
+// below 2^53), which is the same test and vectorizes.
 uint64_t keep_threshold(double rate) { return static_cast<uint64_t>(std::ceil(rate * 0x1.0p53)); }
+inline bool kept(uint64_t row_key, uint64_t element, uint64_t threshold) {
+  return (mix64(row_key ^ element) >> 11) >= threshold;
+}
 
 // One row's mask and masked input: mask[k] = scale where element k is kept, else 0; x[k] = h[k] · mask[k].
 // A hash per element: with AVX-512DQ's 64-bit vector multiplies (Zen 4, Intel) it vectorizes, so the
@@ -97,8 +97,7 @@ uint64_t keep_threshold(double rate) { return static_cast<uint64_t>(std::ceil(ra
 GROVE_ALSO_X86_64_V4 void mask_row(const float *h, uint64_t row_key, uint64_t threshold, float scale,
                                    int64_t width, float *mask, float *x) {
   for (int64_t k = 0; k < width; ++k) {
-    const bool kept = (mix64(row_key ^ static_cast<uint64_t>(k)) >> 11) >= threshold;
-    mask[k] = kept ? scale : 0.0f;
+    mask[k] = kept(row_key, static_cast<uint64_t>(k), threshold) ? scale : 0.0f;
     x[k] = h[k] * mask[k];
   }
 }
@@ -107,7 +106,7 @@ GROVE_ALSO_X86_64_V4 void mask_row(const float *h, uint64_t row_key, uint64_t th
 
 bool dropout_keeps(uint64_t seed, uint64_t step, uint64_t row, uint64_t element, double rate) {
   if (rate <= 0.0) return true;
-  return keeps(dropout_row_key(seed, step, row), element, rate);
+  return kept(dropout_row_key(seed, step, row), element, keep_threshold(rate));
 }
 
 // Steps, for every labelled node n (a row r of `states`):

@@ -180,8 +180,7 @@ double Optimizer::step(const ParamRefs &params, Gradients &grads, int threads) {
       });
     }
   }
-  parallel_tasks(static_cast<int64_t>(tasks.size()), threads,
-                 [&](int64_t t) { tasks[static_cast<size_t>(t)](); });
+  parallel_jobs(tasks, threads);
   return norm;
 }
 

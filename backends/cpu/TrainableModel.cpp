@@ -283,7 +283,7 @@ void TrainableModel::set_weights(const Weights &weights) {
   m.weights = std::move(next);
   m.pack_jobs(*m.forward, jobs);
   m.pack_jobs(*m.backward, jobs);
-  parallel_tasks(int64_t(jobs.size()), m.threads(), [&](int64_t j) { jobs[size_t(j)](); });
+  parallel_jobs(jobs, m.threads());
   m.stats.set_weights_ms += ms_since(t0);
 }
 
