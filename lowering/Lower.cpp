@@ -2,12 +2,10 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
 #include <cstdlib>
-#include <iostream>
 #include <sstream>
 #include <string>
-#include <type_traits>
+#include <utility>
 
 #include "ilir/IRPrinter.h"
 #include "ilir/Verifier.h"
@@ -15,6 +13,7 @@
 #include "lowering/Messages.h"
 #include "plan/LevelPlan.h"
 #include "plan/Passes.h"
+#include "support/PassRunner.h"
 
 namespace grove::lowering {
 
@@ -22,11 +21,6 @@ namespace HI = Halide::Internal;
 namespace msg = lowering_messages;
 
 namespace {
-
-int debug_level() {
-  const char *v = std::getenv("GROVE_DEBUG");
-  return v ? std::atoi(v) : 0;
-}
 
 // How the pass runner shows each kind of IR at GROVE_DEBUG=2: ILIR programs as the printer writes
 // them, the level plan as `grove dump --stage plan` does, Halide statements (and the loop nest
@@ -40,24 +34,15 @@ std::string show(const HI::Stmt &s) {
 }
 std::string show(const LoopNest &nest) { return show(nest.body); }
 
-// Runs one pass over `ir` (an ILIR program or a Halide statement): at GROVE_DEBUG=1 prints its time,
-// at GROVE_DEBUG=2 also the IR after it when it changed. Every pass of lower() goes through here, so
-// `GROVE_DEBUG=1 grove run ...` lists the whole pipeline with its times.
+// Runs one pass over `ir` (an ILIR program or a Halide statement) through support's timed pass
+// runner: at GROVE_DEBUG=1 prints its time, at GROVE_DEBUG=2 also the IR after it when it changed.
+// Every pass of lower() goes through here, so `GROVE_DEBUG=1 grove run ...` lists the whole
+// pipeline with its times.
 template <typename IR, typename Pass>
 auto run_pass(const char *name, const IR &ir, Pass &&pass) {
-  const int level = debug_level();
-  auto t0 = std::chrono::steady_clock::now();
-  auto out = pass(ir);
-  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  if (level >= 1) std::cerr << fmt::format("[grove] pass {:<28} {:8.2f} ms\n", name, ms);
-  if (level >= 2) {
-    std::string after = show(out);
-    if constexpr (std::is_same_v<IR, decltype(out)>) {
-      if (after == show(ir)) return out;
-    }
-    std::cerr << "[grove] after " << name << ":\n" << after << "\n";
-  }
-  return out;
+  return run_timed_pass(
+      "", name, debug_level(), ir, std::forward<Pass>(pass), [](const auto &x) { return show(x); },
+      [](const auto &a, const auto &b) { return show(a) == show(b); });
 }
 
 }  // namespace

@@ -2,10 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
-#include <cstdlib>
-#include <iostream>
-
 #include "frontend/relay/Printer.h"
 #include "frontend/relay/StructuralEqual.h"
 #include "frontend/relay/TypeInfer.h"
@@ -22,15 +18,11 @@
 #include "frontend/relay/passes/ToANormalForm.h"
 #include "frontend/relay/passes/ToGraphNormalForm.h"
 #include "support/Error.h"
+#include "support/PassRunner.h"
 
 namespace grove::relay {
 
 namespace {
-
-int debug_level() {
-  const char *v = std::getenv("GROVE_DEBUG");
-  return v ? std::atoi(v) : 0;
-}
 
 using Targets = std::vector<const ExternalTarget *>;
 
@@ -131,13 +123,15 @@ Module run_passes(const Module &module, const std::vector<PassStep> &passes, con
                    known.empty() ? std::string("none") : known);
       targets.push_back(found);
     }
-    auto t0 = std::chrono::steady_clock::now();
-    Module out = step.pass->run(m, options, targets);
-    infer_types(out);
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    if (level >= 1) std::cerr << fmt::format("[grove] relay pass {:<15} {:8.2f} ms\n", step.pass->name, ms);
-    if (level >= 2 && !structural_equal(out, m).equal)
-      std::cerr << "[grove] after " << step.pass->name << ":\n" << print_module(out).text << "\n";
+    Module out = run_timed_pass(
+        "relay", step.pass->name, level, m,
+        [&](const Module &in) {
+          Module result = step.pass->run(in, options, targets);
+          infer_types(result);
+          return result;
+        },
+        [](const Module &x) { return print_module(x).text; },
+        [](const Module &a, const Module &b) { return structural_equal(a, b).equal; });
     m = std::move(out);
   }
   return m;
