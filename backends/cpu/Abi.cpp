@@ -1,7 +1,7 @@
 #include "backends/cpu/Abi.h"
 
 #include "backends/cpu/Messages.h"
-#include "lowering/HostTarget.h"
+#include "lowering/cpu/HostTarget.h"
 #include "support/Error.h"
 
 namespace grove::cpu {

@@ -9,7 +9,7 @@
 #include "backends/cpu/CompiledModel.h"
 #include "backends/runtime/ModelAbi.h"
 #include "ilir/IR.h"
-#include "lowering/Lower.h"
+#include "lowering/cpu/Lower.h"
 #include "scheduling/Schedule.h"
 
 namespace grove::cpu {

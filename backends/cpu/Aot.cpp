@@ -20,7 +20,7 @@
 #include "backends/cpu/Messages.h"
 #include "backends/cpu/TsanParallel.h"
 #include "backends/runtime/BindWeights.h"
-#include "lowering/Codegen.h"
+#include "lowering/cpu/Codegen.h"
 #include "support/Error.h"
 #include "support/Safetensors.h"
 

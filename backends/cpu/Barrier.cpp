@@ -1,7 +1,7 @@
 #include "backends/cpu/Barrier.h"
 
 #include "backends/runtime/Team.h"
-#include "lowering/Names.h"
+#include "lowering/cpu/Names.h"
 
 namespace grove::cpu {
 

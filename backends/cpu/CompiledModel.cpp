@@ -9,8 +9,8 @@
 #include "backends/cpu/TsanParallel.h"
 #include "backends/runtime/BindWeights.h"
 #include "backends/runtime/Clock.h"
-#include "lowering/Codegen.h"
-#include "lowering/Lower.h"
+#include "lowering/cpu/Codegen.h"
+#include "lowering/cpu/Lower.h"
 #include "support/Error.h"
 
 namespace grove::cpu {

@@ -16,7 +16,7 @@
 #include "backends/runtime/DagInspector.h"
 #include "backends/runtime/Inspector.h"
 #include "ilir/IRPrinter.h"
-#include "lowering/Codegen.h"
+#include "lowering/cpu/Codegen.h"
 #include "plan/Differentiate.h"
 #include "plan/LevelPlan.h"
 #include "support/Error.h"

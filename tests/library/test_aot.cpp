@@ -33,7 +33,7 @@
 #include "datasets/PTBReader.h"
 #include "datasets/Vocab.h"
 #include "frontend/dsl/Frontend.h"
-#include "lowering/HostTarget.h"
+#include "lowering/cpu/HostTarget.h"
 #include "support/Npy.h"
 #include "support/Safetensors.h"
 #include "tests/UserError.h"

@@ -10,8 +10,8 @@
 #include <sstream>
 
 #include "frontend/dsl/Frontend.h"
-#include "lowering/HostTarget.h"
-#include "lowering/Lower.h"
+#include "lowering/cpu/HostTarget.h"
+#include "lowering/cpu/Lower.h"
 #include "scheduling/Schedule.h"
 
 namespace grove::lowering {

@@ -30,7 +30,7 @@
 #include "frontend/relay/Value.h"
 #include "frontend/relay/Visitor.h"
 #include "frontend/relay/passes/FuseOps.h"
-#include "lowering/HostTarget.h"
+#include "lowering/cpu/HostTarget.h"
 #include "support/Error.h"
 #include "tests/UserError.h"
 

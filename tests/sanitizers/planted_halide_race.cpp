@@ -10,7 +10,7 @@
 
 #include "Halide.h"
 #include "backends/cpu/TsanParallel.h"
-#include "lowering/HostTarget.h"
+#include "lowering/cpu/HostTarget.h"
 
 namespace {
 

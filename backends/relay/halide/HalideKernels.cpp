@@ -17,7 +17,7 @@
 #include "backends/relay/halide/HalideLower.h"
 #include "backends/relay/halide/ParallelPool.h"
 #include "backends/runtime/Team.h"
-#include "lowering/HostTarget.h"
+#include "lowering/cpu/HostTarget.h"
 #include "support/Error.h"
 
 namespace grove::relay {

@@ -1,4 +1,4 @@
-#include "lowering/ReductionKernel.h"
+#include "lowering/cpu/ReductionKernel.h"
 
 #include <fmt/format.h>
 
@@ -7,9 +7,9 @@
 #include <optional>
 
 #include "ilir/IRVisitor.h"
-#include "lowering/ExprLowering.h"
-#include "lowering/LoopSplitting.h"
-#include "lowering/Names.h"
+#include "lowering/cpu/ExprLowering.h"
+#include "lowering/cpu/LoopSplitting.h"
+#include "lowering/cpu/Names.h"
 #include "support/Error.h"
 
 namespace grove::lowering::internal {

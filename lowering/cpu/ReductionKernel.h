@@ -7,8 +7,8 @@
 // last index, and adds it to the gradient once.
 
 #include "ilir/IR.h"
-#include "lowering/HalideIR.h"
-#include "lowering/TensorAccess.h"
+#include "lowering/cpu/HalideIR.h"
+#include "lowering/cpu/TensorAccess.h"
 
 namespace grove::lowering::internal {
 

@@ -6,8 +6,8 @@
 // before the block is stored.
 
 #include "ilir/IR.h"
-#include "lowering/HalideIR.h"
-#include "lowering/TensorAccess.h"
+#include "lowering/cpu/HalideIR.h"
+#include "lowering/cpu/TensorAccess.h"
 #include "plan/LevelPlan.h"
 
 namespace grove::lowering::internal {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "lowering/HalideIR.h"
+#include "lowering/cpu/HalideIR.h"
 
 namespace grove::lowering::internal {
 

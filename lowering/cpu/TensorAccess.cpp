@@ -1,7 +1,7 @@
-#include "lowering/TensorAccess.h"
+#include "lowering/cpu/TensorAccess.h"
 
-#include "lowering/ExprLowering.h"
-#include "lowering/Names.h"
+#include "lowering/cpu/ExprLowering.h"
+#include "lowering/cpu/Names.h"
 #include "support/Error.h"
 
 namespace grove::lowering::internal {

@@ -1,4 +1,4 @@
-#include "lowering/HalideIR.h"
+#include "lowering/cpu/HalideIR.h"
 
 namespace grove::lowering::internal {
 

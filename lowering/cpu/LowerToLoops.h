@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "Halide.h"
-#include "lowering/Names.h"
+#include "lowering/cpu/Names.h"
 #include "plan/LevelPlan.h"
 
 namespace grove::lowering {

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "lowering/HalideIR.h"
+#include "lowering/cpu/HalideIR.h"
 
 namespace grove::lowering::internal {
 

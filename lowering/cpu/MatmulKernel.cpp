@@ -1,4 +1,4 @@
-#include "lowering/MatmulKernel.h"
+#include "lowering/cpu/MatmulKernel.h"
 
 #include <fmt/format.h>
 
@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "lowering/ExprLowering.h"
-#include "lowering/LoopSplitting.h"
+#include "lowering/cpu/ExprLowering.h"
+#include "lowering/cpu/LoopSplitting.h"
 
 namespace grove::lowering::internal {
 

@@ -1,15 +1,15 @@
-#include "lowering/LowerToLoops.h"
+#include "lowering/cpu/LowerToLoops.h"
 
 #include <set>
 #include <string>
 
-#include "lowering/ExprLowering.h"
-#include "lowering/GemmKernel.h"
-#include "lowering/HalideIR.h"
-#include "lowering/MatmulKernel.h"
-#include "lowering/ReductionKernel.h"
-#include "lowering/Team.h"
-#include "lowering/TensorAccess.h"
+#include "lowering/cpu/ExprLowering.h"
+#include "lowering/cpu/GemmKernel.h"
+#include "lowering/cpu/HalideIR.h"
+#include "lowering/cpu/MatmulKernel.h"
+#include "lowering/cpu/ReductionKernel.h"
+#include "lowering/cpu/Team.h"
+#include "lowering/cpu/TensorAccess.h"
 #include "support/Error.h"
 
 namespace grove::lowering {

@@ -1,4 +1,4 @@
-#include "lowering/Codegen.h"
+#include "lowering/cpu/Codegen.h"
 
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Metadata.h>
@@ -7,7 +7,7 @@
 
 #include <system_error>
 
-#include "lowering/Messages.h"
+#include "lowering/cpu/Messages.h"
 #include "support/Error.h"
 
 namespace grove::lowering {

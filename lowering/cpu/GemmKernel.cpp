@@ -1,4 +1,4 @@
-#include "lowering/GemmKernel.h"
+#include "lowering/cpu/GemmKernel.h"
 
 #include <fmt/format.h>
 
@@ -7,9 +7,9 @@
 #include <utility>
 #include <vector>
 
-#include "lowering/ExprLowering.h"
-#include "lowering/HostTarget.h"
-#include "lowering/LoopSplitting.h"
+#include "lowering/cpu/ExprLowering.h"
+#include "lowering/cpu/HostTarget.h"
+#include "lowering/cpu/LoopSplitting.h"
 #include "support/Error.h"
 
 namespace grove::lowering::internal {

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "ilir/IR.h"
-#include "lowering/HalideIR.h"
-#include "lowering/TensorAccess.h"
+#include "lowering/cpu/HalideIR.h"
+#include "lowering/cpu/TensorAccess.h"
 
 namespace grove::lowering::internal {
 

@@ -1,4 +1,4 @@
-#include "lowering/LoopSplitting.h"
+#include "lowering/cpu/LoopSplitting.h"
 
 #include <fmt/format.h>
 

@@ -8,9 +8,9 @@
 
 #include "backends/runtime/ModelAbi.h"
 #include "ilir/IR.h"
-#include "lowering/HalideIR.h"
-#include "lowering/Team.h"
-#include "lowering/TensorAccess.h"
+#include "lowering/cpu/HalideIR.h"
+#include "lowering/cpu/Team.h"
+#include "lowering/cpu/TensorAccess.h"
 #include "plan/LevelPlan.h"
 
 namespace grove::lowering::internal {

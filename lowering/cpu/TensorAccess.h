@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "ilir/IR.h"
-#include "lowering/HalideIR.h"
+#include "lowering/cpu/HalideIR.h"
 
 namespace grove::lowering::internal {
 

@@ -1,4 +1,4 @@
-#include "lowering/HostTarget.h"
+#include "lowering/cpu/HostTarget.h"
 
 #include <fmt/format.h>
 

@@ -10,8 +10,8 @@
 
 #include "Halide.h"
 #include "ilir/IR.h"
-#include "lowering/HostTarget.h"
-#include "lowering/LowerToLoops.h"
+#include "lowering/cpu/HostTarget.h"
+#include "lowering/cpu/LowerToLoops.h"
 #include "plan/LevelPlan.h"
 #include "scheduling/Schedule.h"
 

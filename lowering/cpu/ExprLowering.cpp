@@ -1,10 +1,10 @@
-#include "lowering/ExprLowering.h"
+#include "lowering/cpu/ExprLowering.h"
 
 #include <fmt/format.h>
 
 #include "ilir/IRVisitor.h"
-#include "lowering/LoopSplitting.h"
-#include "lowering/Names.h"
+#include "lowering/cpu/LoopSplitting.h"
+#include "lowering/cpu/Names.h"
 #include "support/Error.h"
 
 namespace grove::lowering::internal {

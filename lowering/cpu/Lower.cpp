@@ -1,4 +1,4 @@
-#include "lowering/Lower.h"
+#include "lowering/cpu/Lower.h"
 
 #include <fmt/format.h>
 
@@ -9,8 +9,8 @@
 
 #include "ilir/IRPrinter.h"
 #include "ilir/Verifier.h"
-#include "lowering/LowerToLoops.h"
-#include "lowering/Messages.h"
+#include "lowering/cpu/LowerToLoops.h"
+#include "lowering/cpu/Messages.h"
 #include "plan/LevelPlan.h"
 #include "plan/Passes.h"
 #include "support/PassRunner.h"

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "Halide.h"
-#include "lowering/Lower.h"
+#include "lowering/cpu/Lower.h"
 
 namespace llvm {
 class LLVMContext;

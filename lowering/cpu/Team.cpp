@@ -1,10 +1,10 @@
-#include "lowering/Team.h"
+#include "lowering/cpu/Team.h"
 
 #include <fmt/format.h>
 
 #include <vector>
 
-#include "lowering/Names.h"
+#include "lowering/cpu/Names.h"
 
 namespace grove::lowering::internal {
 
