@@ -2,7 +2,7 @@
 // The GPU check kit: what `grove_gpu_prepare` (Prepare.cpp) writes on a machine with grove, and
 // what `run_kit` (RunKit.cpp) reads on a GPU machine that has only the CUDA toolkit (no Halide, no
 // LLVM, no grove build). Plain C++17, no dependency: both sides and the emulated self-test
-// (tests/cuda/test_cuda_kit.cpp) include it.
+// (tests/backends/cuda/test_cuda_kit.cpp) include it.
 //
 // kit.txt holds cases, one block each:
 //   case NAME                 a line per field, in this order

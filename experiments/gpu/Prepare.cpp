@@ -12,7 +12,7 @@
 //      (MV-RNN 64 and 128), per level and persistent, on the first 1 and 10 SST test trees as one
 //      call; weights random on the device (not carried).
 // --quick: group 1 only, for TreeLSTM, the DAG-RNN and LSTM at H = 16 on 4 x 32 threads (the
-// emulated self-test, tests/cuda/test_cuda_kit.cpp).
+// emulated self-test, tests/backends/cuda/test_cuda_kit.cpp).
 
 #include <fmt/format.h>
 

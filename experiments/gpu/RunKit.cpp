@@ -4,7 +4,7 @@
 // co-resident blocks), the checked cases are compared with the reference, and the timed cases are
 // run `repeat` times between two events. Prints a markdown table. Build (run_kit.sh does):
 //   g++ -std=c++17 -O2 -I$CUDA/include RunKit.cpp -o run_kit -L$CUDA/lib64 -lnvrtc -lcuda
-// Never run yet: no GPU was lent when it was written; its emulated twin (tests/cuda/test_cuda_kit)
+// Never run yet: no GPU was lent when it was written; its emulated twin (tests/backends/cuda/test_cuda_kit)
 // checks the kit's files, arguments and launch order on the CPU.
 
 #include <cuda.h>

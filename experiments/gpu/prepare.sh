@@ -10,6 +10,6 @@ build=${1:-build}
 kit=${2:-$build/gpu-kit}
 cmake --build "$build" --target grove_gpu_prepare -j2
 rm -rf "$kit"
-"$build/tests/cuda/grove_gpu_prepare" "$kit"
+"$build/tests/backends/cuda/grove_gpu_prepare" "$kit"
 cp "$here/Kit.h" "$here/RunKit.cpp" "$here/run_kit.sh" "$kit/"
 echo "kit: $kit ($(du -sh "$kit" | cut -f1), $(grep -c '^case' "$kit/kit.txt") cases); on the GPU machine: sh run_kit.sh"

@@ -29,7 +29,7 @@ TREEFC = MODELS / "treefc.grove"
 TREELSTM = MODELS / "treelstm.grove"
 GROVE_BINARY = os.environ.get("GROVE_BINARY")
 
-# Labelled trees with integer tokens (no vocabulary), as tests/cli/test_cli_train.cpp trains.
+# Labelled trees with integer tokens (no vocabulary), as tests/tools/test_cli_train.cpp trains.
 TRAIN = ["(3 (2 0) (4 (2 1) (4 2)))", "(1 (0 3) (2 1))", "(4 (4 2) (3 2))", "(0 (0 3) (1 (0 3) (2 4)))",
          "(2 (2 1) (2 4))", "(3 (4 2) (2 (2 1) (3 0)))", "(1 (1 3) (2 0))"]
 DEV = ["(1 (0 3) (2 1))", "(4 (4 2) (3 0))"]

@@ -18,7 +18,7 @@
 #include "datasets/Tree.h"
 #include "frontend/dsl/Frontend.h"
 #include "support/Safetensors.h"
-#include "tests/runtime/TestFiles.h"
+#include "tests/TestFiles.h"
 
 namespace grove::capi_test {
 

@@ -17,7 +17,7 @@
 #include "datasets/PTBReader.h"
 #include "datasets/Vocab.h"
 #include "tests/UserError.h"
-#include "tests/runtime/TestFiles.h"
+#include "tests/TestFiles.h"
 
 namespace grove {
 namespace {

@@ -17,7 +17,7 @@
 
 namespace grove::relay::testing {
 
-// The shared helper (tests/UserError.h), under the name these suites and tests/onnx use.
+// The shared helper (tests/UserError.h), under the name these suites and tests/frontend/onnx use.
 using grove::testing::user_error_of;
 
 // A float32 tensor of `shape`, uniform in [lo, hi), the same for the same seed.

@@ -9,7 +9,7 @@
 
 #include "frontend/relay/NDArrayIO.h"
 #include "tests/UserError.h"
-#include "tests/runtime/TestFiles.h"
+#include "tests/TestFiles.h"
 
 namespace grove::relay {
 namespace {

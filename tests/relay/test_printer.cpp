@@ -17,7 +17,7 @@
 #include "frontend/relay/StructuralEqual.h"
 #include "frontend/relay/TypeInfer.h"
 #include "tests/UserError.h"
-#include "tests/runtime/TestFiles.h"
+#include "tests/TestFiles.h"
 
 namespace grove::relay {
 namespace {

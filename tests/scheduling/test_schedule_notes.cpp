@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "scheduling/Schedule.h"
-#include "tests/cli/CliRunner.h"
+#include "tests/tools/CliRunner.h"
 
 namespace grove::scheduling {
 namespace {

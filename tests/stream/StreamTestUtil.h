@@ -11,7 +11,7 @@
 #include <string>
 
 #include "support/Safetensors.h"
-#include "tests/cli/CliRunner.h"
+#include "tests/tools/CliRunner.h"
 
 namespace grove::testing {
 

@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "tests/UserError.h"
-#include "tests/runtime/TestFiles.h"
+#include "tests/TestFiles.h"
 #include "training/Glove.h"
 
 namespace grove::training {

@@ -8,7 +8,7 @@
 
 #include "support/Safetensors.h"
 #include "tests/UserError.h"
-#include "tests/runtime/TestFiles.h"
+#include "tests/TestFiles.h"
 #include "tests/training/BagModel.h"
 #include "training/Random.h"
 #include "training/Trainer.h"

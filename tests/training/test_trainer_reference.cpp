@@ -8,7 +8,7 @@
 #include "datasets/PTBReader.h"
 #include "tests/reference/Reference.h"
 #include "tests/reference/ReferenceGradients.h"
-#include "tests/runtime/TestFiles.h"
+#include "tests/TestFiles.h"
 #include "training/Trainer.h"
 
 namespace grove::training {
