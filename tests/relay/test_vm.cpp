@@ -428,6 +428,34 @@ def @main(%x: float32) -> float32 {
   EXPECT_EQ(compiles, 2);
 }
 
+// Kernels are keyed by structural hash and equality, not by printed text: functions whose variables
+// are named differently and whose attributes are written in another order are one kernel, compiled
+// once; a different attribute value is another kernel.
+TEST(RelayVM, StructurallyEqualKernelsShareOneCompiledKernel) {
+  Module m = parse(R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(4), float32]) -> Tensor[(4), float32] {
+  let %f = fn (%p: Tensor[(4), float32], Primitive=1) { clip(%p, a_min=0f, a_max=1f) };
+  let %g = fn (%q: Tensor[(4), float32], Primitive=1) { clip(%q, a_max=1f, a_min=0f) };
+  let %h = fn (%r: Tensor[(4), float32], Primitive=1) { clip(%r, a_min=0f, a_max=2f) };
+  let %a = %f(%x);
+  let %b = %g(%a);
+  %h(%b)
+}
+)");
+  vm::Executable exe = vm::compile(m);
+  ASSERT_EQ(exe.kernels.size(), 2u);  // %f and %g; %h
+  int compiles = 0;
+  auto counting = std::make_unique<CountingCompiler>(make_interpreter_kernel_compiler(exe.module), &compiles,
+                                                     CountingCompiler::Corrupt::None);
+  VirtualMachine machine(std::move(exe), std::move(counting));
+  NDArray x = filled({4});
+  for (int k = 0; k < 4; ++k) x.data<float>()[k] = static_cast<float>(k) - 1.5f;
+  const NDArray out = tensor_of(machine.run_main({tensor_value(x)}));
+  EXPECT_EQ(out.data<float>()[0], 0.0f);
+  EXPECT_EQ(out.data<float>()[3], 1.0f);
+  EXPECT_EQ(compiles, 2);
+}
+
 // A kernel no compiler is left to take (Halide alone, an operator it does not lower) is the user's
 // error at run time, naming the operator and where.
 TEST(RelayVM, AKernelNoCompilerTakesIsAUserError) {

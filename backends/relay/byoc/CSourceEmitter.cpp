@@ -16,6 +16,7 @@
 #include "frontend/relay/Visitor.h"
 #include "frontend/relay/ops/Broadcast.h"
 #include "frontend/relay/ops/Op.h"
+#include "frontend/relay/ops/OpAttrs.h"
 #include "support/Error.h"
 
 namespace grove::relay {
@@ -330,8 +331,9 @@ class Emitter {
     }
     if (op->name == "clip") {
       // The interpreter converts the bounds to float (TVM's make_const) before comparing.
-      record.lo = float_literal(static_cast<float>(attr_float(call->attrs, "a_min", 0.0)));
-      record.hi = float_literal(static_cast<float>(attr_float(call->attrs, "a_max", 0.0)));
+      const ClipAttrs bounds = clip_attrs(call->attrs);
+      record.lo = float_literal(static_cast<float>(bounds.a_min));
+      record.hi = float_literal(static_cast<float>(bounds.a_max));
       uses_clip_ = true;
     }
     const int index = static_cast<int>(ops_.size());

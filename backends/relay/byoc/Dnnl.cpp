@@ -46,7 +46,7 @@
 
 #include "backends/relay/byoc/Codegen.h"
 #include "frontend/relay/ops/Op.h"
-#include "frontend/relay/ops/WindowAttrs.h"
+#include "frontend/relay/ops/OpAttrs.h"
 #include "support/Error.h"
 
 namespace grove::relay {
@@ -65,11 +65,9 @@ int64_t product(const Shape &s, size_t begin, size_t end) {
 }
 
 // What oneDNN's convolution can do: NCHW data, OIHW weights, an NCHW float32 result.
-std::string conv2d_unsupported(const Attrs &attrs) {
-  const std::string data_layout = attr_string(attrs, "data_layout", "NCHW");
-  const std::string kernel_layout = attr_string(attrs, "kernel_layout", "OIHW");
-  const std::string out_layout = attr_string(attrs, "out_layout", "");
-  const std::string out_dtype = attr_string(attrs, "out_dtype", "");
+std::string conv2d_unsupported(const Conv2DAttrs &attrs) {
+  const std::string &data_layout = attrs.data_layout, &kernel_layout = attrs.kernel_layout;
+  const std::string &out_layout = attrs.out_layout, &out_dtype = attrs.out_dtype;
   if (data_layout != "NCHW") return fmt::format("data_layout \"{}\" (dnnl takes NCHW)", data_layout);
   if (kernel_layout != "OIHW") return fmt::format("kernel_layout \"{}\" (dnnl takes OIHW)", kernel_layout);
   if (!out_layout.empty() && out_layout != "NCHW")
@@ -85,17 +83,17 @@ struct Conv2D {
   Pad pad;
 };
 
-Conv2D conv2d_geometry(const Shape &data, const Shape &weight, const Attrs &attrs) {
+Conv2D conv2d_geometry(const Shape &data, const Shape &weight, const Conv2DAttrs &attrs) {
   if (data.size() != 4 || weight.size() != 4)
     throw OpError(fmt::format("conv2d takes 4-d data and weights, found {} and {}", shape_to_string(data),
                               shape_to_string(weight)));
   Conv2D g{};
   g.n = data[0], g.c = data[1], g.h = data[2], g.w = data[3];
   g.o = weight[0], g.i = weight[1], g.kh = weight[2], g.kw = weight[3];
-  g.groups = attr_int(attrs, "groups", 1);
-  g.stride = pair_attr(attrs, "strides", {1, 1});
-  g.dilation = pair_attr(attrs, "dilation", {1, 1});
-  g.pad = padding_attr(attrs);
+  g.groups = attrs.groups;
+  g.stride = attrs.strides;
+  g.dilation = attrs.dilation;
+  g.pad = attrs.padding;
   if (g.groups <= 0 || g.c != g.i * g.groups || g.o % g.groups != 0)
     throw OpError(fmt::format("the data {} and weight {} do not fit groups={}", shape_to_string(data),
                               shape_to_string(weight), g.groups));
@@ -113,8 +111,9 @@ struct BatchMatmul {
 
 BatchMatmul batch_matmul_geometry(const Shape &x, const Shape &y, const Attrs &attrs) {
   BatchMatmul g{};
-  g.ta = attr_bool(attrs, "transpose_a", false);
-  g.tb = attr_bool(attrs, "transpose_b", true);
+  const BatchMatmulAttrs a = batch_matmul_attrs(attrs);
+  g.ta = a.transpose_a;
+  g.tb = a.transpose_b;
   g.bx = x[0], g.by = y[0];
   g.m = g.ta ? x[2] : x[1];
   g.k = g.ta ? x[1] : x[2];
@@ -189,11 +188,11 @@ bool dense_supported(const Call &call) {
 }
 
 bool conv2d_supported(const Call &call) {
-  return conv2d_unsupported(call.attrs).empty() && all_f32(call, {4, 4});
+  return conv2d_unsupported(conv2d_attrs(call.attrs)).empty() && all_f32(call, {4, 4});
 }
 
 bool batch_matmul_supported(const Call &call) {
-  const std::string out_dtype = attr_string(call.attrs, "out_dtype", "");
+  const std::string out_dtype = batch_matmul_attrs(call.attrs).out_dtype;
   return all_f32(call, {3, 3}) && (out_dtype.empty() || out_dtype == "float32");
 }
 
@@ -230,9 +229,10 @@ std::optional<Eltwise> eltwise_of(const Call &call) {
   if (name == "sqrt") return Eltwise{A::eltwise_sqrt};
   if (name == "abs") return Eltwise{A::eltwise_abs};
   if (name == "negative") return Eltwise{A::eltwise_linear, -1.f, 0.f};
-  if (name == "clip")
-    return Eltwise{A::eltwise_clip, static_cast<float>(attr_float(call.attrs, "a_min", 0.0)),
-                   static_cast<float>(attr_float(call.attrs, "a_max", 0.0))};
+  if (name == "clip") {
+    const ClipAttrs bounds = clip_attrs(call.attrs);
+    return Eltwise{A::eltwise_clip, static_cast<float>(bounds.a_min), static_cast<float>(bounds.a_max)};
+  }
   return std::nullopt;
 }
 
@@ -723,9 +723,10 @@ class Builder {
   // (the result plain when it is an output).
   Tensor conv2d(const Expr &e, const Call &call, const Tensor &data, const Tensor &weight, const Bias *bias,
                 bool relu, const std::string &name) {
-    if (std::string why = conv2d_unsupported(call.attrs); !why.empty())
+    const Conv2DAttrs attrs = conv2d_attrs(call.attrs);
+    if (std::string why = conv2d_unsupported(attrs); !why.empty())
       user_error("dnnl cannot compile nn.conv2d with {} (at {})", why, where(e));
-    const Conv2D g = conv2d_geometry(data.shape, weight.shape, call.attrs);
+    const Conv2D g = conv2d_geometry(data.shape, weight.shape, attrs);
     const Shape out{g.n, g.o, g.oh, g.ow};
     const memory::dims w_dims = g.groups == 1 ? memory::dims{g.o, g.i, g.kh, g.kw}
                                               : memory::dims{g.groups, g.o / g.groups, g.i, g.kh, g.kw};

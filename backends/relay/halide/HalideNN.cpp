@@ -8,7 +8,7 @@
 
 #include "backends/relay/halide/HalideLowerer.h"
 #include "frontend/relay/ops/Op.h"
-#include "frontend/relay/ops/WindowAttrs.h"
+#include "frontend/relay/ops/OpAttrs.h"
 
 namespace grove::relay::halide_internal {
 namespace {
@@ -193,8 +193,8 @@ Tensor Lowerer::batch_matmul(const Call &call, const Tensor &x, const Tensor &y,
   if (!float_to(x.dtype, out.dtype))
     unsupported(fmt::format("nn.batch_matmul of {} to {}", to_string(x.dtype), to_string(out.dtype)),
                 call.span);
-  const bool ta = attr_bool(call.attrs, "transpose_a", false),
-             tb = attr_bool(call.attrs, "transpose_b", true);
+  const BatchMatmulAttrs attrs = batch_matmul_attrs(call.attrs);
+  const bool ta = attrs.transpose_a, tb = attrs.transpose_b;
   const int64_t batch = out.shape[0], m = out.shape[1], n = out.shape[2];
   const int64_t k = ta ? x.shape[1] : x.shape[2];
   const Tensor xr = materialize(x);
@@ -235,10 +235,10 @@ Tensor Lowerer::conv2d(const Call &call, const Tensor &x, const Tensor &w, const
   if (!float_to(x.dtype, out.dtype))
     unsupported(fmt::format("nn.conv2d of {} to {}", to_string(x.dtype), to_string(out.dtype)), call.span);
   const Halide::Type t = htype(x.dtype, call.span);
-  const std::array<int64_t, 2> strides = pair_attr(call.attrs, "strides", {1, 1});
-  const std::array<int64_t, 2> dilation = pair_attr(call.attrs, "dilation", {1, 1});
-  const Pad pad = padding_attr(call.attrs);
-  const int64_t groups = attr_int(call.attrs, "groups", 1);
+  const Conv2DAttrs attrs = conv2d_attrs(call.attrs);
+  const std::array<int64_t, 2> strides = attrs.strides, dilation = attrs.dilation;
+  const Pad pad = attrs.padding;
+  const int64_t groups = attrs.groups;
   const int64_t c_in = x.shape[1], h = x.shape[2], wd = x.shape[3];
   const int64_t o = w.shape[0], ic = w.shape[1], kh = w.shape[2], kw = w.shape[3];
   const int64_t opg = o / groups, oh = out.shape[2], ow = out.shape[3];
@@ -302,11 +302,10 @@ Tensor Lowerer::conv2d(const Call &call, const Tensor &x, const Tensor &w, const
 Tensor Lowerer::pool2d(bool is_max, const Call &call, const Tensor &x, const TensorType &out) {
   const Halide::Type t = htype(x.dtype, call.span);
   if (!t.is_float()) unsupported(fmt::format("{} of {}", op_, to_string(x.dtype)), call.span);
-  const std::array<int64_t, 2> size = pair_attr(call.attrs, "pool_size", {});
-  const std::array<int64_t, 2> strides = pair_attr(call.attrs, "strides", {1, 1});
-  const std::array<int64_t, 2> dilation = pair_attr(call.attrs, "dilation", {1, 1});
-  const Pad pad = padding_attr(call.attrs);
-  const bool cip = !is_max && attr_bool(call.attrs, "count_include_pad", false);
+  const Pool2DAttrs attrs = pool2d_attrs(call.attrs);
+  const std::array<int64_t, 2> size = attrs.pool_size, strides = attrs.strides, dilation = attrs.dilation;
+  const Pad pad = attrs.padding;
+  const bool cip = !is_max && attrs.count_include_pad;
   const int64_t h = x.shape[2], wd = x.shape[3], oh = out.shape[2], ow = out.shape[3];
   auto counts = [&](int64_t extent, int64_t outs, int64_t k, int64_t s, int64_t d, int64_t lo, int64_t hi) {
     Halide::Buffer<int32_t> buf(static_cast<int>(outs));

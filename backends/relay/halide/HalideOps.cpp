@@ -22,6 +22,7 @@
 #include "backends/relay/halide/HalideLowerer.h"
 #include "frontend/relay/Visitor.h"
 #include "frontend/relay/ops/Op.h"
+#include "frontend/relay/ops/OpAttrs.h"
 #include "frontend/relay/ops/Reduce.h"
 #include "frontend/relay/ops/Transform.h"
 #include "support/Error.h"
@@ -293,7 +294,8 @@ Tensor Lowerer::elementwise(const std::string &op, const Call &call, const std::
       return cast_as_interpreter(x, to, to_bool);
     });
   else if (op == "clip") {
-    const double lo_d = attr_float(call.attrs, "a_min", 0.0), hi_d = attr_float(call.attrs, "a_max", 0.0);
+    const ClipAttrs bounds = clip_attrs(call.attrs);
+    const double lo_d = bounds.a_min, hi_d = bounds.a_max;
     // Bounds converted as the interpreter converts them: rounded for floats, truncated toward zero
     // and saturated for integers.
     auto bound = [&](double v) -> HExpr {
@@ -347,8 +349,7 @@ Tensor Lowerer::elementwise(const std::string &op, const Call &call, const std::
       return Halide::select(arg(0, i) != zero(u8), arg(1, i), arg(2, i));
     };
   else if (op == "nn.bias_add") {
-    const int64_t axis =
-        normalize_axis(attr_int(call.attrs, "axis", 1), static_cast<int64_t>(out.shape.size()));
+    const int64_t axis = axis_attr(call.attrs, 1, static_cast<int64_t>(out.shape.size()));
     f = [&, axis](const std::vector<HExpr> &i) { return at(a[0], i) + at(a[1], {i[axis]}); };
   } else {
     GROVE_CHECK(false, "no elementwise lowering for {}", op);
@@ -361,8 +362,9 @@ Tensor Lowerer::elementwise(const std::string &op, const Call &call, const std::
 
 Tensor Lowerer::reduce(const std::string &op, const Call &call, const Tensor &x, const TensorType &out) {
   const int64_t rank = static_cast<int64_t>(x.shape.size());
-  const bool keepdims = attr_bool(call.attrs, "keepdims", false);
-  const std::vector<bool> reduced = plan_reduce(x.shape, call.attrs).reduced;
+  const ReduceAttrs attrs = reduce_attrs(call.attrs);
+  const bool keepdims = attrs.keepdims;
+  const std::vector<bool> reduced = plan_reduce(x.shape, attrs).reduced;
   // The reduction domain, innermost input dimension first (Halide's RDom order).
   std::vector<Halide::Range> ranges;
   std::vector<int64_t> rdims;
@@ -403,7 +405,7 @@ Tensor Lowerer::reduce(const std::string &op, const Call &call, const Tensor &x,
     if (count == 0) unsupported("argmax over zero elements", call.span);
     if (ranges.empty())
       return define("argmax", DType::Int32, out.shape, [](const std::vector<HExpr> &) { return HExpr(0); });
-    const bool last = attr_bool(call.attrs, "select_last_index", false);
+    const bool last = attrs.select_last_index;
     RDom r(ranges, fresh("r"));
     HExpr flat = 0;
     int64_t stride = 1;
@@ -458,7 +460,7 @@ Tensor Lowerer::reduce(const std::string &op, const Call &call, const Tensor &x,
 // interpreter computes it; the max and the sum are root stages.
 Tensor Lowerer::softmax(const Call &call, const Tensor &x) {
   const int64_t rank = static_cast<int64_t>(x.shape.size());
-  const int64_t axis = normalize_axis(attr_int(call.attrs, "axis", -1), rank);
+  const int64_t axis = axis_attr(call.attrs, -1, rank);
   const Halide::Type f64 = Halide::Float(64);
   const AxisLines lines(x.shape, axis, fresh("r"));
   const std::vector<HVar> &rev = lines.rev;
@@ -478,36 +480,13 @@ Tensor Lowerer::softmax(const Call &call, const Tensor &x) {
   });
 }
 
-// strided_slice as the interpreter reads its attributes (ops/Transform.cpp, slice_axes).
+// strided_slice's axes as the interpreter canonicalizes them (ops/Transform.h, strided_slice_axes).
 Tensor Lowerer::strided_slice(const Call &call, const Tensor &x, const TensorType &out) {
   const int64_t rank = static_cast<int64_t>(x.shape.size());
-  std::vector<int64_t> begin = attr_ints(call.attrs, "begin", {});
-  std::vector<int64_t> end = attr_ints(call.attrs, "end", {});
-  std::vector<int64_t> strides = attr_ints(call.attrs, "strides", {});
-  const std::string mode = attr_string(call.attrs, "slice_mode", "end");
-  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
-  std::vector<int64_t> axes;
-  const AttrValue *axes_attr = call.attrs.find("axes");
-  if (axes_attr && axes_attr->kind != AttrValue::Kind::None) {
-    axes = attr_ints(call.attrs, "axes", {});
-    if (strides.empty()) strides.assign(axes.size(), 1);
-    for (int64_t &a : axes) a = normalize_axis(a, rank);
-  } else {
-    for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
-    strides.resize(rank, 1);
-    for (size_t i = begin.size(); i < x.shape.size(); ++i) begin.push_back(strides[i] > 0 ? 0 : kMax);
-    for (size_t i = end.size(); i < x.shape.size(); ++i)
-      end.push_back(mode == "size" ? -1 : strides[i] < 0 ? 0 : kMax);
-  }
   std::vector<int64_t> first(rank, 0), step(rank, 1);
-  for (size_t i = 0; i < axes.size(); ++i) {
-    const int64_t stride = mode == "size" ? 1 : strides[i];
-    const int64_t dim = x.shape[axes[i]];
-    int64_t b = begin[i];
-    const int64_t lo = stride < 0 ? -1 : 0, hi = stride < 0 ? dim - 1 : dim;
-    if (b < 0) b += dim;
-    first[axes[i]] = std::min(std::max(b, lo), hi);
-    step[axes[i]] = stride;
+  for (const SliceAxis &a : strided_slice_axes(x.shape, strided_slice_attrs(call.attrs))) {
+    first[a.axis] = a.begin;
+    step[a.axis] = a.stride;
   }
   return define("strided_slice", out.dtype, out.shape, [&](const std::vector<HExpr> &i) {
     std::vector<HExpr> idx(rank);
@@ -520,11 +499,9 @@ Tensor Lowerer::take(const Call &call, const Tensor &data, const Tensor &indices
   const std::string mode = attr_string(call.attrs, "mode", "clip");
   // "fast" makes an out-of-range index an error, which a pipeline cannot report.
   if (mode != "clip" && mode != "wrap") unsupported(fmt::format("take with mode \"{}\"", mode), call.span);
-  const AttrValue *axis_attr = call.attrs.find("axis");
-  const bool flat = !axis_attr || axis_attr->kind == AttrValue::Kind::None;
+  const bool flat = attr_none(call.attrs, "axis");
   const Tensor src = flat ? reshape(data, {numel(data.shape)}) : data;
-  const int64_t axis =
-      flat ? 0 : normalize_axis(attr_int(call.attrs, "axis", 0), static_cast<int64_t>(data.shape.size()));
+  const int64_t axis = flat ? 0 : axis_attr(call.attrs, 0, static_cast<int64_t>(data.shape.size()));
   const int64_t n = src.shape[axis], ni = static_cast<int64_t>(indices.shape.size());
   const Halide::Type i64 = Halide::Int(64);
   return define("take", out.dtype, out.shape, [&](const std::vector<HExpr> &i) {
@@ -555,7 +532,7 @@ LValue Lowerer::lower_call(const Call &call, const std::vector<LValue> &args, co
     v.is_tuple = true;
     if (op == "split") {
       const int64_t axis =
-          normalize_axis(attr_int(call.attrs, "axis", 0), static_cast<int64_t>(t[0].shape.size()));
+          normalize_axis(split_attrs(call.attrs).axis, static_cast<int64_t>(t[0].shape.size()));
       int64_t begin = 0;
       for (const TensorType *ft : outs) {
         const int b = static_cast<int>(begin);
@@ -569,10 +546,10 @@ LValue Lowerer::lower_call(const Call &call, const std::vector<LValue> &args, co
       return v;
     }
     if (op == "nn.batch_norm") {
-      const int64_t axis =
-          normalize_axis(attr_int(call.attrs, "axis", 1), static_cast<int64_t>(t[0].shape.size()));
-      const double eps = attr_float(call.attrs, "epsilon", 1e-5);
-      const bool center = attr_bool(call.attrs, "center", true), scale = attr_bool(call.attrs, "scale", true);
+      const NormAttrs attrs = norm_attrs(call.attrs, 1);
+      const int64_t axis = normalize_axis(attrs.axis, static_cast<int64_t>(t[0].shape.size()));
+      const double eps = attrs.epsilon;
+      const bool center = attrs.center, scale = attrs.scale;
       if (!is_float(t[0].dtype))
         unsupported(fmt::format("nn.batch_norm of {}", to_string(t[0].dtype)), call.span);
       const Halide::Type ht = htype(t[0].dtype, call.span);
@@ -609,14 +586,10 @@ LValue Lowerer::lower_call(const Call &call, const std::vector<LValue> &args, co
   if (op == "transpose" || op == "layout_transform") {
     const int64_t rank = static_cast<int64_t>(t[0].shape.size());
     std::vector<int64_t> axes;
-    if (op == "layout_transform") {
+    if (op == "layout_transform")
       axes = layout_axes(static_cast<size_t>(rank), call.attrs);
-    } else {
-      axes = attr_ints(call.attrs, "axes", {});
-      if (axes.empty())
-        for (int64_t d = rank; d-- > 0;) axes.push_back(d);
-    }
-    for (int64_t &a : axes) a = normalize_axis(a, rank);
+    else
+      axes = transpose_permutation(rank, transpose_attrs(call.attrs));
     return of(define("transpose", out->dtype, out->shape, [&](const std::vector<HExpr> &i) {
       std::vector<HExpr> idx(rank);
       for (int64_t d = 0; d < rank; ++d) idx[axes[d]] = i[d];
@@ -630,8 +603,7 @@ LValue Lowerer::lower_call(const Call &call, const std::vector<LValue> &args, co
       if (f.is_tuple) unsupported("concatenate of nested tuples", call.span);
       parts.push_back(f.tensor);
     }
-    const int64_t axis =
-        normalize_axis(attr_int(call.attrs, "axis", 0), static_cast<int64_t>(out->shape.size()));
+    const int64_t axis = axis_attr(call.attrs, 0, static_cast<int64_t>(out->shape.size()));
     return of(define("concatenate", out->dtype, out->shape, [&](const std::vector<HExpr> &i) {
       // Each part's index is clamped into its bounds: select evaluates every branch's bounds.
       HExpr value;
@@ -702,9 +674,10 @@ LValue Lowerer::lower_call(const Call &call, const std::vector<LValue> &args, co
     // are root stages, then (x - mean) / sqrt(var + epsilon) [* gamma] [+ beta].
     const Tensor &x = t[0];
     const int64_t rank = static_cast<int64_t>(x.shape.size());
-    const int64_t axis = normalize_axis(attr_int(call.attrs, "axis", -1), rank);
-    const double eps = attr_float(call.attrs, "epsilon", 1e-5);
-    const bool center = attr_bool(call.attrs, "center", true), scale = attr_bool(call.attrs, "scale", true);
+    const NormAttrs attrs = norm_attrs(call.attrs, -1);
+    const int64_t axis = normalize_axis(attrs.axis, rank);
+    const double eps = attrs.epsilon;
+    const bool center = attrs.center, scale = attrs.scale;
     const Halide::Type f64 = Halide::Float(64);
     const HExpr c = Halide::Internal::make_const(f64, static_cast<double>(x.shape[axis]));
     const AxisLines lines(x.shape, axis, fresh("r"));

@@ -37,14 +37,14 @@ int64_t rank_of(const Expr &e) {
 
 // `axis` (TVM's default `fallback` when absent) is an axis other than 0 of a rank-`rank` tensor
 // (OpError when it is out of range or not an integer, as below).
-bool axis_not_batch(const Attrs &attrs, const char *name, int64_t fallback, int64_t rank) {
-  return rank >= 1 && normalize_axis(attr_int(attrs, name, fallback), rank) != 0;
+bool axis_not_batch(const Attrs &attrs, int64_t fallback, int64_t rank) {
+  return rank >= 1 && axis_attr(attrs, fallback, rank) != 0;
 }
 
 // Reductions that leave axis 0 alone (ops/Reduce.h reads which axes are reduced).
 bool reduces_within_rows(const Attrs &attrs, const Expr &x) {
   const TensorType *t = tensor_type(x);
-  return t != nullptr && !t->shape.empty() && !plan_reduce(t->shape, attrs).reduced[0];
+  return t != nullptr && !t->shape.empty() && !plan_reduce(t->shape, reduce_attrs(attrs)).reduced[0];
 }
 
 // Operators whose elementwise or broadcast pattern hides a shape: their result's rows are not their
@@ -151,21 +151,21 @@ class RowCheck {
   bool op_computes_rows_apart(const Call &c, const std::string &name, const std::vector<bool> &rows) {
     const int64_t rank = rank_of(c.args[0]);
     if (name == "nn.dense") return rows[0] && !rows[1];
-    if (name == "nn.bias_add") return rows[0] && !rows[1] && axis_not_batch(c.attrs, "axis", 1, rank);
-    if (name == "nn.softmax") return axis_not_batch(c.attrs, "axis", -1, rank);
+    if (name == "nn.bias_add") return rows[0] && !rows[1] && axis_not_batch(c.attrs, 1, rank);
+    if (name == "nn.softmax") return axis_not_batch(c.attrs, -1, rank);
     if (name == "nn.layer_norm") {
       for (size_t i = 1; i < rows.size(); ++i)
         if (rows[i]) return false;
-      return axis_not_batch(c.attrs, "axis", -1, rank);
+      return axis_not_batch(c.attrs, -1, rank);
     }
-    if (name == "split") return axis_not_batch(c.attrs, "axis", 0, rank);
+    if (name == "split") return axis_not_batch(c.attrs, 0, rank);
     if (name == "concatenate") {
       // Every part is rows (a weight's row would be concatenated once, not per row).
       const auto *parts = c.args[0].as<Tuple>();
       if (parts == nullptr || parts->fields.empty()) return false;
       for (const Expr &f : parts->fields)
         if (!memo_.count(f.get()) || !memo_.at(f.get())) return false;
-      return axis_not_batch(c.attrs, "axis", 0, rank_of(parts->fields[0]));
+      return axis_not_batch(c.attrs, 0, rank_of(parts->fields[0]));
     }
     if (name == "sum" || name == "mean" || name == "max" || name == "argmax")
       return reduces_within_rows(c.attrs, c.args[0]);

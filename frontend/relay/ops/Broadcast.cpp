@@ -92,14 +92,6 @@ const TensorType *tensor_arg(const std::vector<Type> &args, size_t index) {
   throw OpError(fmt::format("argument {}: expected a tensor, found {}", index + 1, to_string(t)));
 }
 
-int64_t normalize_axis(int64_t axis, int64_t rank, const char *name, int64_t extra) {
-  const int64_t n = rank + extra;
-  if (axis < -n || axis >= n)
-    throw OpError(fmt::format("{} {} is out of range for a tensor of rank {} (expected {} <= {} < {})", name,
-                              axis, rank, -n, name, n));
-  return axis < 0 ? axis + n : axis;
-}
-
 float float16_to_float(uint16_t h) {
   const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
   const uint32_t exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;

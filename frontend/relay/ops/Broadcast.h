@@ -10,6 +10,7 @@
 
 #include "frontend/relay/IR.h"
 #include "frontend/relay/ops/Op.h"
+#include "frontend/relay/ops/OpAttrs.h"  // normalize_axis
 
 namespace grove::relay {
 
@@ -55,11 +56,6 @@ const TensorType *tensor_arg(const std::vector<Type> &args, size_t index);
 // nn.leaky_relu's slope for negative inputs: TVM's LeakyReluAttrs default (0.25) when absent
 // (Python's relay.nn.leaky_relu passes 0.01, and TVM's printer always writes it); OpError below 0.
 double leaky_relu_alpha(const Attrs &attrs);
-
-// `axis` in [-rank, rank) made non-negative (`extra` widens the range, as expand_dims's new axes do);
-// OpError "axis 3 is out of range for a tensor of rank 2 (expected -2 <= axis < 2)" otherwise,
-// naming the attribute `name`.
-int64_t normalize_axis(int64_t axis, int64_t rank, const char *name = "axis", int64_t extra = 0);
 
 // ---------------------------------------------------------------------------------------------
 // float16 storage

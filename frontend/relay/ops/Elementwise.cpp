@@ -39,6 +39,7 @@
 
 #include "frontend/relay/ops/Broadcast.h"
 #include "frontend/relay/ops/Op.h"
+#include "frontend/relay/ops/OpAttrs.h"
 #include "support/Error.h"
 
 namespace grove::relay {
@@ -142,10 +143,7 @@ Type leaky_relu_rel(const std::vector<Type> &args, const Attrs &attrs) {
 }
 
 Type clip_rel(const std::vector<Type> &args, const Attrs &attrs) {
-  require_attr(attrs, "a_min");
-  require_attr(attrs, "a_max");
-  attr_float(attrs, "a_min", 0.0);
-  attr_float(attrs, "a_max", 0.0);
+  clip_attrs(attrs);
   return unary_rel<Family::Numeric>(args, attrs);
 }
 
@@ -414,9 +412,8 @@ T bound_as(double v) {
 
 // clip(x) = max(min(x, a_max), a_min), TVM's order (it matters only when a_min > a_max).
 std::vector<NDArray> clip_kernel(const std::vector<NDArray> &args, const Attrs &attrs) {
-  require_attr(attrs, "a_min");
-  require_attr(attrs, "a_max");
-  const double a_min = attr_float(attrs, "a_min", 0.0), a_max = attr_float(attrs, "a_max", 0.0);
+  const ClipAttrs bounds = clip_attrs(attrs);
+  const double a_min = bounds.a_min, a_max = bounds.a_max;
   const NDArray &x = args[0];
   NDArray out(x.dtype(), x.shape());
   visit_dtype(x.dtype(), [&](auto tag) {

@@ -22,7 +22,7 @@
 
 #include "frontend/relay/ops/Broadcast.h"
 #include "frontend/relay/ops/Op.h"
-#include "frontend/relay/ops/WindowAttrs.h"
+#include "frontend/relay/ops/OpAttrs.h"
 
 namespace grove::relay {
 
@@ -60,17 +60,17 @@ void check_dim(int64_t a, int64_t b, const std::string &what) {
   if (known(a) && known(b) && a != b) throw OpError(what);
 }
 
-DType out_dtype(const Attrs &attrs, DType fallback) {
-  const std::string name = attr_string(attrs, "out_dtype", "");
+DType out_dtype(const std::string &name, DType fallback) {
   if (name.empty()) return fallback;
   std::optional<DType> d = parse_dtype(name);
   if (!d) throw OpError(fmt::format("out_dtype \"{}\" is not a dtype grove knows", name));
   return *d;
 }
 
-void check_layout(const Attrs &attrs, const char *name, const char *expected, const char *fallback) {
-  const std::string found = attr_string(attrs, name, fallback);
-  if (found != expected && !(found.empty() && std::string(fallback).empty()))
+// A layout attribute as written (`found`); an out_layout may be "" (the data's).
+void check_layout(const std::string &found, const char *name, const char *expected,
+                  bool may_be_empty = false) {
+  if (found != expected && !(found.empty() && may_be_empty))
     throw OpError(fmt::format("grove supports {} {} only, found \"{}\"", name, expected, found));
 }
 
@@ -203,12 +203,8 @@ Type dense_rel(const std::vector<Type> &args, const Attrs &attrs) {
   const TensorType *data = tensor_arg(args, 0, "data"), *weight = tensor_arg(args, 1, "weight");
   if (!data || !weight) return {};
   check_same_dtype(weight->dtype, data->dtype, "weight");
-  return TensorType::make(dense_shape(data->shape, weight->shape, attrs), out_dtype(attrs, data->dtype));
-}
-
-bool has_attr(const Attrs &attrs, const char *name) {
-  const AttrValue *v = attrs.find(name);
-  return v && v->kind != AttrValue::Kind::None;
+  return TensorType::make(dense_shape(data->shape, weight->shape, attrs),
+                          out_dtype(attr_string(attrs, "out_dtype", ""), data->dtype));
 }
 
 // TVM's DenseRel assigns an untyped weight [units, K] of the data's dtype when units is given.
@@ -216,7 +212,7 @@ std::vector<Type> dense_args(const std::vector<Type> &args, const Attrs &attrs, 
   const TensorType *data = tensor_arg(args, 0, "data");
   if (!data || !args[1].as<IncompleteType>()) return {};
   if (data->shape.empty()) throw OpError("expected the data to have rank >= 1, found a scalar");
-  if (!has_attr(attrs, "units")) {
+  if (attr_none(attrs, "units")) {
     if (explain)
       throw OpError(
           "cannot infer the weight's type without units (the weight is [units, in]): give units=N or "
@@ -234,7 +230,8 @@ std::vector<NDArray> dense_kernel(const std::vector<NDArray> &args, const Attrs 
   const Shape oshape = dense_shape(data.shape(), weight.shape(), attrs);
   const int64_t rows = prod(data.shape(), 0, data.shape().size() - 1), n = weight.shape()[0],
                 k = weight.shape()[1];
-  return {compute({&data, &weight}, out_dtype(attrs, data.dtype()), oshape, [&](const auto &p, auto *y) {
+  const DType dtype = out_dtype(attr_string(attrs, "out_dtype", ""), data.dtype());
+  return {compute({&data, &weight}, dtype, oshape, [&](const auto &p, auto *y) {
     for (int64_t r = 0; r < rows; ++r) {
       const auto *x = p[0] + r * k;
       for (int64_t j = 0; j < n; ++j) {
@@ -259,8 +256,9 @@ BatchMatmul batch_matmul_geometry(const Shape &x, const Shape &y, const Attrs &a
   check_rank(x, 3, "first argument");
   check_rank(y, 3, "second argument");
   BatchMatmul g;
-  g.ta = attr_bool(attrs, "transpose_a", false);
-  g.tb = attr_bool(attrs, "transpose_b", true);
+  const BatchMatmulAttrs a = batch_matmul_attrs(attrs);
+  g.ta = a.transpose_a;
+  g.tb = a.transpose_b;
   g.bx = x[0];
   g.by = y[0];
   g.m = g.ta ? x[2] : x[1];
@@ -290,14 +288,15 @@ Type batch_matmul_rel(const std::vector<Type> &args, const Attrs &attrs) {
   if (!x || !y) return {};
   check_same_dtype(y->dtype, x->dtype, "second argument");
   const BatchMatmul g = batch_matmul_geometry(x->shape, y->shape, attrs);
-  return TensorType::make({g.batch, g.m, g.n}, out_dtype(attrs, x->dtype));
+  return TensorType::make({g.batch, g.m, g.n}, out_dtype(batch_matmul_attrs(attrs).out_dtype, x->dtype));
 }
 
 std::vector<NDArray> batch_matmul_kernel(const std::vector<NDArray> &args, const Attrs &attrs) {
   const NDArray &x = args[0], &y = args[1];
   check_same_dtype(y.dtype(), x.dtype(), "second argument");
   const BatchMatmul g = batch_matmul_geometry(x.shape(), y.shape(), attrs);
-  return {compute({&x, &y}, out_dtype(attrs, x.dtype()), {g.batch, g.m, g.n}, [&](const auto &p, auto *out) {
+  const DType dtype = out_dtype(batch_matmul_attrs(attrs).out_dtype, x.dtype());
+  return {compute({&x, &y}, dtype, {g.batch, g.m, g.n}, [&](const auto &p, auto *out) {
     using T = std::remove_pointer_t<decltype(out)>;
     // Element strides of a(m, k) and b(n, k) under the transposes.
     const int64_t am = g.ta ? 1 : g.k, ak = g.ta ? g.m : 1;
@@ -317,7 +316,7 @@ std::vector<NDArray> batch_matmul_kernel(const std::vector<NDArray> &args, const
 // ---------------------------------------------------------------------------------------------
 
 int64_t bias_axis(const Shape &data, const Shape &bias, const Attrs &attrs) {
-  const int64_t axis = normalize_axis(attr_int(attrs, "axis", 1), static_cast<int64_t>(data.size()));
+  const int64_t axis = axis_attr(attrs, 1, static_cast<int64_t>(data.size()));
   check_rank(bias, 1, "bias");
   check_dim(bias[0], data[axis],
             fmt::format("the bias has {} elements but axis {} of the data {} has size {}", bias[0], axis,
@@ -338,7 +337,7 @@ Type bias_add_rel(const std::vector<Type> &args, const Attrs &attrs) {
 std::vector<Type> bias_add_args(const std::vector<Type> &args, const Attrs &attrs, bool explain) {
   const TensorType *data = tensor_arg(args, 0, "data");
   if (!data || !args[1].as<IncompleteType>()) return {};
-  const int64_t axis = normalize_axis(attr_int(attrs, "axis", 1), static_cast<int64_t>(data->shape.size()));
+  const int64_t axis = axis_attr(attrs, 1, static_cast<int64_t>(data->shape.size()));
   return {Type(), TensorType::make({data->shape[axis]}, data->dtype)};
 }
 
@@ -373,31 +372,32 @@ struct Conv2D {
 // 1. Only NCHW data / OIHW kernels; 4-d data and weight.
 // 2. channels and kernel_size, when given, must match the weight; C = I * groups; O % groups == 0.
 // 3. OH = (H + top + bottom - ((KH - 1) * dilation + 1)) / stride + 1, likewise OW; `?` stays `?`.
-Conv2D conv2d_geometry(const Shape &data, const Shape &weight, const Attrs &attrs) {
-  check_layout(attrs, "data_layout", "NCHW", "NCHW");
-  check_layout(attrs, "kernel_layout", "OIHW", "OIHW");
-  const std::string out_layout = attr_string(attrs, "out_layout", "");
-  if (!out_layout.empty() && out_layout != "NCHW")
-    throw OpError(fmt::format("grove supports out_layout NCHW only, found \"{}\"", out_layout));
+void check_conv2d_layouts(const Conv2DAttrs &a) {
+  check_layout(a.data_layout, "data_layout", "NCHW");
+  check_layout(a.kernel_layout, "kernel_layout", "OIHW");
+  check_layout(a.out_layout, "out_layout", "NCHW", true);
+}
+
+Conv2D conv2d_geometry(const Shape &data, const Shape &weight, const Conv2DAttrs &a) {
+  check_conv2d_layouts(a);
   check_rank(data, 4, "data");
   check_rank(weight, 4, "weight");
   Conv2D g;
   g.n = data[0], g.c = data[1], g.h = data[2], g.w = data[3];
   g.o = weight[0], g.i = weight[1], g.kh = weight[2], g.kw = weight[3];
-  g.groups = attr_int(attrs, "groups", 1);
-  if (g.groups <= 0) throw OpError(fmt::format("groups must be positive, found {}", g.groups));
-  g.stride = pair_attr(attrs, "strides", {1, 1});
-  g.dilation = pair_attr(attrs, "dilation", {1, 1});
-  g.pad = padding_attr(attrs);
-  if (const AttrValue *v = attrs.find("channels"); v && v->kind != AttrValue::Kind::None) {
-    const int64_t channels = attr_int(attrs, "channels", 0);
+  g.groups = a.groups;
+  g.stride = a.strides;
+  g.dilation = a.dilation;
+  g.pad = a.padding;
+  if (a.channels) {
+    const int64_t channels = *a.channels;
     check_dim(g.o, channels,
               fmt::format("channels={} but the weight {} has {} output channels", channels,
                           shape_to_string(weight), g.o));
     g.o = channels;
   }
-  if (const AttrValue *v = attrs.find("kernel_size"); v && v->kind != AttrValue::Kind::None) {
-    const std::array<int64_t, 2> ks = pair_attr(attrs, "kernel_size", {});
+  if (a.kernel_size) {
+    const std::array<int64_t, 2> ks = *a.kernel_size;
     if ((known(g.kh) && g.kh != ks[0]) || (known(g.kw) && g.kw != ks[1]))
       throw OpError(fmt::format("kernel_size=({}, {}) but the weight {} has a {}x{} kernel", ks[0], ks[1],
                                 shape_to_string(weight), dim_str(g.kh), dim_str(g.kw)));
@@ -418,8 +418,9 @@ Type conv2d_rel(const std::vector<Type> &args, const Attrs &attrs) {
   const TensorType *data = tensor_arg(args, 0, "data"), *weight = tensor_arg(args, 1, "weight");
   if (!data || !weight) return {};
   check_same_dtype(weight->dtype, data->dtype, "weight");
-  const Conv2D g = conv2d_geometry(data->shape, weight->shape, attrs);
-  return TensorType::make({g.n, g.o, g.oh, g.ow}, out_dtype(attrs, data->dtype));
+  const Conv2DAttrs a = conv2d_attrs(attrs);
+  const Conv2D g = conv2d_geometry(data->shape, weight->shape, a);
+  return TensorType::make({g.n, g.o, g.oh, g.ow}, out_dtype(a.out_dtype, data->dtype));
 }
 
 // TVM's Conv2DRel assigns an untyped weight OIHW [channels, C / groups, KH, KW] of the data's dtype
@@ -427,12 +428,13 @@ Type conv2d_rel(const std::vector<Type> &args, const Attrs &attrs) {
 std::vector<Type> conv2d_args(const std::vector<Type> &args, const Attrs &attrs, bool explain) {
   const TensorType *data = tensor_arg(args, 0, "data");
   if (!data || !args[1].as<IncompleteType>()) return {};
-  check_layout(attrs, "data_layout", "NCHW", "NCHW");
-  check_layout(attrs, "kernel_layout", "OIHW", "OIHW");
+  const Conv2DAttrs a = conv2d_attrs(attrs);
+  check_layout(a.data_layout, "data_layout", "NCHW");
+  check_layout(a.kernel_layout, "kernel_layout", "OIHW");
   check_rank(data->shape, 4, "data");
   std::vector<std::string> missing;
-  for (const char *name : {"channels", "kernel_size"})
-    if (!has_attr(attrs, name)) missing.push_back(name);
+  if (!a.channels) missing.push_back("channels");
+  if (!a.kernel_size) missing.push_back("kernel_size");
   if (!missing.empty()) {
     if (explain)
       throw OpError(fmt::format(
@@ -441,11 +443,10 @@ std::vector<Type> conv2d_args(const std::vector<Type> &args, const Attrs &attrs,
           fmt::join(missing, " and "), fmt::join(missing, " and ")));
     return {};
   }
-  const int64_t channels = attr_int(attrs, "channels", 0);
+  const int64_t channels = *a.channels;
   if (channels <= 0) throw OpError(fmt::format("channels must be positive, found {}", channels));
-  const std::array<int64_t, 2> ks = pair_attr(attrs, "kernel_size", {});
-  const int64_t groups = attr_int(attrs, "groups", 1);
-  if (groups <= 0) throw OpError(fmt::format("groups must be positive, found {}", groups));
+  const std::array<int64_t, 2> ks = *a.kernel_size;
+  const int64_t groups = a.groups;
   const int64_t c = data->shape[1];
   if (known(c) && c % groups != 0)
     throw OpError(fmt::format("the data {} has {} input channels, which do not divide into groups={}",
@@ -495,8 +496,9 @@ void conv2d_nchw(const T *x, const T *wt, T *y, const Conv2D &g) {
 std::vector<NDArray> conv2d_kernel(const std::vector<NDArray> &args, const Attrs &attrs) {
   const NDArray &data = args[0], &weight = args[1];
   check_same_dtype(weight.dtype(), data.dtype(), "weight");
-  const Conv2D g = conv2d_geometry(data.shape(), weight.shape(), attrs);
-  return {compute({&data, &weight}, out_dtype(attrs, data.dtype()), {g.n, g.o, g.oh, g.ow},
+  const Conv2DAttrs a = conv2d_attrs(attrs);
+  const Conv2D g = conv2d_geometry(data.shape(), weight.shape(), a);
+  return {compute({&data, &weight}, out_dtype(a.out_dtype, data.dtype()), {g.n, g.o, g.oh, g.ow},
                   [&](const auto &p, auto *y) { conv2d_nchw(p[0], p[1], y, g); })};
 }
 
@@ -516,20 +518,18 @@ struct Pool2D {
 // ceil_mode]) / stride + 1. (PyTorch's ceil_mode also drops a last window that would start in the
 // bottom padding; TVM and grove keep it.)
 Pool2D pool2d_geometry(const Shape &data, const Attrs &attrs) {
-  check_layout(attrs, "layout", "NCHW", "NCHW");
-  const std::string out_layout = attr_string(attrs, "out_layout", "");
-  if (!out_layout.empty() && out_layout != "NCHW")
-    throw OpError(fmt::format("grove supports out_layout NCHW only, found \"{}\"", out_layout));
+  const Pool2DAttrs a = pool2d_attrs(attrs);
+  check_layout(a.layout, "layout", "NCHW");
+  check_layout(a.out_layout, "out_layout", "NCHW", true);
   check_rank(data, 4, "data");
-  require_attr(attrs, "pool_size");
   Pool2D g;
   g.n = data[0], g.c = data[1], g.h = data[2], g.w = data[3];
-  g.size = pair_attr(attrs, "pool_size", {});
-  g.stride = pair_attr(attrs, "strides", {1, 1});
-  g.dilation = pair_attr(attrs, "dilation", {1, 1});
-  g.pad = padding_attr(attrs);
-  g.ceil_mode = attr_bool(attrs, "ceil_mode", false);
-  g.count_include_pad = attr_bool(attrs, "count_include_pad", false);
+  g.size = a.pool_size;
+  g.stride = a.strides;
+  g.dilation = a.dilation;
+  g.pad = a.padding;
+  g.ceil_mode = a.ceil_mode;
+  g.count_include_pad = a.count_include_pad;
   g.oh =
       window_out(g.h, g.pad.top + g.pad.bottom, g.size[0], g.stride[0], g.dilation[0], g.ceil_mode, "height");
   g.ow =
@@ -595,7 +595,7 @@ constexpr const char *kBatchNormArgs[] = {"data", "gamma", "beta", "moving_mean"
 
 int64_t batch_norm_axis(const std::vector<Shape> &shapes, const Attrs &attrs) {
   if (shapes[0].empty()) throw OpError("expected the data to have rank >= 1, found a scalar");
-  const int64_t axis = normalize_axis(attr_int(attrs, "axis", 1), static_cast<int64_t>(shapes[0].size()));
+  const int64_t axis = normalize_axis(norm_attrs(attrs, 1).axis, static_cast<int64_t>(shapes[0].size()));
   for (size_t i = 1; i < shapes.size(); ++i) {
     check_rank(shapes[i], 1, kBatchNormArgs[i]);
     check_dim(shapes[i][0], shapes[0][axis],
@@ -633,8 +633,9 @@ std::vector<NDArray> batch_norm_kernel(const std::vector<NDArray> &args, const A
   if (args.size() != 5) throw OpError(fmt::format("expected 5 arguments, found {}", args.size()));
   check_same_dtypes(ins, kBatchNormArgs);
   const int64_t axis = batch_norm_axis(shapes, attrs);
-  const double eps = attr_float(attrs, "epsilon", 1e-5);
-  const bool center = attr_bool(attrs, "center", true), scale = attr_bool(attrs, "scale", true);
+  const NormAttrs a = norm_attrs(attrs, 1);
+  const double eps = a.epsilon;
+  const bool center = a.center, scale = a.scale;
   const Shape &s = shapes[0];
   const int64_t outer = prod(s, 0, axis), c = s[axis], inner = prod(s, axis + 1, s.size());
   NDArray out = compute(ins, args[0].dtype(), s, [&](const auto &p, auto *y) {
@@ -663,8 +664,8 @@ std::vector<NDArray> batch_norm_kernel(const std::vector<NDArray> &args, const A
 // ---------------------------------------------------------------------------------------------
 
 Shape global_pool_shape(const Shape &data, const Attrs &attrs) {
-  check_layout(attrs, "layout", "NCHW", "NCHW");
-  check_layout(attrs, "out_layout", "NCHW", "");
+  check_layout(attr_string(attrs, "layout", "NCHW"), "layout", "NCHW");
+  check_layout(attr_string(attrs, "out_layout", ""), "out_layout", "NCHW", true);
   check_rank(data, 4, "data");
   return {data[0], data[1], 1, 1};
 }
@@ -700,7 +701,7 @@ constexpr const char *kLayerNormArgs[] = {"data", "gamma", "beta"};
 
 // TVM's LayerNormRel: gamma and beta are vectors of the axis' size; the result is the data's type.
 int64_t layer_norm_axis(const std::vector<Shape> &shapes, const Attrs &attrs) {
-  const int64_t axis = normalize_axis(attr_int(attrs, "axis", -1), static_cast<int64_t>(shapes[0].size()));
+  const int64_t axis = normalize_axis(norm_attrs(attrs, -1).axis, static_cast<int64_t>(shapes[0].size()));
   const int64_t c = shapes[0][axis];
   for (size_t i = 1; i < 3; ++i) {
     check_rank(shapes[i], 1, kLayerNormArgs[i]);
@@ -725,7 +726,6 @@ Type layer_norm_rel(const std::vector<Type> &args, const Attrs &attrs) {
   for (size_t i = 1; i < 3; ++i)
     check_same_dtype(args[i].as<TensorType>()->dtype, data->dtype, kLayerNormArgs[i]);
   layer_norm_axis(shapes, attrs);
-  attr_float(attrs, "epsilon", 1e-5);
   return TensorType::make(data->shape, data->dtype);
 }
 
@@ -743,8 +743,9 @@ std::vector<NDArray> layer_norm_kernel(const std::vector<NDArray> &args, const A
         fmt::format("expected the data to be a float tensor, found {}", to_string(args[0].dtype())));
   check_same_dtypes(ins, kLayerNormArgs);
   const int64_t axis = layer_norm_axis(shapes, attrs);
-  const double eps = attr_float(attrs, "epsilon", 1e-5);
-  const bool center = attr_bool(attrs, "center", true), scale = attr_bool(attrs, "scale", true);
+  const NormAttrs a = norm_attrs(attrs, -1);
+  const double eps = a.epsilon;
+  const bool center = a.center, scale = a.scale;
   const Shape &s = shapes[0];
   const int64_t outer = prod(s, 0, axis), c = s[axis], inner = prod(s, axis + 1, s.size());
   return {compute(ins, args[0].dtype(), s, [&](const auto &p, auto *y) {
@@ -881,31 +882,6 @@ std::vector<NDArray> pad_kernel(const std::vector<NDArray> &args, const Attrs &a
 }
 
 }  // namespace
-
-std::array<int64_t, 2> pair_attr(const Attrs &attrs, const std::string &name, std::vector<int64_t> fallback) {
-  std::vector<int64_t> v = attr_ints(attrs, name, fallback);
-  if (v.size() == 1) v.push_back(v[0]);
-  if (v.size() != 2) throw OpError(fmt::format("{} must have 2 values, found {}", name, v.size()));
-  if (v[0] <= 0 || v[1] <= 0)
-    throw OpError(fmt::format("{} must be positive, found ({}, {})", name, v[0], v[1]));
-  return {v[0], v[1]};
-}
-
-Pad padding_attr(const Attrs &attrs) {
-  std::vector<int64_t> p = attr_ints(attrs, "padding", {0, 0});
-  Pad pad;
-  if (p.size() == 1)
-    pad = {p[0], p[0], p[0], p[0]};
-  else if (p.size() == 2)
-    pad = {p[0], p[1], p[0], p[1]};
-  else if (p.size() == 4)
-    pad = {p[0], p[1], p[2], p[3]};
-  else
-    throw OpError(fmt::format("padding must have 1, 2 or 4 values, found {}", p.size()));
-  if (pad.top < 0 || pad.left < 0 || pad.bottom < 0 || pad.right < 0)
-    throw OpError("padding must be non-negative");
-  return pad;
-}
 
 std::vector<OpDef> nn_ops() {
   using P = OpPattern;

@@ -30,6 +30,7 @@
 
 #include "frontend/relay/ops/Broadcast.h"
 #include "frontend/relay/ops/Op.h"
+#include "frontend/relay/ops/OpAttrs.h"
 
 namespace grove::relay {
 namespace {
@@ -49,7 +50,7 @@ Type reduce_rel(const std::vector<Type> &args, const Attrs &attrs) {
   const TensorType *x = tensor_arg(args, 0);
   if (!x) return {};
   if (kNumeric) check_dtype(is_float(x->dtype) || is_int(x->dtype), "a float or integer tensor", x->dtype);
-  return TensorType::make(plan_reduce(x->shape, attrs).out_shape, x->dtype);
+  return TensorType::make(plan_reduce(x->shape, reduce_attrs(attrs)).out_shape, x->dtype);
 }
 
 enum class Reduction { Sum, Mean, Max };
@@ -64,7 +65,7 @@ std::vector<NDArray> reduce_kernel(const std::vector<NDArray> &args, const Attrs
   const NDArray &x = args[0];
   if (R != Reduction::Max)
     check_dtype(is_float(x.dtype()) || is_int(x.dtype()), "a float or integer tensor", x.dtype());
-  const ReducePlan plan = plan_reduce(x.shape(), attrs);
+  const ReducePlan plan = plan_reduce(x.shape(), reduce_attrs(attrs));
   int64_t count = 1;
   for (size_t d = 0; d < plan.reduced.size(); ++d)
     if (plan.reduced[d]) count *= x.shape()[d];
@@ -111,16 +112,16 @@ std::vector<NDArray> reduce_kernel(const std::vector<NDArray> &args, const Attrs
 Type argmax_rel(const std::vector<Type> &args, const Attrs &attrs) {
   const TensorType *x = tensor_arg(args, 0);
   if (!x) return {};
-  attr_bool(attrs, "select_last_index", false);
-  return TensorType::make(plan_reduce(x->shape, attrs).out_shape, DType::Int32);
+  return TensorType::make(plan_reduce(x->shape, reduce_attrs(attrs)).out_shape, DType::Int32);
 }
 
 // argmax: as reduce_kernel, with a second broadcast index whose offset is the element's row-major
 // index within the reduced axes (the non-reduced axes have size 1 in `reduced_shape`).
 std::vector<NDArray> argmax_kernel(const std::vector<NDArray> &args, const Attrs &attrs) {
   const NDArray &x = args[0];
-  const ReducePlan plan = plan_reduce(x.shape(), attrs);
-  const bool last = attr_bool(attrs, "select_last_index", false);
+  const ReduceAttrs a = reduce_attrs(attrs);
+  const ReducePlan plan = plan_reduce(x.shape(), a);
+  const bool last = a.select_last_index;
   Shape reduced_shape;
   int64_t count = 1;
   for (size_t d = 0; d < plan.reduced.size(); ++d) {
@@ -158,7 +159,7 @@ Type softmax_rel(const std::vector<Type> &args, const Attrs &attrs) {
   const TensorType *x = tensor_arg(args, 0);
   if (!x) return {};
   check_dtype(is_float(x->dtype), "a float tensor", x->dtype);
-  normalize_axis(attr_int(attrs, "axis", -1), static_cast<int64_t>(x->shape.size()));
+  axis_attr(attrs, -1, static_cast<int64_t>(x->shape.size()));
   return TensorType::make(x->shape, x->dtype);
 }
 
@@ -168,7 +169,7 @@ std::vector<NDArray> softmax_kernel(const std::vector<NDArray> &args, const Attr
   const NDArray &x = args[0];
   check_dtype(is_float(x.dtype()), "a float tensor", x.dtype());
   const Shape &shape = x.shape();
-  const int64_t axis = normalize_axis(attr_int(attrs, "axis", -1), x.ndim());
+  const int64_t axis = axis_attr(attrs, -1, x.ndim());
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= shape[d];
   for (int64_t d = axis + 1; d < x.ndim(); ++d) inner *= shape[d];
@@ -198,15 +199,14 @@ std::vector<NDArray> softmax_kernel(const std::vector<NDArray> &args, const Attr
 
 }  // namespace
 
-// 1. read axis (None and [] mean every axis), keepdims and exclude;
+// 1. axis (None and [] mean every axis), keepdims and exclude as reduce_attrs read them;
 // 2. normalize each listed axis against the input rank, rejecting repeats;
 // 3. with exclude, reduce the complement of the listed axes;
 // 4. build the result shape: reduced axes become 1 (keepdims) or disappear; others, `?` included,
 //    pass through.
-ReducePlan plan_reduce(const Shape &in, const Attrs &attrs) {
-  const std::vector<int64_t> axes = attr_ints(attrs, "axis", {});
-  const bool keepdims = attr_bool(attrs, "keepdims", false);
-  const bool exclude = attr_bool(attrs, "exclude", false);
+ReducePlan plan_reduce(const Shape &in, const ReduceAttrs &attrs) {
+  const std::vector<int64_t> &axes = attrs.axis;
+  const bool keepdims = attrs.keepdims, exclude = attrs.exclude;
   const int64_t rank = static_cast<int64_t>(in.size());
   ReducePlan plan;
   plan.reduced.assign(in.size(), axes.empty());
@@ -227,11 +227,11 @@ ReducePlan plan_reduce(const Shape &in, const Attrs &attrs) {
 }
 
 std::vector<OpDef> reduce_ops() {
-  const std::vector<std::string> reduce_attrs = {"axis", "keepdims", "exclude"};
+  const std::vector<std::string> names = {"axis", "keepdims", "exclude"};
   return {
-      {"sum", 1, OpPattern::CommReduce, reduce_attrs, reduce_rel<true>, reduce_kernel<Reduction::Sum>},
-      {"mean", 1, OpPattern::CommReduce, reduce_attrs, reduce_rel<true>, reduce_kernel<Reduction::Mean>},
-      {"max", 1, OpPattern::CommReduce, reduce_attrs, reduce_rel<false>, reduce_kernel<Reduction::Max>},
+      {"sum", 1, OpPattern::CommReduce, names, reduce_rel<true>, reduce_kernel<Reduction::Sum>},
+      {"mean", 1, OpPattern::CommReduce, names, reduce_rel<true>, reduce_kernel<Reduction::Mean>},
+      {"max", 1, OpPattern::CommReduce, names, reduce_rel<false>, reduce_kernel<Reduction::Max>},
       {"argmax",
        1,
        OpPattern::CommReduce,

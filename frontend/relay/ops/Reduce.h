@@ -1,11 +1,12 @@
 #pragma once
-// What a reduction's attributes (`axis`, `keepdims`, `exclude`, as TVM's ReduceAttrs) mean for an
+// What a reduction's attributes (ReduceAttrs, ops/OpAttrs.h: `axis`, `keepdims`, `exclude`) mean for an
 // input shape, read in one place for the relations and kernels (ops/Reduce.cpp), the Halide kernels
 // (backends/relay/halide/HalideOps.cpp) and the VM's test of what computes rows apart (RowWise.cpp).
 
 #include <vector>
 
 #include "frontend/relay/IR.h"
+#include "frontend/relay/ops/OpAttrs.h"
 
 namespace grove::relay {
 
@@ -17,6 +18,6 @@ struct ReducePlan {
 };
 
 // The plan for an input of shape `in`; OpError for an axis out of range or listed twice.
-ReducePlan plan_reduce(const Shape &in, const Attrs &attrs);
+ReducePlan plan_reduce(const Shape &in, const ReduceAttrs &attrs);
 
 }  // namespace grove::relay

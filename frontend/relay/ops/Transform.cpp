@@ -20,6 +20,7 @@
 
 #include "frontend/relay/ops/Broadcast.h"
 #include "frontend/relay/ops/Op.h"
+#include "frontend/relay/ops/OpAttrs.h"
 
 namespace grove::relay {
 
@@ -30,11 +31,6 @@ const TensorType *tensor_arg(const std::vector<Type> &args, size_t i, const char
   if (i >= args.size() || !args[i].defined() || args[i].as<IncompleteType>()) return nullptr;
   if (const auto *t = args[i].as<TensorType>()) return t;
   throw OpError(fmt::format("expected the {} to be a tensor, found {}", what, to_string(args[i])));
-}
-
-bool attr_none(const Attrs &attrs, const std::string &name) {
-  const AttrValue *v = attrs.find(name);
-  return !v || v->kind == AttrValue::Kind::None;
 }
 
 int64_t numel(const Shape &s) {
@@ -194,26 +190,18 @@ std::vector<NDArray> concatenate_kernel(const std::vector<NDArray> &args, const 
 // ---------------------------------------------------------------------------------------------
 
 // The sizes of the pieces along the axis (kAnyDim where the axis is `?`).
-std::vector<int64_t> split_sizes(int64_t dim, const Attrs &attrs) {
-  require_attr(attrs, "indices_or_sections");
-  const AttrValue *v = attrs.find("indices_or_sections");
+std::vector<int64_t> split_sizes(int64_t dim, const SplitAttrs &a) {
   std::vector<int64_t> sizes;
-  if (v->kind == AttrValue::Kind::Int) {
-    const int64_t sections = v->i;
-    if (sections <= 0) throw OpError(fmt::format("indices_or_sections must be positive, found {}", sections));
+  if (a.sections) {
+    const int64_t sections = *a.sections;
     if (known(dim) && dim % sections != 0)
       throw OpError(fmt::format("cannot split a dimension of size {} into {} equal sections", dim, sections));
     sizes.assign(sections, known(dim) ? dim / sections : kAnyDim);
     return sizes;
   }
-  std::vector<int64_t> indices = attr_ints(attrs, "indices_or_sections", {});
+  const std::vector<int64_t> &indices = a.indices;
   int64_t begin = 0;
-  for (int64_t index : indices) {
-    // As TVM: the indices must be strictly ascending and positive.
-    if (index <= begin)
-      throw OpError(
-          fmt::format("indices_or_sections must be a strictly ascending list of positive indices, found {}",
-                      ints_to_string(indices)));
+  for (int64_t index : indices) {  // strictly ascending and positive (split_attrs)
     sizes.push_back(index - begin);
     begin = index;
   }
@@ -228,9 +216,10 @@ Type split_rel(const std::vector<Type> &args, const Attrs &attrs) {
   const TensorType *data = tensor_arg(args, 0, "data");
   if (!data) return {};
   if (data->shape.empty()) throw OpError("cannot split a rank-0 tensor");
-  const int64_t axis = normalize_axis(attr_int(attrs, "axis", 0), static_cast<int64_t>(data->shape.size()));
+  const SplitAttrs a = split_attrs(attrs);
+  const int64_t axis = normalize_axis(a.axis, static_cast<int64_t>(data->shape.size()));
   std::vector<Type> fields;
-  for (int64_t size : split_sizes(data->shape[axis], attrs)) {
+  for (int64_t size : split_sizes(data->shape[axis], a)) {
     Shape s = data->shape;
     s[axis] = size;
     fields.push_back(TensorType::make(s, data->dtype));
@@ -241,7 +230,8 @@ Type split_rel(const std::vector<Type> &args, const Attrs &attrs) {
 std::vector<NDArray> split_kernel(const std::vector<NDArray> &args, const Attrs &attrs) {
   const NDArray &in = args[0];
   if (in.ndim() == 0) throw OpError("cannot split a rank-0 tensor");
-  const int64_t axis = normalize_axis(attr_int(attrs, "axis", 0), in.ndim());
+  const SplitAttrs a = split_attrs(attrs);
+  const int64_t axis = normalize_axis(a.axis, in.ndim());
   const Shape &shape = in.shape();
   const size_t esize = dtype_bytes(in.dtype());
   const int64_t outer = prod(shape, 0, axis);
@@ -249,7 +239,7 @@ std::vector<NDArray> split_kernel(const std::vector<NDArray> &args, const Attrs 
   const size_t row = static_cast<size_t>(shape[axis] * inner) * esize;
   std::vector<NDArray> outs;
   int64_t begin = 0;
-  for (int64_t size : split_sizes(shape[axis], attrs)) {
+  for (int64_t size : split_sizes(shape[axis], a)) {
     Shape s = shape;
     s[axis] = size;
     NDArray out(in.dtype(), s);
@@ -266,11 +256,6 @@ std::vector<NDArray> split_kernel(const std::vector<NDArray> &args, const Attrs 
 // strided_slice
 // ---------------------------------------------------------------------------------------------
 
-// One sliced axis after TVM's canonicalization (topi/detail/strided_slice.h).
-struct SliceAxis {
-  int64_t axis, begin, stride, size;  // size is kAnyDim when the input dimension is `?`
-};
-
 // TVM's CanonicalizeIndex: a negative index counts from the end; then clamp to the valid range
 // (which reaches -1 for a negative stride, meaning "before the first element").
 int64_t canonical_index(int64_t index, int64_t extent, int64_t stride) {
@@ -282,20 +267,14 @@ int64_t canonical_index(int64_t index, int64_t extent, int64_t stride) {
 // 1. Read begin/end/strides (and axes); without axes, pad the lists to the rank as TVM does.
 // 2. In "size" mode strides are 1 and end = begin + size (a negative size: to the end).
 // 3. Canonicalize begin and end per axis against the known extent; size = ceil(|end-begin|/|stride|).
-std::vector<SliceAxis> slice_axes(const Shape &shape, const Attrs &attrs) {
-  require_attr(attrs, "begin");
-  require_attr(attrs, "end");
+std::vector<SliceAxis> slice_axes(const Shape &shape, const StridedSliceAttrs &attrs) {
   const int64_t rank = static_cast<int64_t>(shape.size());
-  std::vector<int64_t> begin = attr_ints(attrs, "begin", {});
-  std::vector<int64_t> end = attr_ints(attrs, "end", {});
-  std::vector<int64_t> strides = attr_ints(attrs, "strides", {});
-  const std::string mode = attr_string(attrs, "slice_mode", "end");
-  if (mode != "end" && mode != "size")
-    throw OpError(fmt::format("slice_mode must be \"end\" or \"size\", found \"{}\"", mode));
+  std::vector<int64_t> begin = attrs.begin, end = attrs.end, strides = attrs.strides;
+  const std::string mode = attrs.size_mode ? "size" : "end";
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
   std::vector<int64_t> axes;
-  if (!attr_none(attrs, "axes")) {
-    axes = attr_ints(attrs, "axes", {});
+  if (attrs.axes) {
+    axes = *attrs.axes;
     if (strides.empty()) strides.assign(axes.size(), 1);
     if (begin.size() != axes.size() || end.size() != axes.size() || strides.size() != axes.size())
       throw OpError(
@@ -340,7 +319,7 @@ Type strided_slice_rel(const std::vector<Type> &args, const Attrs &attrs) {
   const TensorType *data = tensor_arg(args, 0, "data");
   if (!data) return {};
   Shape shape = data->shape;
-  for (const SliceAxis &a : slice_axes(data->shape, attrs)) shape[a.axis] = a.size;
+  for (const SliceAxis &a : slice_axes(data->shape, strided_slice_attrs(attrs))) shape[a.axis] = a.size;
   return TensorType::make(shape, data->dtype);
 }
 
@@ -349,7 +328,7 @@ std::vector<NDArray> strided_slice_kernel(const std::vector<NDArray> &args, cons
   std::vector<int64_t> step = strides_of(in.shape());
   Shape shape = in.shape();
   int64_t base = 0;
-  for (const SliceAxis &a : slice_axes(in.shape(), attrs)) {
+  for (const SliceAxis &a : slice_axes(in.shape(), strided_slice_attrs(attrs))) {
     shape[a.axis] = a.size;
     if (a.size > 0) base += a.begin * step[a.axis];
     step[a.axis] *= a.stride;
@@ -371,7 +350,7 @@ Shape take_shape(const Shape &data, const Shape &indices, const Attrs &attrs, in
     *axis_out = -1;
     return indices;
   }
-  const int64_t axis = normalize_axis(attr_int(attrs, "axis", 0), static_cast<int64_t>(data.size()));
+  const int64_t axis = axis_attr(attrs, 0, static_cast<int64_t>(data.size()));
   *axis_out = axis;
   Shape out(data.begin(), data.begin() + axis);
   out.insert(out.end(), indices.begin(), indices.end());
@@ -436,10 +415,9 @@ std::vector<NDArray> take_kernel(const std::vector<NDArray> &args, const Attrs &
 // allowzero); -1 is inferred from the rest; -2 copies all remaining input dimensions; -3 merges
 // two input dimensions; -4 splits one input dimension into the next two entries (one may be -1).
 // Then, with every dimension known, the element counts must agree.
-Shape reshape_shape(const Shape &in, const Attrs &attrs) {
-  require_attr(attrs, "newshape");
-  const std::vector<int64_t> newshape = attr_ints(attrs, "newshape", {});
-  const bool allowzero = attr_bool(attrs, "allowzero", false);
+Shape reshape_shape(const Shape &in, const ReshapeAttrs &attrs) {
+  const std::vector<int64_t> &newshape = attrs.newshape;
+  const bool allowzero = attrs.allowzero;
   auto bad = [&](const std::string &why) {
     return OpError(fmt::format("cannot reshape {} with newshape={}: {}", shape_to_string(in),
                                ints_to_string(newshape), why));
@@ -532,33 +510,31 @@ Shape reshape_shape(const Shape &in, const Attrs &attrs) {
 Type reshape_rel(const std::vector<Type> &args, const Attrs &attrs) {
   const TensorType *data = tensor_arg(args, 0, "data");
   if (!data) return {};
-  return TensorType::make(reshape_shape(data->shape, attrs), data->dtype);
+  return TensorType::make(reshape_shape(data->shape, reshape_attrs(attrs)), data->dtype);
 }
 
 std::vector<NDArray> reshape_kernel(const std::vector<NDArray> &args, const Attrs &attrs) {
-  return one(with_shape(args[0], reshape_shape(args[0].shape(), attrs)));
+  return one(with_shape(args[0], reshape_shape(args[0].shape(), reshape_attrs(attrs))));
 }
 
 // ---------------------------------------------------------------------------------------------
 // transpose
 // ---------------------------------------------------------------------------------------------
 
-std::vector<int64_t> transpose_axes(int64_t rank, const Attrs &attrs) {
+std::vector<int64_t> transpose_axes(int64_t rank, const TransposeAttrs &attrs) {
   std::vector<int64_t> axes;
-  if (attr_none(attrs, "axes")) {
+  if (!attrs.axes) {
     for (int64_t i = rank - 1; i >= 0; --i) axes.push_back(i);
     return axes;
   }
-  axes = attr_ints(attrs, "axes", {});
+  axes = *attrs.axes;
   if (static_cast<int64_t>(axes.size()) != rank)
     throw OpError(fmt::format("axes {} has {} entries but the data has rank {}", ints_to_string(axes),
                               axes.size(), rank));
   std::vector<bool> seen(rank, false);
   for (int64_t &a : axes) {
     a = normalize_axis(a, rank, "axes entry");
-    if (seen[a])
-      throw OpError(
-          fmt::format("axes {} names axis {} twice", ints_to_string(attr_ints(attrs, "axes", {})), a));
+    if (seen[a]) throw OpError(fmt::format("axes {} names axis {} twice", ints_to_string(*attrs.axes), a));
     seen[a] = true;
   }
   return axes;
@@ -568,7 +544,7 @@ Type transpose_rel(const std::vector<Type> &args, const Attrs &attrs) {
   const TensorType *data = tensor_arg(args, 0, "data");
   if (!data) return {};
   Shape shape;
-  for (int64_t a : transpose_axes(static_cast<int64_t>(data->shape.size()), attrs))
+  for (int64_t a : transpose_axes(static_cast<int64_t>(data->shape.size()), transpose_attrs(attrs)))
     shape.push_back(data->shape[a]);
   return TensorType::make(shape, data->dtype);
 }
@@ -578,7 +554,7 @@ std::vector<NDArray> transpose_kernel(const std::vector<NDArray> &args, const At
   const std::vector<int64_t> st = strides_of(in.shape());
   Shape shape;
   std::vector<int64_t> step;
-  for (int64_t a : transpose_axes(in.ndim(), attrs)) {
+  for (int64_t a : transpose_axes(in.ndim(), transpose_attrs(attrs))) {
     shape.push_back(in.shape()[a]);
     step.push_back(st[a]);
   }
@@ -589,9 +565,9 @@ std::vector<NDArray> transpose_kernel(const std::vector<NDArray> &args, const At
 // squeeze, expand_dims
 // ---------------------------------------------------------------------------------------------
 
-Shape squeeze_shape(const Shape &in, const Attrs &attrs) {
+Shape squeeze_shape(const Shape &in, const SqueezeAttrs &attrs) {
   Shape out;
-  if (attr_none(attrs, "axis")) {
+  if (!attrs.axis) {
     // As TVM: squeezing "every 1" needs every dimension known.
     for (int64_t d : in) {
       if (!known(d))
@@ -602,7 +578,7 @@ Shape squeeze_shape(const Shape &in, const Attrs &attrs) {
     return out;
   }
   std::vector<bool> drop(in.size(), false);
-  for (int64_t a : attr_ints(attrs, "axis", {})) {
+  for (int64_t a : *attrs.axis) {
     const int64_t k = normalize_axis(a, static_cast<int64_t>(in.size()));
     if (known(in[k]) && in[k] != 1)
       throw OpError(
@@ -617,11 +593,11 @@ Shape squeeze_shape(const Shape &in, const Attrs &attrs) {
 Type squeeze_rel(const std::vector<Type> &args, const Attrs &attrs) {
   const TensorType *data = tensor_arg(args, 0, "data");
   if (!data) return {};
-  return TensorType::make(squeeze_shape(data->shape, attrs), data->dtype);
+  return TensorType::make(squeeze_shape(data->shape, squeeze_attrs(attrs)), data->dtype);
 }
 
 std::vector<NDArray> squeeze_kernel(const std::vector<NDArray> &args, const Attrs &attrs) {
-  return one(with_shape(args[0], squeeze_shape(args[0].shape(), attrs)));
+  return one(with_shape(args[0], squeeze_shape(args[0].shape(), squeeze_attrs(attrs))));
 }
 
 Shape expand_dims_shape(const Shape &in, const Attrs &attrs) {
@@ -739,7 +715,7 @@ std::string checked_layout(const Attrs &attrs, const std::string &name) {
   return layout;
 }
 
-Attrs transpose_attrs(const std::vector<int64_t> &axes) {
+Attrs axes_as_attrs(const std::vector<int64_t> &axes) {
   std::vector<AttrValue> list;
   for (int64_t a : axes) list.push_back(AttrValue::of_int(a));
   return Attrs().with("axes", AttrValue::of_list(std::move(list)));
@@ -754,7 +730,7 @@ Type layout_transform_rel(const std::vector<Type> &args, const Attrs &attrs) {
 }
 
 std::vector<NDArray> layout_transform_kernel(const std::vector<NDArray> &args, const Attrs &attrs) {
-  return transpose_kernel(args, transpose_attrs(layout_axes(args[0].shape().size(), attrs)));
+  return transpose_kernel(args, axes_as_attrs(layout_axes(args[0].shape().size(), attrs)));
 }
 
 // TVM's BatchFlattenRel: [N, a, b, ...] to [N, a * b * ...] ([N] to [N, 1]); a `?` among a, b, ...
@@ -916,6 +892,14 @@ std::vector<NDArray> one_hot_kernel(const std::vector<NDArray> &args, const Attr
 }
 
 }  // namespace
+
+std::vector<SliceAxis> strided_slice_axes(const Shape &shape, const StridedSliceAttrs &attrs) {
+  return slice_axes(shape, attrs);
+}
+
+std::vector<int64_t> transpose_permutation(int64_t rank, const TransposeAttrs &attrs) {
+  return transpose_axes(rank, attrs);
+}
 
 std::vector<int64_t> layout_axes(size_t rank, const Attrs &attrs) {
   const std::string src = checked_layout(attrs, "src_layout"), dst = checked_layout(attrs, "dst_layout");

@@ -1,0 +1,174 @@
+// Typed operator attributes (OpAttrs.h): each family's struct read from the textual Attrs once,
+// with the messages the relations gave when each of them read the attributes itself.
+
+#include "frontend/relay/ops/OpAttrs.h"
+
+#include <fmt/format.h>
+
+namespace grove::relay {
+
+namespace {
+
+// The list attribute `name`, or none when absent or None.
+std::optional<std::vector<int64_t>> optional_ints(const Attrs &attrs, const std::string &name) {
+  if (attr_none(attrs, name)) return std::nullopt;
+  return attr_ints(attrs, name, {});
+}
+
+}  // namespace
+
+int64_t normalize_axis(int64_t axis, int64_t rank, const char *name, int64_t extra) {
+  const int64_t n = rank + extra;
+  if (axis < -n || axis >= n)
+    throw OpError(fmt::format("{} {} is out of range for a tensor of rank {} (expected {} <= {} < {})", name,
+                              axis, rank, -n, name, n));
+  return axis < 0 ? axis + n : axis;
+}
+
+int64_t axis_attr(const Attrs &attrs, int64_t fallback, int64_t rank) {
+  return normalize_axis(attr_int(attrs, "axis", fallback), rank);
+}
+
+bool attr_none(const Attrs &attrs, const std::string &name) {
+  const AttrValue *v = attrs.find(name);
+  return !v || v->kind == AttrValue::Kind::None;
+}
+
+std::array<int64_t, 2> pair_attr(const Attrs &attrs, const std::string &name, std::vector<int64_t> fallback) {
+  std::vector<int64_t> v = attr_ints(attrs, name, fallback);
+  if (v.size() == 1) v.push_back(v[0]);
+  if (v.size() != 2) throw OpError(fmt::format("{} must have 2 values, found {}", name, v.size()));
+  if (v[0] <= 0 || v[1] <= 0)
+    throw OpError(fmt::format("{} must be positive, found ({}, {})", name, v[0], v[1]));
+  return {v[0], v[1]};
+}
+
+Pad padding_attr(const Attrs &attrs) {
+  std::vector<int64_t> p = attr_ints(attrs, "padding", {0, 0});
+  Pad pad;
+  if (p.size() == 1)
+    pad = {p[0], p[0], p[0], p[0]};
+  else if (p.size() == 2)
+    pad = {p[0], p[1], p[0], p[1]};
+  else if (p.size() == 4)
+    pad = {p[0], p[1], p[2], p[3]};
+  else
+    throw OpError(fmt::format("padding must have 1, 2 or 4 values, found {}", p.size()));
+  if (pad.top < 0 || pad.left < 0 || pad.bottom < 0 || pad.right < 0)
+    throw OpError("padding must be non-negative");
+  return pad;
+}
+
+Conv2DAttrs conv2d_attrs(const Attrs &attrs) {
+  Conv2DAttrs a;
+  a.data_layout = attr_string(attrs, "data_layout", "NCHW");
+  a.kernel_layout = attr_string(attrs, "kernel_layout", "OIHW");
+  a.out_layout = attr_string(attrs, "out_layout", "");
+  a.out_dtype = attr_string(attrs, "out_dtype", "");
+  a.groups = attr_int(attrs, "groups", 1);
+  if (a.groups <= 0) throw OpError(fmt::format("groups must be positive, found {}", a.groups));
+  a.strides = pair_attr(attrs, "strides", {1, 1});
+  a.dilation = pair_attr(attrs, "dilation", {1, 1});
+  a.padding = padding_attr(attrs);
+  if (!attr_none(attrs, "channels")) a.channels = attr_int(attrs, "channels", 0);
+  if (!attr_none(attrs, "kernel_size")) a.kernel_size = pair_attr(attrs, "kernel_size", {});
+  return a;
+}
+
+Pool2DAttrs pool2d_attrs(const Attrs &attrs) {
+  Pool2DAttrs a;
+  a.layout = attr_string(attrs, "layout", "NCHW");
+  a.out_layout = attr_string(attrs, "out_layout", "");
+  require_attr(attrs, "pool_size");
+  a.pool_size = pair_attr(attrs, "pool_size", {});
+  a.strides = pair_attr(attrs, "strides", {1, 1});
+  a.dilation = pair_attr(attrs, "dilation", {1, 1});
+  a.padding = padding_attr(attrs);
+  a.ceil_mode = attr_bool(attrs, "ceil_mode", false);
+  a.count_include_pad = attr_bool(attrs, "count_include_pad", false);
+  return a;
+}
+
+BatchMatmulAttrs batch_matmul_attrs(const Attrs &attrs) {
+  BatchMatmulAttrs a;
+  a.transpose_a = attr_bool(attrs, "transpose_a", false);
+  a.transpose_b = attr_bool(attrs, "transpose_b", true);
+  a.out_dtype = attr_string(attrs, "out_dtype", "");
+  return a;
+}
+
+NormAttrs norm_attrs(const Attrs &attrs, int64_t default_axis) {
+  NormAttrs a;
+  a.axis = attr_int(attrs, "axis", default_axis);
+  a.epsilon = attr_float(attrs, "epsilon", 1e-5);
+  a.center = attr_bool(attrs, "center", true);
+  a.scale = attr_bool(attrs, "scale", true);
+  return a;
+}
+
+ClipAttrs clip_attrs(const Attrs &attrs) {
+  require_attr(attrs, "a_min");
+  require_attr(attrs, "a_max");
+  return {attr_float(attrs, "a_min", 0.0), attr_float(attrs, "a_max", 0.0)};
+}
+
+SplitAttrs split_attrs(const Attrs &attrs) {
+  SplitAttrs a;
+  require_attr(attrs, "indices_or_sections");
+  const AttrValue *v = attrs.find("indices_or_sections");
+  if (v->kind == AttrValue::Kind::Int) {
+    a.sections = v->i;
+    if (v->i <= 0) throw OpError(fmt::format("indices_or_sections must be positive, found {}", v->i));
+  } else {
+    a.indices = attr_ints(attrs, "indices_or_sections", {});
+    int64_t begin = 0;
+    for (int64_t index : a.indices) {
+      // As TVM: the indices must be strictly ascending and positive.
+      if (index <= begin)
+        throw OpError(fmt::format(
+            "indices_or_sections must be a strictly ascending list of positive indices, found [{}]",
+            fmt::join(a.indices, ", ")));
+      begin = index;
+    }
+  }
+  a.axis = attr_int(attrs, "axis", 0);
+  return a;
+}
+
+ReshapeAttrs reshape_attrs(const Attrs &attrs) {
+  require_attr(attrs, "newshape");
+  ReshapeAttrs a;
+  a.newshape = attr_ints(attrs, "newshape", {});
+  a.allowzero = attr_bool(attrs, "allowzero", false);
+  return a;
+}
+
+SqueezeAttrs squeeze_attrs(const Attrs &attrs) { return {optional_ints(attrs, "axis")}; }
+
+TransposeAttrs transpose_attrs(const Attrs &attrs) { return {optional_ints(attrs, "axes")}; }
+
+StridedSliceAttrs strided_slice_attrs(const Attrs &attrs) {
+  require_attr(attrs, "begin");
+  require_attr(attrs, "end");
+  StridedSliceAttrs a;
+  a.begin = attr_ints(attrs, "begin", {});
+  a.end = attr_ints(attrs, "end", {});
+  a.strides = attr_ints(attrs, "strides", {});
+  const std::string mode = attr_string(attrs, "slice_mode", "end");
+  if (mode != "end" && mode != "size")
+    throw OpError(fmt::format("slice_mode must be \"end\" or \"size\", found \"{}\"", mode));
+  a.size_mode = mode == "size";
+  a.axes = optional_ints(attrs, "axes");
+  return a;
+}
+
+ReduceAttrs reduce_attrs(const Attrs &attrs) {
+  ReduceAttrs a;
+  a.axis = attr_ints(attrs, "axis", {});
+  a.keepdims = attr_bool(attrs, "keepdims", false);
+  a.exclude = attr_bool(attrs, "exclude", false);
+  a.select_last_index = attr_bool(attrs, "select_last_index", false);
+  return a;
+}
+
+}  // namespace grove::relay
