@@ -14,12 +14,15 @@
 // (backends/relay/halide/HalideKernels.h), which lowers the whole group to one Halide pipeline and
 // JIT-compiles it.
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "frontend/relay/IR.h"
+#include "frontend/relay/Value.h"
 
 namespace grove::relay {
 
@@ -51,6 +54,36 @@ class KernelCompiler {
   virtual std::shared_ptr<Kernel> compile(const Expr &primitive, const std::vector<DType> &dtypes,
                                           const std::vector<Shape> &shapes) = 0;
   virtual std::string name() const = 0;
+};
+
+// A function an external code generator runs over Relay values of any type — trees, lists of
+// them — rather than over tensors: grove's recursive functions (byoc/GroveCodegen.cpp), called by
+// the VM's InvokeExternal. One is made per virtual machine; it compiles what it needs on first use
+// (again when the weights differ) and counts its compiles and runs for the VM's statistics.
+class ExternalFunction {
+ public:
+  virtual ~ExternalFunction() = default;
+  // The call's result for `args` (the function's parameters in order), or nullopt where the code
+  // generator does not take this call (a fold whose initial state is not all zeros): the VM then
+  // runs the function's own Relay body.
+  virtual std::optional<Value> run(const std::vector<Value> &args) = 0;
+  size_t compiles() const { return compiles_; }  // compilations so far
+  size_t runs() const { return runs_; }          // batched runs so far
+
+ protected:
+  size_t compiles_ = 0, runs_ = 0;
+};
+
+struct ExternalFunctionOptions {
+  int threads = 0;  // the threads its compiled code runs on; 0: all cores
+};
+
+// What a code generator prepares for one of its functions when the module is compiled for the VM
+// (Codegen::prepare_function): a line for `grove relay dump --stage vm`, and how to make the
+// function for one VM.
+struct PreparedFunction {
+  std::string description;
+  std::function<std::unique_ptr<ExternalFunction>(const ExternalFunctionOptions &)> make;
 };
 
 }  // namespace grove::relay

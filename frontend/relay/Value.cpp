@@ -197,6 +197,17 @@ Value list_of(const Expr &cons, const Expr &nil, std::vector<Value> items) {
   return list;
 }
 
+std::optional<std::vector<Value>> list_elements(Value list, int cons_tag) {
+  std::vector<Value> elements;
+  for (;;) {
+    const auto *cell = list ? list->as<ADTValue>() : nullptr;
+    if (cell == nullptr) return std::nullopt;
+    if (cell->tag != cons_tag) return elements;
+    elements.push_back(cell->fields[0]);
+    list = cell->fields[1];
+  }
+}
+
 Value adt_value(Expr constructor, std::vector<Value> fields) {
   const auto *c = constructor.as<Constructor>();
   GROVE_CHECK(c != nullptr, "an ADT value needs a Constructor node");

@@ -13,6 +13,7 @@
 // the C stack per nested value: dropping a 100,000-element list is a loop.
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -93,6 +94,9 @@ Value ref_value(Value initial);
 // A List value of `items`, in order, from its constructors `cons` (head, tail) and `nil`; built from
 // the back, without recursion.
 Value list_of(const Expr &cons, const Expr &nil, std::vector<Value> items);
+// The elements of the List `list` whose Cons has tag `cons_tag`, walked iteratively; nullopt when it
+// holds something that is not an ADT value.
+std::optional<std::vector<Value>> list_elements(Value list, int cons_tag);
 
 // The tensor a value holds; an InternalError when it is something else.
 const NDArray &tensor_of(const Value &v);

@@ -90,7 +90,8 @@ TEST(RelaySequenceFunctions, LstmIsOneBatchedRunEqualToTheInterpreter) {
   auto l = load_model("lstm");
   const int64_t h = l.fixture.at("h0").shape()[1];
   std::string dump = vm::to_string(vm::compile(l.module));
-  EXPECT_THAT(dump, HasSubstr("rec0: @lstm (grove recursive compiler; a fold over a sequence, else @lstm)"));
+  EXPECT_THAT(dump, HasSubstr("ext0: @grove_lstm: @lstm (grove recursive compiler; a fold over a sequence, "
+                              "else @grove_lstm's body)"));
   VirtualMachine machine = make_vm(l.module);
   std::vector<Value> args = lstm_args(l, testing::lstm_sequence(l), NDArray(DType::Float32, {1, h}),
                                       NDArray(DType::Float32, {1, h}));
@@ -163,7 +164,9 @@ TEST(RelaySequenceFunctions, MappedFoldWithAHeadIsOneBatchedRun) {
   std::string dump = vm::to_string(vm::compile(l.module));
   EXPECT_THAT(
       dump,
-      HasSubstr("rec0: @lstm over a List (grove recursive compiler; a fold over a sequence, else @map)"));
+      HasSubstr(
+          "ext0: @grove_map_lstm: @lstm over a List (grove recursive compiler; a fold over a sequence, else "
+          "@grove_map_lstm's body)"));
   EXPECT_THAT(dump, HasSubstr("StackList $"));
   VirtualMachine machine = make_vm(l.module);
   Value got = machine.run_main(args);

@@ -377,7 +377,7 @@ TEST(RelayVMDifferential, RecursiveMapOverAnEmptyListCompilesNothing) {
                        : tensor_value(NDArray(DType::Float32,
                                               Shape(p->checked_type.as<TensorType>()->shape.size(), 2))));
   vm::Executable exe = vm::compile(l.module);
-  ASSERT_FALSE(exe.recursive.empty());
+  ASSERT_FALSE(exe.external_functions.empty());
   VirtualMachine machine(std::move(exe), make_interpreter_kernel_compiler(l.module));
   EXPECT_EQ(value_to_string(machine.run_main(args)), "Nil");
   EXPECT_EQ(value_to_string(run_main(l.module, args)), "Nil");

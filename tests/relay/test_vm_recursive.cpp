@@ -1,7 +1,7 @@
-// The VM calling grove's compiled recursive functions (InvokeRecursive, backends/relay/vm/VMCompiler.h):
-// treelstm.relay's @main as one batched call of the compiled @treelstm against the reference
-// interpreter (1e-5: grove's kernels sum in another order), the bytecode, the VM's counters, the
-// compile cache, and the programs that fall back (weights computed inside the map's closure, a
+// The VM calling grove's compiled recursive functions (the claimed calls, InvokeExternal:
+// backends/relay/vm/VMCompiler.h): treelstm.relay's @main as one batched call of the compiled @treelstm
+// against the reference interpreter (1e-5: grove's kernels sum in another order), the bytecode, the VM's
+// counters, the compile cache, and the programs that fall back (weights computed inside the map's closure, a
 // function that is not a map).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -94,9 +94,9 @@ TEST(RelayVMRecursive, TreeLstmMainIsOneBatchedCallEqualToTheInterpreter) {
   std::vector<Value> args = main_args(l, {{"trees", testing::treelstm_trees(l, &count)}});
   ASSERT_EQ(count, 6u);
   std::string dump = vm::to_string(vm::compile(l.module));
-  EXPECT_THAT(dump, HasSubstr("InvokeRecursive $"));
-  EXPECT_THAT(dump, HasSubstr("<- rec0($"));
-  EXPECT_THAT(dump, HasSubstr("rec0: @treelstm over a List (grove recursive compiler)"));
+  EXPECT_THAT(dump, HasSubstr("InvokeExternal $"));
+  EXPECT_THAT(dump, HasSubstr("<- ext0($"));
+  EXPECT_THAT(dump, HasSubstr("ext0: @grove_map_treelstm: @treelstm over a List (grove recursive compiler)"));
   VirtualMachine machine = make_vm(l.module);
   Value got = machine.run_main(args);
   Value want = run_main(l.module, args);
@@ -130,7 +130,7 @@ TEST(RelayVMRecursive, ChangedWeightsAreCompiledAgain) {
 TEST(RelayVMRecursive, TurnedOffRunsNodeByNode) {
   auto l = load_model("treelstm");
   std::string dump = vm::to_string(vm::compile(l.module, {.recursive_functions = false}));
-  EXPECT_THAT(dump, Not(HasSubstr("InvokeRecursive")));
+  EXPECT_THAT(dump, Not(HasSubstr("InvokeExternal")));
   VirtualMachine machine = make_vm(l.module, {.recursive_functions = false});
   std::vector<Value> args = main_args(l, {{"trees", testing::treelstm_trees(l)}});
   expect_near(machine.run_main(args), run_main(l.module, args), 0.0f);
@@ -307,7 +307,7 @@ TEST(RelayVMRecursive, WeightComputedInsideTheClosureIsComputedOnce) {
   @map(%0, %trees)
 })");
   std::string dump = vm::to_string(vm::compile(l.module));
-  EXPECT_THAT(dump, HasSubstr("rec0: @treelstm over a List (grove recursive compiler)"));
+  EXPECT_THAT(dump, HasSubstr("ext0: @grove_map_treelstm: @treelstm over a List (grove recursive compiler)"));
   size_t count = 0;
   std::vector<Value> args = main_args(l, {{"trees", testing::treelstm_trees(l, &count)}});
   VirtualMachine machine = make_vm(l.module);
@@ -331,7 +331,7 @@ TEST(RelayVMRecursive, WeightThatDependsOnTheElementFallsBack) {
 })");
   std::string dump = vm::to_string(vm::compile(l.module));
   EXPECT_THAT(dump, Not(HasSubstr("over a List")));
-  EXPECT_THAT(dump, HasSubstr("rec0: @treelstm (grove recursive compiler)"));
+  EXPECT_THAT(dump, HasSubstr("ext0: @grove_treelstm: @treelstm (grove recursive compiler)"));
 }
 
 // @map is recognised by its shape, not its name; a look-alike that drops the rest of the list is
@@ -361,7 +361,7 @@ def @first[A, B](%g: fn (A) -> B, %l: List[A]) -> List[B] {
     Value got = machine.run_main(args);
     expect_near(got, run_main(l.module, args), 1e-5f);
     if (std::string(mapper) == "each") {
-      EXPECT_THAT(dump, HasSubstr("rec0: @treelstm over a List"));
+      EXPECT_THAT(dump, HasSubstr("ext0: @grove_map_treelstm: @treelstm over a List"));
       EXPECT_EQ(machine.stats().recursive_calls, 1u);
       EXPECT_EQ(list_length(got), 6u);
     } else {
@@ -371,7 +371,7 @@ def @first[A, B](%g: fn (A) -> B, %l: List[A]) -> List[B] {
   }
 }
 
-// A direct call on one tree is one InvokeRecursive (the first tree of the list here).
+// A direct call on one tree is one InvokeExternal (the first tree of the list here).
 TEST(RelayVMRecursive, DirectCallOnOneTree) {
   auto l = treelstm_with_main(std::string("def @main(%trees: List[Tree[int32]], ") + kWeights +
                               R"() -> Tensor[(1, ?), float32] {
@@ -384,7 +384,7 @@ TEST(RelayVMRecursive, DirectCallOnOneTree) {
   }
 })");
   std::string dump = vm::to_string(vm::compile(l.module));
-  EXPECT_THAT(dump, HasSubstr("rec0: @treelstm (grove recursive compiler)"));
+  EXPECT_THAT(dump, HasSubstr("ext0: @grove_treelstm: @treelstm (grove recursive compiler)"));
   std::vector<Value> args = main_args(l, {{"trees", testing::treelstm_trees(l)}});
   VirtualMachine machine = make_vm(l.module);
   expect_near(machine.run_main(args), run_main(l.module, args), 1e-5f);
@@ -401,7 +401,7 @@ TEST(RelayVMRecursive, ChildSumMainOverRoseTreesIsOneBatchedCall) {
   const Expr &param = l.module.find_function("main")->as<Function>()->params[0];
   std::vector<Value> args = main_args(l, {{"trees", trees_to_value(l.module, param.type(), trees, path)}});
   std::string dump = vm::to_string(vm::compile(l.module));
-  EXPECT_THAT(dump, HasSubstr("rec0: @childsum over a List (grove recursive compiler)"));
+  EXPECT_THAT(dump, HasSubstr("ext0: @grove_map_childsum: @childsum over a List (grove recursive compiler)"));
   VirtualMachine machine = make_vm(l.module);
   Value got = machine.run_main(args);
   EXPECT_EQ(list_length(got), trees.size());

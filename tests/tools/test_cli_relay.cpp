@@ -329,8 +329,9 @@ TEST(CliRelay, DumpShowsTheRecursiveFunctionCompiledByGrove) {
   std::string args = treelstm_weight_args(dir, &expected);
   CliResult r = run_grove("relay dump " + kModels + "treelstm.relay --stage vm");
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_THAT(r.output, HasSubstr("InvokeRecursive $8 <- rec0($0, $1, $2, $3, $4, $5, $6)"));
-  EXPECT_THAT(r.output, HasSubstr("rec0: @treelstm over a List (grove recursive compiler)"));
+  EXPECT_THAT(r.output, HasSubstr("InvokeExternal $7 <- ext0($0, $1, $2, $3, $4, $5, $6)"));
+  EXPECT_THAT(r.output,
+              HasSubstr("ext0: @grove_map_treelstm: @treelstm over a List (grove recursive compiler)"));
   r = run_grove("relay dump " + kModels + "treelstm.relay --stage ilir" + args);
   ASSERT_EQ(r.status, 0) << r.output;
   const int64_t h = expected.shape()[1];

@@ -74,7 +74,8 @@ TEST(CliRelayRose, ExplainAndDumpShowTheCompiledRoseFunction) {
   EXPECT_THAT(r.output, HasSubstr("sum(k0 < num_children(n), g_all[child(n, k0), i0])"));
   r = run_grove("relay dump " + kModels + "childsum_treelstm.relay --stage vm");
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_THAT(r.output, HasSubstr("rec0: @childsum over a List (grove recursive compiler)"));
+  EXPECT_THAT(r.output,
+              HasSubstr("ext0: @grove_map_childsum: @childsum over a List (grove recursive compiler)"));
 }
 
 }  // namespace

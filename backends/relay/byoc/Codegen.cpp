@@ -19,6 +19,19 @@ const std::vector<Codegen> &all_codegens() {
   return table;
 }
 
+const Codegen *codegen_named(std::string_view name) {
+  for (const Codegen &c : all_codegens())
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+const Codegen *function_codegen(const Function &fn) {
+  const AttrValue *compiler = fn.attrs.find(attr::kCompiler);
+  if (compiler == nullptr) return nullptr;
+  const Codegen *c = codegen_named(compiler->s);
+  return c != nullptr && c->prepare_function != nullptr ? c : nullptr;
+}
+
 const Codegen &find_codegen(std::string_view name) {
   std::string known;
   for (const Codegen &c : all_codegens()) {
@@ -79,7 +92,7 @@ std::unique_ptr<KernelCompiler> make_external_kernel_compiler(std::unique_ptr<Ke
 void check_external_functions(const Module &module) {
   for (const auto &[name, fn] : module.functions()) {
     const AttrValue *compiler = fn.as<Function>()->attrs.find(attr::kCompiler);
-    if (!compiler || compiler->s == "grove") continue;
+    if (!compiler || function_codegen(*fn.as<Function>()) != nullptr) continue;
     const Codegen *found = nullptr;
     for (const Codegen &c : all_codegens())
       if (c.name == compiler->s) found = &c;

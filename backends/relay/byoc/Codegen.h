@@ -34,12 +34,23 @@ struct Codegen {
   std::shared_ptr<Kernel> (*load)(const Expr &function, const std::vector<Shape> &shapes,
                                   const std::string &path) = nullptr;
   std::string artifact_extension = "";
+  // Optional, for a code generator whose functions take and give values other than tensors (grove's
+  // recursive functions: trees, lists): prepares the external function `global` of the module
+  // `typed` (typed, before fusion: its callees as written) for the VM, which calls it with
+  // InvokeExternal rather than as a kernel. A UserError saying why when it cannot compile it.
+  PreparedFunction (*prepare_function)(const Module &typed, const std::string &global) = nullptr;
 };
 
 // Every code generator, sorted by name.
 const std::vector<Codegen> &all_codegens();
 // The code generator named `name`; a UserError naming it and the known ones when there is none.
 const Codegen &find_codegen(std::string_view name);
+// The same, or null when there is none.
+const Codegen *codegen_named(std::string_view name);
+// The code generator of an external function (Compiler="<name>") that the VM calls with
+// InvokeExternal (Codegen::prepare_function), or null: no Compiler attribute, or a code generator of
+// kernels, or a name no code generator has.
+const Codegen *function_codegen(const Function &fn);
 
 // The targets' partition of `module` (typed or not): merge-composite, annotate, merge-regions and
 // partition (frontend/relay/passes/) with the targets of the code generators `names`, in that order
@@ -52,14 +63,14 @@ Module partition_for_targets(const Module &module, const std::vector<std::string
 // claimed it must compile), every other Primitive function to `fallback`.
 std::unique_ptr<KernelCompiler> make_external_kernel_compiler(std::unique_ptr<KernelCompiler> fallback);
 
-// Checks that every external function of `module` (Compiler="<name>", other than "grove", which the
-// VM runs through grove's recursive compiler) names a code generator that compiles partitions; a
-// UserError naming the function and the missing code generator otherwise.
+// Checks that every external function of `module` (Compiler="<name>", other than those of a code
+// generator the VM calls with InvokeExternal: function_codegen) names a code generator that compiles
+// partitions; a UserError naming the function and the missing code generator otherwise.
 void check_external_functions(const Module &module);
 
 // One function per code generator (one file each under byoc/).
 Codegen dnnl_codegen();       // byoc/Dnnl.cpp: oneDNN primitives for dense, conv2d, batch_matmul
 Codegen ccompiler_codegen();  // byoc/CCompiler.cpp: C source for elementwise regions, built by cc
-Codegen grove_codegen();      // byoc/GroveCodegen.cpp: recursive tree functions, grove's compiler
+Codegen grove_codegen();      // byoc/GroveCodegen.cpp: recursive functions, grove's compiler
 
 }  // namespace grove::relay

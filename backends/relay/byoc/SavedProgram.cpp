@@ -91,7 +91,8 @@ bool all_known(const std::vector<Shape> &shapes) {
   return true;
 }
 
-// A function an external code generator compiles to a kernel (Compiler="<name>", not "grove").
+// A function an external code generator compiles to a kernel (Compiler="<name>", not one the VM
+// calls with InvokeExternal: function_codegen).
 struct External {
   std::string global, symbol, codegen;
   Expr function;
@@ -105,7 +106,7 @@ std::vector<External> external_functions(const Module &module) {
   for (const auto &[name, fn] : module.functions()) {
     const auto *f = fn.as<Function>();
     const AttrValue *compiler = f->attrs.find(attr::kCompiler);
-    if (!compiler || compiler->s == "grove") continue;
+    if (!compiler || function_codegen(*f) != nullptr) continue;
     External e;
     e.global = name;
     const AttrValue *symbol = f->attrs.find(attr::kGlobalSymbol);

@@ -60,8 +60,8 @@ std::string instruction_text(const Executable &exe, const Instruction &in) {
       return fmt::format("RefWrite {} <- {} := {}", reg(in.dst), reg(in.a), reg(in.b));
     case Opcode::ReshapeTensor:
       return fmt::format("ReshapeTensor {} <- k{}({}), a view", reg(in.dst), in.index, reg(in.a));
-    case Opcode::InvokeRecursive:
-      return fmt::format("InvokeRecursive {} <- rec{}{}", reg(in.dst), in.index, regs(in.args));
+    case Opcode::InvokeExternal:
+      return fmt::format("InvokeExternal {} <- ext{}{}", reg(in.dst), in.index, regs(in.args));
     case Opcode::StackList:
       return fmt::format("StackList {} <- {}, rows along axis 0", reg(in.dst), reg(in.a));
     case Opcode::UnstackList:
@@ -143,7 +143,7 @@ const char *to_string(Opcode op) {
     GROVE_OPCODE_NAME(RefRead)
     GROVE_OPCODE_NAME(RefWrite)
     GROVE_OPCODE_NAME(ReshapeTensor)
-    GROVE_OPCODE_NAME(InvokeRecursive)
+    GROVE_OPCODE_NAME(InvokeExternal)
     GROVE_OPCODE_NAME(StackList)
     GROVE_OPCODE_NAME(UnstackList)
 #undef GROVE_OPCODE_NAME
@@ -161,13 +161,9 @@ std::string to_string(const Executable &exe) {
       out += fmt::format("  {}: {}\n", i, instruction_text(exe, fn.code[i]));
   }
   for (size_t i = 0; i < exe.kernels.size(); ++i) out += fmt::format("k{}: {}\n", i, exe.kernels[i].ops);
-  for (size_t i = 0; i < exe.recursive.size(); ++i)
-    out += fmt::format(
-        "rec{}: @{}{} (grove recursive compiler{})\n", i, exe.recursive[i].name,
-        exe.recursive[i].over_list ? " over a List" : "",
-        exe.recursive[i].sequence()
-            ? fmt::format("; a fold over a sequence, else {}", exe.functions[exe.recursive[i].fallback].name)
-            : "");
+  for (size_t i = 0; i < exe.external_functions.size(); ++i)
+    out += fmt::format("ext{}: @{}: {}\n", i, exe.external_functions[i].name,
+                       exe.external_functions[i].prepared.description);
   for (size_t i = 0; i < exe.constants.size(); ++i)
     out += fmt::format("c{}: {} {}\n", i, shape_to_string(exe.constants[i].shape()),
                        to_string(exe.constants[i].dtype()));

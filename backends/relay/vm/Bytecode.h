@@ -13,43 +13,43 @@
 #include <unordered_map>
 #include <vector>
 
-#include "backends/relay/recursive/Recognition.h"
+#include "backends/relay/Kernel.h"
 #include "frontend/relay/IR.h"
 
 namespace grove::relay::vm {
 
 enum class Opcode {
-  Move,             // dst = a
-  Ret,              // return a
-  Invoke,           // dst = functions[index](args)              (a global)
-  InvokeClosure,    // dst = (closure in a)(args)
-  InvokeKernel,     // outs = kernels[index](args flattened)      (a fused Primitive function)
-  AllocTensor,      // dst = storage slot `index` of dtype/shape  (from the memory plan)
-  AllocADT,         // dst = constructors[index](args), or a tuple of args when index == kTupleTag
-  AllocClosure,     // dst = closure of functions[index] capturing args
-  GetField,         // dst = field `index` of the tuple or ADT in a
-  GetTag,           // dst = the ADT in a's constructor tag, an int32 scalar
-  If,               // index < 0: unless a (a rank-0 bool) is true, goto target;
-                    // index >= 0: unless a (a tag) == index, goto target
-  Goto,             // goto target
-  LoadConst,        // dst = constants[index]
-  Fatal,            // a run-time error: `message`, with the value in a described
-  RefCreate,        // dst = ref(a)
-  RefRead,          // dst = ref_read(a)
-  RefWrite,         // ref_write(a, b); dst = ()
-  ReshapeTensor,    // dst = kernels[index] on tensor a, a fused group that only reshapes
-                    // (reshaped_field): a's storage viewed with the result's shape, no kernel run
-  InvokeRecursive,  // dst = recursive[index](args): args[0] the List of trees (or the one tree), then
-                    // the weights in parameter order — one batched run of grove's compiled function;
-                    // a fold over a sequence: its arguments in parameter order (mapped over a List of
-                    // sequences: that List in the list's place, then the mapped closure last)
-  StackList,        // dst = the elements of the non-empty List in a (constructors[index] its Cons)
-                    // stacked along axis 0: each element a tensor [1, ...] (or tuples of them), the
-                    // result [R, ...] (or tuples) with R the power of two at or above the length N,
-                    // rows past N the last's
-  UnstackList,      // dst = the List (constructors[index] Cons, constructors[nil] Nil) of the first
-                    // N rows of a, N the length of the List in b: tensors [R, ...] (or tuples of
-                    // them) → N elements [1, ...]
+  Move,            // dst = a
+  Ret,             // return a
+  Invoke,          // dst = functions[index](args)              (a global)
+  InvokeClosure,   // dst = (closure in a)(args)
+  InvokeKernel,    // outs = kernels[index](args flattened)      (a fused Primitive function)
+  AllocTensor,     // dst = storage slot `index` of dtype/shape  (from the memory plan)
+  AllocADT,        // dst = constructors[index](args), or a tuple of args when index == kTupleTag
+  AllocClosure,    // dst = closure of functions[index] capturing args
+  GetField,        // dst = field `index` of the tuple or ADT in a
+  GetTag,          // dst = the ADT in a's constructor tag, an int32 scalar
+  If,              // index < 0: unless a (a rank-0 bool) is true, goto target;
+                   // index >= 0: unless a (a tag) == index, goto target
+  Goto,            // goto target
+  LoadConst,       // dst = constants[index]
+  Fatal,           // a run-time error: `message`, with the value in a described
+  RefCreate,       // dst = ref(a)
+  RefRead,         // dst = ref_read(a)
+  RefWrite,        // ref_write(a, b); dst = ()
+  ReshapeTensor,   // dst = kernels[index] on tensor a, a fused group that only reshapes
+                   // (reshaped_field): a's storage viewed with the result's shape, no kernel run
+  InvokeExternal,  // dst = external_functions[index](args): a function an external code generator
+                   // runs over values of any type (grove's recursive functions: trees, lists),
+                   // its arguments in parameter order; where it declines the call, functions[body]
+                   // (the function's own bytecode) runs on them instead
+  StackList,       // dst = the elements of the non-empty List in a (constructors[index] its Cons)
+                   // stacked along axis 0: each element a tensor [1, ...] (or tuples of them), the
+                   // result [R, ...] (or tuples) with R the power of two at or above the length N,
+                   // rows past N the last's
+  UnstackList,     // dst = the List (constructors[index] Cons, constructors[nil] Nil) of the first
+                   // N rows of a, N the length of the List in b: tensors [R, ...] (or tuples of
+                   // them) → N elements [1, ...]
 };
 const char *to_string(Opcode op);
 
@@ -92,25 +92,17 @@ struct KernelInfo {
   std::string ops;  // its operators in order, "nn.dense+add"
 };
 
-// A global compiled by grove's recursive compiler (backends/relay/recursive/RecursiveFunctions.h), called by
-// InvokeRecursive: over a List of trees (what `@map` of it computes) or on one tree.
-struct RecursiveInfo {
-  std::string name;        // the global, without `@`
-  bool over_list = false;  // args[0] is a List (run_list) rather than one tree (run)
-  Expr cons, nil;          // the List's constructors, the module's own nodes (over_list)
-  // Its recognised form (Recognition.h): the parameters' roles, a fold's list Cons tag. A fold over
-  // a sequence's call has its arguments in parameter order, and `fallback` is the function's own
-  // bytecode, which runs the calls grove does not take (SequenceFunctions.h) — over a List of
-  // sequences, @map (of the closure, the call's last argument). -1 for a tree function.
-  RecursiveForm form;
-  int fallback = -1;
-  bool sequence() const { return form.sequence(); }
+// A global function an external code generator runs over values (Codegen::prepare_function: grove's
+// claimed calls of recursive functions, recursive/ClaimRecursive.h), called by InvokeExternal.
+struct ExternalFunctionInfo {
+  std::string name;  // the global, without `@`
+  int body = -1;     // functions[]: its own bytecode, which runs the calls the code generator declines
+  PreparedFunction prepared;
 };
 
 struct Executable {
-  Module module;                         // after the pipeline: typed, fused, in A-normal form
-  Module source;                         // typed, before fusion: the recursive functions' clauses as written
-  std::vector<RecursiveInfo> recursive;  // InvokeRecursive's table
+  Module module;  // after the pipeline: claimed (recursive functions), typed, fused, in A-normal form
+  std::vector<ExternalFunctionInfo> external_functions;  // InvokeExternal's table
   std::vector<VMFunction> functions;
   std::vector<KernelInfo> kernels;
   std::vector<NDArray> constants;

@@ -5,8 +5,6 @@
 #include <cstring>
 #include <utility>
 
-#include "backends/relay/recursive/RecursiveFunctions.h"
-#include "backends/relay/recursive/SequenceFunctions.h"
 #include "frontend/relay/Interpreter.h"
 #include "frontend/relay/ops/Op.h"
 #include "support/Error.h"
@@ -44,33 +42,6 @@ void flatten(const Value &v, std::vector<NDArray> &out) {
   const auto *tuple = v->as<TupleValue>();
   GROVE_CHECK(tuple != nullptr, "a kernel argument is {}", describe_value(v));
   for (const Value &f : tuple->fields) flatten(f, out);
-}
-
-// Whether `a` and `b` hold the same tensors: the same storage (tensors are never written in place
-// once a register holds them outside the memory plan), else equal bits.
-bool same_weights(const std::vector<Value> &a, const std::vector<Value> &b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const auto *x = a[i] ? a[i]->as<TensorValue>() : nullptr;
-    const auto *y = b[i] ? b[i]->as<TensorValue>() : nullptr;
-    if (x == nullptr || y == nullptr) return false;
-    if (x->data.dtype() != y->data.dtype() || x->data.shape() != y->data.shape()) return false;
-    if (x->data.raw() != y->data.raw() && !x->data.bitwise_equal(y->data)) return false;
-  }
-  return true;
-}
-
-// The elements of the List `list` whose Cons has tag `cons_tag`, walked iteratively; nullopt when it
-// holds something that is not an ADT value.
-std::optional<std::vector<Value>> list_elements(Value list, int cons_tag) {
-  std::vector<Value> elements;
-  for (;;) {
-    const auto *cell = list ? list->as<ADTValue>() : nullptr;
-    if (cell == nullptr) return std::nullopt;
-    if (cell->tag != cons_tag) return elements;
-    elements.push_back(cell->fields[0]);
-    list = cell->fields[1];
-  }
 }
 
 // StackList: the elements of a List, each a tensor [1, ...] or tuples
@@ -152,12 +123,6 @@ struct VirtualMachine::Frame {
 
 VirtualMachine::VirtualMachine(vm::Executable exe, std::unique_ptr<KernelCompiler> kernels, VMOptions options)
     : exe_(std::move(exe)), compiler_(std::move(kernels)), options_(options) {}
-
-cpu::CompileOptions VirtualMachine::recursive_options() const {
-  cpu::CompileOptions options;
-  if (options_.threads > 0) options.schedule = fmt::format("threads={}", options_.threads);
-  return options;
-}
 
 Value VirtualMachine::run_main(const std::vector<Value> &args) {
   check_main_arguments(exe_.module, args);
@@ -245,103 +210,13 @@ void VirtualMachine::run_kernel(Frame &frame, const Instruction &in) {
   }
 }
 
-// One batched run of grove's compiled function, compiled again only when the weights changed.
-Value VirtualMachine::run_recursive(const std::vector<Value> &regs, const Instruction &in) {
-  const vm::RecursiveInfo &info = exe_.recursive[in.index];
-  // @map over an empty list calls the function on no tree: as in the interpreter, nothing is
-  // compiled and the weights are not looked at.
-  const auto *list = regs[in.args[0]]->as<ADTValue>();
-  if (info.over_list && list != nullptr && list->tag == info.nil.as<Constructor>()->tag)
-    return regs[in.args[0]];
-  std::vector<Value> weights;
-  for (size_t i = 1; i < in.args.size(); ++i) weights.push_back(regs[in.args[i]]);
-  if (recursive_.size() < exe_.recursive.size()) recursive_.resize(exe_.recursive.size());
-  CompiledRecursive &cached = recursive_[in.index];
-  if (cached.function == nullptr || !same_weights(cached.weights, weights)) {
-    cached.function = std::make_shared<CompiledRecursiveFunction>(
-        CompiledRecursiveFunction::compile(exe_.source, info.name, info.form, weights, recursive_options()));
-    cached.weights = std::move(weights);
-    ++stats_.recursive_compiles;
-  }
-  ++stats_.recursive_calls;
-  if (info.over_list) return cached.function->run_list(regs[in.args[0]], info.cons, info.nil);
-  return cached.function->run({regs[in.args[0]]})[0];
-}
-
-// 1. Read the call (SequenceFunctions.h: grove takes it, or the VM runs the function itself).
-// 2. Compile again when the weights, the step length or the room for the rows changed (the room
-// doubles, so that growing lists recompile rarely). 3. One batched run.
-const CompiledSequenceFunction &VirtualMachine::sequence_function(int index, std::vector<Value> weights,
-                                                                  const std::vector<SequenceCall> &calls) {
-  if (recursive_.size() < exe_.recursive.size()) recursive_.resize(exe_.recursive.size());
-  CompiledRecursive &cached = recursive_[index];
-  const bool same = cached.sequence != nullptr && same_weights(cached.weights, weights);
-  if (!same || !cached.sequence->fits(calls)) {
-    int64_t rows = 0;
-    for (const SequenceCall &call : calls) rows += call.rows * static_cast<int64_t>(call.steps.size());
-    const int64_t length = calls.front().length;
-    if (same && length == cached.sequence->length()) rows = std::max(rows, 2 * cached.sequence->capacity());
-    const vm::RecursiveInfo &info = exe_.recursive[index];
-    cached.sequence = CompiledSequenceFunction::compile(exe_.source, info.name, info.form, weights, length,
-                                                        rows, recursive_options());
-    cached.weights = std::move(weights);
-    ++stats_.recursive_compiles;
-  }
-  return *cached.sequence;
-}
-
-namespace {
-
-// The weights of a fold's call: its arguments but the list, the state (and, mapped, the closure).
-std::vector<Value> fold_weights(const vm::RecursiveInfo &info, const std::vector<Value> &regs,
-                                const vm::Instruction &in, size_t count) {
-  std::vector<Value> weights;
-  for (size_t i = 0; i < count; ++i)
-    if (static_cast<int>(i) != info.form.tree_param && static_cast<int>(i) != info.form.state_param)
-      weights.push_back(regs[in.args[i]]);
-  return weights;
-}
-
-}  // namespace
-
-std::optional<Value> VirtualMachine::run_sequence(const std::vector<Value> &regs, const vm::Instruction &in) {
-  const vm::RecursiveInfo &info = exe_.recursive[in.index];
-  std::optional<SequenceCall> call = sequence_call(
-      regs[in.args[info.form.tree_param]], regs[in.args[info.form.state_param]], info.form.list_cons_tag);
-  if (!call) return std::nullopt;
-  std::vector<SequenceCall> calls{std::move(*call)};
-  const CompiledSequenceFunction &f =
-      sequence_function(in.index, fold_weights(info, regs, in, in.args.size()), calls);
-  std::optional<std::vector<Value>> result = f.run(calls);
-  if (!result) return std::nullopt;
-  ++stats_.recursive_calls;
-  return std::move(result->front());
-}
-
-// 1. Each element of the list is one fold's call from the same state (SequenceFunctions.h: all zero,
-// with the steps' rows), with steps of one length; an empty list maps to itself. 2. One batched run.
-// 3. The List of the states, in order.
-std::optional<Value> VirtualMachine::run_sequence_list(const std::vector<Value> &regs,
-                                                       const vm::Instruction &in) {
-  const vm::RecursiveInfo &info = exe_.recursive[in.index];
-  const Value &list = regs[in.args[info.form.tree_param]];
-  const Value &state = regs[in.args[info.form.state_param]];
-  std::optional<std::vector<Value>> sequences = list_elements(list, info.cons.as<Constructor>()->tag);
-  if (!sequences) return std::nullopt;
-  std::vector<SequenceCall> calls;
-  for (const Value &sequence : *sequences) {
-    std::optional<SequenceCall> call = sequence_call(sequence, state, info.form.list_cons_tag);
-    if (!call || (!calls.empty() && call->length != calls.front().length)) return std::nullopt;
-    calls.push_back(std::move(*call));
-  }
-  if (calls.empty()) return list;
-  // The last argument is the mapped closure, which runs the map when this declines.
-  const CompiledSequenceFunction &f =
-      sequence_function(in.index, fold_weights(info, regs, in, in.args.size() - 1), calls);
-  std::optional<std::vector<Value>> states = f.run(calls);
-  if (!states) return std::nullopt;
-  ++stats_.recursive_calls;
-  return list_of(info.cons, info.nil, std::move(*states));
+ExternalFunction &VirtualMachine::external_function(int index) {
+  if (external_functions_.size() < exe_.external_functions.size())
+    external_functions_.resize(exe_.external_functions.size());
+  std::unique_ptr<ExternalFunction> &f = external_functions_[index];
+  if (f == nullptr)
+    f = exe_.external_functions[index].prepared.make(ExternalFunctionOptions{options_.threads});
+  return *f;
 }
 
 // The dispatch loop: one Frame per active call on `stack`; Ret pops and writes the caller's register.
@@ -509,25 +384,20 @@ Value VirtualMachine::invoke(int function, std::vector<Value> args, const Value 
         regs[in.dst] = list_of(cons, exe_.constructors[in.nil], std::move(rows));
         break;
       }
-      case Opcode::InvokeRecursive: {
-        if (!exe_.recursive[in.index].sequence()) {
-          regs[in.dst] = run_recursive(regs, in);
-          break;
-        }
-        const vm::RecursiveInfo &info = exe_.recursive[in.index];
-        std::optional<Value> result = info.over_list ? run_sequence_list(regs, in) : run_sequence(regs, in);
+      case Opcode::InvokeExternal: {
+        std::vector<Value> call_args;
+        for (int r : in.args) call_args.push_back(regs[r]);
+        ExternalFunction &f = external_function(in.index);
+        const size_t compiles = f.compiles(), runs = f.runs();
+        std::optional<Value> result = f.run(call_args);
+        stats_.recursive_compiles += f.compiles() - compiles;
+        stats_.recursive_calls += f.runs() - runs;
         if (result) {
           regs[in.dst] = std::move(*result);
           break;
         }
         ++stats_.recursive_fallbacks;
-        std::vector<Value> call_args;
-        if (info.over_list) {  // @map(closure, list)
-          call_args = {regs[in.args.back()], regs[in.args[info.form.tree_param]]};
-        } else {
-          for (int r : in.args) call_args.push_back(regs[r]);
-        }
-        enter(stack, info.fallback, std::move(call_args), nullptr, in.dst);
+        enter(stack, exe_.external_functions[in.index].body, std::move(call_args), nullptr, in.dst);
         break;
       }
     }

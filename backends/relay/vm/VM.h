@@ -1,7 +1,8 @@
 #pragma once
 // The Relay virtual machine: runs an Executable (VMCompiler.h) with the kernels of a KernelCompiler
-// (Kernel.h), and the recursive functions over trees with grove's recursive compiler
-// (InvokeRecursive: compiled on first use, again whenever the weights differ). Values are the interpreter's
+// (Kernel.h), and the external functions over values — grove's recursive functions — with the
+// ExternalFunction their code generator prepared (InvokeExternal: made on first use for this VM,
+// each compiling on first use and again whenever the weights differ). Values are the interpreter's
 // (relay/Value.h), so results compare directly with relay/Interpreter.h's. Frames live on a heap stack: deep
 // recursion (a 100,000-element list) needs no C stack. Each kernel is compiled once per input shapes and
 // cached; its outputs are checked against the call's static type (every known dimension).
@@ -13,7 +14,6 @@
 #include <utility>
 #include <vector>
 
-#include "backends/cpu/CompiledModel.h"
 #include "backends/relay/Kernel.h"
 #include "backends/relay/vm/Bytecode.h"
 #include "frontend/relay/Value.h"
@@ -25,19 +25,17 @@ struct VMStats {
   size_t kernel_calls = 0;         // InvokeKernel executions
   size_t storage_allocations = 0;  // AllocTensor that allocated a new buffer
   size_t storage_reuses = 0;       // AllocTensor that reused its slot's buffer
-  size_t recursive_compiles = 0;   // CompiledRecursiveFunction::compile calls (new weights)
+  size_t recursive_compiles = 0;   // external functions' compiles (grove's: new weights)
   size_t reshapes = 0;             // ReshapeTensor executions (views, no kernel)
-  size_t recursive_calls = 0;      // InvokeRecursive executions (one batched run each)
-  size_t recursive_fallbacks = 0;  // folds grove did not take (a nonzero initial state...): run in the VM
+  size_t recursive_calls = 0;      // external functions' batched runs (one per encoder of an InvokeExternal)
+  size_t recursive_fallbacks = 0;  // InvokeExternal calls declined (a fold's nonzero initial state...):
+                                   // the function's own bytecode ran
 };
 
-class CompiledRecursiveFunction;
-class CompiledSequenceFunction;
-struct SequenceCall;
-
 struct VMOptions {
-  // The threads grove's recursive functions and folds run on (their schedule's threads=N); 0: all
-  // cores. The kernels' threads are their compiler's (HalideKernelOptions::threads).
+  // The threads the external functions over values (grove's recursive functions and folds) run on
+  // (their schedule's threads=N); 0: all cores. The kernels' threads are their compiler's
+  // (HalideKernelOptions::threads).
   int threads = 0;
 };
 
@@ -54,33 +52,15 @@ class VirtualMachine {
 
  private:
   struct Frame;
-  // How grove's recursive functions and folds are compiled (the VM's threads).
-  cpu::CompileOptions recursive_options() const;
   Value invoke(int function, std::vector<Value> args, const Value &closure);
   void enter(std::vector<Frame> &stack, int function, std::vector<Value> args, const Value &closure,
              int return_register);
   void run_kernel(Frame &frame, const vm::Instruction &in);
   std::shared_ptr<Kernel> kernel_for(int kernel, const std::vector<NDArray> &inputs);
-  Value run_recursive(const std::vector<Value> &regs, const vm::Instruction &in);
-  // A fold over a sequence in grove, or nullopt when grove does not take this call.
-  std::optional<Value> run_sequence(const std::vector<Value> &regs, const vm::Instruction &in);
-  // @map of the fold over a List of sequences, as one batched run; nullopt where any sequence does not
-  // fit (SequenceFunctions.h): the caller then runs @map itself.
-  std::optional<Value> run_sequence_list(const std::vector<Value> &regs, const vm::Instruction &in);
-  // The compiled fold of entry `index` for these weights and calls, compiled again when they differ
-  // or the calls do not fit.
-  const CompiledSequenceFunction &sequence_function(int index, std::vector<Value> weights,
-                                                    const std::vector<SequenceCall> &calls);
+  // InvokeExternal's entry `index`, made for this VM on first use.
+  ExternalFunction &external_function(int index);
 
-  // InvokeRecursive's compiled functions, one per table entry, with the weights they were compiled
-  // with (held, so their storage cannot be reused by other tensors while cached).
-  struct CompiledRecursive {
-    std::vector<Value> weights;
-    std::shared_ptr<CompiledRecursiveFunction> function;
-    std::shared_ptr<CompiledSequenceFunction> sequence;  // a fold over a sequence
-  };
-  std::vector<CompiledRecursive> recursive_;
-
+  std::vector<std::unique_ptr<ExternalFunction>> external_functions_;
   vm::Executable exe_;
   std::unique_ptr<KernelCompiler> compiler_;
   VMOptions options_;

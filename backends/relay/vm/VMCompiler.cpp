@@ -6,9 +6,11 @@
 #include <deque>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
-#include "backends/relay/recursive/RecursiveFunctions.h"
+#include "backends/relay/byoc/Codegen.h"
+#include "backends/relay/recursive/ClaimRecursive.h"
 #include "backends/relay/recursive/TreeAdts.h"
 #include "backends/relay/vm/MemoryPlan.h"
 #include "backends/relay/vm/RowWise.h"
@@ -29,8 +31,9 @@ inline constexpr char kKernelAsValue[] =
     "{}the VM cannot compile the fused (Primitive) function {} used as a value: it can only be called";
 inline constexpr char kExternal[] =
     "{}the function with Compiler=\"{}\" can only be called: the VM cannot use it as a value";
-inline constexpr char kGroveNotRecursive[] =
-    "{}@{} has Compiler=\"grove\" but grove's recursive compiler cannot compile it: {}";
+inline constexpr char kExternalOff[] =
+    "{}@{} has Compiler=\"{}\" but the VM compiles no external functions over values: recursive "
+    "compilation is turned off";
 inline constexpr char kNoClause[] = "no clause of the match at {} matches";
 }  // namespace msg
 
@@ -93,8 +96,8 @@ class FunctionCompiler {
   int compile(const Expr &e);
   void bind(const Expr &var, const Expr &value);
   int compile_call(const Call *call, const Expr &e);
-  int try_recursive_call(const Call *call, const Expr &e);
-  int try_recursive_map(const Call *call, const Expr &e);
+  int invoke_external(int index, const Call *call, const Expr &e);
+  int try_batched_map(const Call *call, const Expr &e);
   int batched_rest(const std::vector<int> &lists, const std::vector<Expr> &results, const Expr &rest,
                    const std::string &cons, const std::string &nil, const Expr &e);
   int invoke_kernel(int kernel, const std::vector<int> &args, const Expr &call);
@@ -115,33 +118,39 @@ class FunctionCompiler {
   // Compiling a mapped closure's rest over the stacked rows of every element (batched_rest): the
   // kernels' outputs have as many rows as the list has elements.
   bool stacked_rows_ = false;
+  std::unordered_set<int> external_results_;  // registers holding an InvokeExternal's result
 };
 
 class ModuleCompiler {
  public:
-  ModuleCompiler(Executable &exe, const CompileOptions &options) : exe_(exe), options_(options) {}
+  // `typed`: the module claimed and typed, before fusion (null when recursive functions are off).
+  ModuleCompiler(Executable &exe, const CompileOptions &options, const Module *typed)
+      : exe_(exe), options_(options), typed_(typed) {}
 
   // 1. Every global gets its index first (globals may call later ones), then each function is
   //    compiled from a queue: compiling a function lifts the closures it creates onto the queue, so
   //    nothing recurses per nested closure. 2. Each compiled function gets its memory plan.
   void run() {
-    if (options_.recursive_functions) forms_.emplace(exe_.source);
     for (const auto &[name, fn] : exe_.module.functions()) {
       // 1a. A function an external code generator compiles (partition_graph's output) is a kernel,
-      //     called like a fused group; "grove" claims recursive tree functions and folds over
-      //     sequences, run by InvokeRecursive.
-      if (const AttrValue *compiler = fn.as<Function>()->attrs.find(attr::kCompiler)) {
-        if (compiler->s != "grove") {
+      //     called like a fused group; one it runs over values (grove's claimed calls) is called by
+      //     InvokeExternal, and its own bytecode runs the calls it declines.
+      if (fn.as<Function>()->attrs.find(attr::kCompiler) != nullptr) {
+        const Codegen *codegen = function_codegen(*fn.as<Function>());
+        if (codegen == nullptr) {
           external_[name] = kernel(fn);
           continue;
         }
-        if (recursive(name) == nullptr)
-          user_error(msg::kGroveNotRecursive, at(fn->span), name, grove_reason(name));
+        if (typed_ == nullptr) user_error(msg::kExternalOff, at(fn->span), name, codegen->name);
+        external_function_[name] = static_cast<int>(exe_.external_functions.size());
+        exe_.external_functions.push_back(
+            ExternalFunctionInfo{name, -1, codegen->prepare_function(*typed_, name)});
       }
       int index = add_function("@" + name, fn);
       exe_.globals[name] = index;
       queue_.push_back(Pending{index, fn, {}, {}, {}});
     }
+    for (ExternalFunctionInfo &info : exe_.external_functions) info.body = exe_.globals.at(info.name);
     if (exe_.globals.count("main") == 0) user_error(msg::kNoMain);
     while (!queue_.empty()) {
       Pending p = std::move(queue_.front());
@@ -265,30 +274,19 @@ class ModuleCompiler {
     return found == external_.end() ? -1 : found->second;
   }
 
-  // Why global `name` does not compile recursively.
-  std::string grove_reason(const std::string &name) const {
-    const Recognition *r = forms_ ? forms_->find(name) : nullptr;
-    if (r == nullptr) return "recursive compilation is turned off";
-    return r->rejection.reason;
+  // The InvokeExternal table entry of global `name`, else -1.
+  int external_function(const std::string &name) const {
+    auto found = external_function_.find(name);
+    return found == external_function_.end() ? -1 : found->second;
   }
 
-  // How global `name` compiles recursively (its tree or list parameter, a fold's state), or null.
-  const RecursiveForm *recursive(const std::string &name) const {
-    return forms_ ? forms_->form(name) : nullptr;
-  }
-  // The tree (or, for a fold over a sequence, list) parameter of global `name` when grove compiles it
-  // recursively, else -1.
-  int recursive_tree_param(const std::string &name) const {
-    const RecursiveForm *form = recursive(name);
-    return form != nullptr ? form->tree_param : -1;
-  }
-
-  // Whether global `name` is the standard map over a List (checked once, on the typed source).
+  // Whether global `name` is the standard map over a List (checked once, on the module before fusion).
   bool list_map(const std::string &name, std::string *cons, std::string *nil) {
     auto [it, added] = list_maps_.try_emplace(name);
     if (added) {
       std::pair<std::string, std::string> ctors;
-      if (tree_to_dsl::is_list_map(exe_.source, name, &ctors.first, &ctors.second)) it->second = ctors;
+      if (typed_ != nullptr && tree_to_dsl::is_list_map(*typed_, name, &ctors.first, &ctors.second))
+        it->second = ctors;
     }
     if (!it->second) return false;
     *cons = it->second->first;
@@ -296,36 +294,13 @@ class ModuleCompiler {
     return true;
   }
 
-  // InvokeRecursive's table entry for `@name` over a List (constructors `cons`, `nil`) or one tree.
-  int recursive_entry(const std::string &name, bool over_list, const std::string &cons,
-                      const std::string &nil, const std::string &map = "") {
-    for (size_t i = 0; i < exe_.recursive.size(); ++i)
-      if (exe_.recursive[i].name == name && exe_.recursive[i].over_list == over_list)
-        return static_cast<int>(i);
-    RecursiveInfo info;
-    info.name = name;
-    info.over_list = over_list;
-    const RecursiveForm *form = recursive(name);
-    GROVE_CHECK(form != nullptr, "InvokeRecursive of @{}, which grove does not compile", name);
-    info.form = *form;
-    // A fold: its arguments stay in parameter order, and its own bytecode runs the calls grove does
-    // not take.
-    if (form->sequence()) info.fallback = exe_.globals.at(over_list ? map : name);
-    if (over_list) {
-      // The module's own nodes, so the List built equals the one the interpreter builds.
-      info.cons = *exe_.module.find_constructor(cons);
-      info.nil = *exe_.module.find_constructor(nil);
-    }
-    exe_.recursive.push_back(std::move(info));
-    return static_cast<int>(exe_.recursive.size()) - 1;
-  }
-
   Executable &exe_;
 
  private:
   const CompileOptions &options_;
-  std::optional<RecursiveForms> forms_;            // of exe_.source, once, when recursive functions are on
-  std::unordered_map<std::string, int> external_;  // globals external code generators compile
+  const Module *typed_;
+  std::unordered_map<std::string, int> external_;           // globals external code generators compile
+  std::unordered_map<std::string, int> external_function_;  // those run over values: InvokeExternal
   std::unordered_map<std::string, std::optional<std::pair<std::string, std::string>>> list_maps_;
 
   int add_function(std::string name, const Expr &fn) {
@@ -517,8 +492,8 @@ int FunctionCompiler::compile_call(const Call *call, const Expr &e) {
   if (const auto *gv = callee.as<GlobalVar>()) {
     if (int kernel = mc_.external(gv->name); kernel >= 0)
       return invoke_kernel(kernel, compile_all(call->args), e);
-    if (int dst = try_recursive_map(call, e); dst >= 0) return dst;
-    if (int dst = try_recursive_call(call, e); dst >= 0) return dst;
+    if (int index = mc_.external_function(gv->name); index >= 0) return invoke_external(index, call, e);
+    if (int dst = try_batched_map(call, e); dst >= 0) return dst;
     int index = mc_.global(gv->name, callee->span);
     std::vector<int> args = compile_all(call->args);
     int dst = fresh();
@@ -542,225 +517,42 @@ int FunctionCompiler::compile_call(const Call *call, const Expr &e) {
   return dst;
 }
 
-// A direct call of a recursively compiled global on one tree, outside that global itself (whose own
-// recursive calls stay node by node: the batched call already covers the whole tree).
-int FunctionCompiler::try_recursive_call(const Call *call, const Expr &e) {
-  const std::string &name = call->op.as<GlobalVar>()->name;
-  const RecursiveForm *rec = mc_.recursive(name);
-  if (rec == nullptr || mc_.exe_.functions[pending_.index].name == "@" + name) return -1;
-  // A tree function takes its tree first; a fold over a sequence its arguments in parameter order
-  // (its fallback calls the function itself with them).
-  const int first = rec->sequence() ? -1 : rec->tree_param;
-  std::vector<int> args;
-  if (first >= 0) args.push_back(compile(call->args[first]));
-  for (size_t i = 0; i < call->args.size(); ++i)
-    if (static_cast<int>(i) != first) args.push_back(compile(call->args[i]));
+// A call of an external function over values (Codegen::prepare_function): InvokeExternal, its
+// arguments in parameter order. Its result register is remembered: @map over it may run batched.
+int FunctionCompiler::invoke_external(int index, const Call *call, const Expr &e) {
+  std::vector<int> args = compile_all(call->args);
   int dst = fresh();
-  Instruction &in = emit(Opcode::InvokeRecursive, e->span);
+  Instruction &in = emit(Opcode::InvokeExternal, e->span);
   in.dst = dst;
-  in.index = mc_.recursive_entry(name, false, "", "");
+  in.index = index;
   in.args = std::move(args);
+  external_results_.insert(dst);
   return dst;
 }
 
-// `@map(fn (%t) { let %r = @f(%t, ws...); rest }, xs)` (or a closure body `@f(%t, ws...).i.j`):
-// 1. @map is the standard map over a List and its closure argument is a known Function of one
-//    parameter. 2. The closure's first bindings are encoders: calls of recursively compiled globals
-//    with %t — or a projection of it, `%t.0` of a pair of trees, let-bound first — as the tree and
-//    variables bound outside the closure as the weights; the fused kernels that fusion binds among
-//    them (`let %k = fn (..., Primitive=1) {...}`), which do not use %t, move into the rest.
-//    3. The rest uses neither %t nor its projections. Then each encoder is one InvokeRecursive over
-//    xs (over `@map(fn (%p) { %p.0 }, xs)` for a projection), and the rest runs either once over the
-//    stacked results (batched_rest) when it computes each element's rows apart (RowWise.h: an
-//    encoder feeding a classifier, a pair of encoders, a tuple of results), or — one encoder only —
-//    as a closure of %r mapped over the results by @map itself (nothing when the rest is %r).
-//    -1, with nothing emitted, when any step fails.
-int FunctionCompiler::try_recursive_map(const Call *call, const Expr &e) {
+// `@map(fn (%r) { rest }, %rs)`, %rs the result of an external function over values — the claimed
+// `@map` of a recursive function (recursive/ClaimRecursive.h), an encoder feeding a classifier —
+// where @map is the standard map over a List, its closure a known Function of one parameter, and
+// the rest computes each element's rows apart (RowWise.h): the rest runs once over the stacked
+// results (batched_rest) rather than once per element. -1, with nothing emitted, otherwise.
+int FunctionCompiler::try_batched_map(const Call *call, const Expr &e) {
   const std::string &map_name = call->op.as<GlobalVar>()->name;
   std::string cons, nil;
-  if (call->args.size() != 2 || !mc_.list_map(map_name, &cons, &nil)) return -1;
+  if (call->args.size() != 2 || call->args[1].as<Var>() == nullptr) return -1;
+  auto list = var_reg_.find(call->args[1].get());
+  if (list == var_reg_.end() || external_results_.count(list->second) == 0) return -1;
+  if (!mc_.list_map(map_name, &cons, &nil)) return -1;
   Expr closure = call->args[0];
   if (auto found = var_closure_.find(closure.get()); found != var_closure_.end()) closure = found->second;
   const auto *fn = closure.as<Function>();
   if (fn == nullptr || is_primitive(fn) || fn->params.size() != 1) return -1;
-  const Expr &t = fn->params[0];
-  // 2. The encoders (and the projections of %t they take), the kernels bound among them, the rest.
-  struct Encoder {
-    const Call *call;
-    Expr result;
-    int tree;
-    std::vector<int> path;  // the projection of %t it takes, outermost index first
-    Type type;
-    bool fold = false;  // a fold over a sequence (its list is `tree`), else a tree function
-  };
-  std::vector<Encoder> encoders;
-  std::unordered_map<const ExprNode *, std::vector<int>> projections;  // let-bound projections of %t
-  std::vector<const Let *> kernels;
-  // The tree an encoder takes: %t, or a projection of it (its path); false for anything else.
-  auto tree_path = [&](const Expr &arg, std::vector<int> *path) {
-    if (arg.same_as(t)) return true;
-    auto p = projections.find(arg.get());
-    if (p == projections.end()) return false;
-    *path = p->second;
-    return true;
-  };
-  // Whether variable `v` holds the element or something of it: %t, a projection, an encoder's result.
-  auto of_element = [&](const Expr &v) {
-    if (v.same_as(t) || projections.count(v.get()) != 0) return true;
-    for (const Encoder &enc : encoders)
-      if (v.same_as(enc.result)) return true;
-    return false;
-  };
-  // An encoder's call: a recursively compiled global on a tree of %t, with outer variables as weights.
-  auto encoder = [&](const Expr &value, Encoder *out) {
-    const auto *c = value.as<Call>();
-    const auto *callee = c != nullptr ? c->op.as<GlobalVar>() : nullptr;
-    if (callee == nullptr) return false;
-    const int tree = mc_.recursive_tree_param(callee->name);
-    std::vector<int> path;
-    if (tree < 0 || !tree_path(c->args[tree], &path)) return false;
-    for (size_t i = 0; i < c->args.size(); ++i) {
-      if (static_cast<int>(i) == tree) continue;
-      const Expr &w = c->args[i];
-      if (w.as<Var>() == nullptr || of_element(w) || var_kernel_.count(w.get()) != 0) return false;
-    }
-    const RecursiveForm *rec = mc_.recursive(callee->name);
-    *out = Encoder{c, Expr(), tree, std::move(path), value->checked_type, rec->sequence()};
-    return true;
-  };
-  // A binding that does not depend on the element — a fold's initial state `(%h0, %c0)`, `zeros(...)`
-  // — computed once before the encoders: tuples, projections, constants, variables and calls of
-  // operators and fused kernels, of variables bound outside the closure or by such bindings.
-  std::vector<const Let *> hoisted;
-  auto invariant = [&](const Expr &value) {
-    switch (value->kind) {
-      case ExprKind::Tuple:
-      case ExprKind::TupleGetItem:
-      case ExprKind::Constant:
-      case ExprKind::Var:
-        break;
-      case ExprKind::Call: {
-        const Expr &op = value.as<Call>()->op;
-        bool kernel = op.as<Op>() != nullptr || var_kernel_.count(op.get()) != 0;
-        for (const Let *k : kernels) kernel = kernel || op.same_as(k->var);
-        if (!kernel) return false;
-        break;
-      }
-      default:
-        return false;
-    }
-    for (const Expr &v : free_vars(value))
-      if (of_element(v)) return false;
-    return true;
-  };
-  Expr body = fn->body;
-  while (const auto *let = body.as<Let>()) {
-    const auto *kernel = let->value.as<Function>();
-    const auto *get = let->value.as<TupleGetItem>();
-    std::vector<int> path;
-    Encoder enc;
-    if (kernel != nullptr && is_primitive(kernel)) {
-      kernels.push_back(let);
-    } else if (get != nullptr && tree_path(get->tuple, &path)) {
-      path.push_back(get->index);
-      projections[let->var.get()] = std::move(path);
-    } else if (encoder(let->value, &enc)) {
-      enc.result = let->var;
-      encoders.push_back(std::move(enc));
-    } else if (invariant(let->value)) {
-      hoisted.push_back(let);
-    } else {
-      break;
-    }
-    body = let->body;
-  }
-  Expr rest = body;
-  if (encoders.empty()) {
-    // The closure's body is the call itself, maybe under projections.
-    std::vector<int> path;
-    Expr cur = body;
-    while (const auto *get = cur.as<TupleGetItem>()) {
-      path.push_back(get->index);
-      cur = get->tuple;
-    }
-    Encoder enc;
-    if (!encoder(cur, &enc)) return -1;
-    enc.result = Var::make("rec", {}, cur->span);
-    rest = enc.result;
-    for (auto it = path.rbegin(); it != path.rend(); ++it) rest = TupleGetItem::make(rest, *it, body->span);
-    encoders.push_back(std::move(enc));
-  }
-  const bool bare = encoders.size() == 1 && rest.same_as(encoders[0].result);
-  if (!bare)  // the kernels go with the rest that calls them
-    for (auto it = kernels.rbegin(); it != kernels.rend(); ++it)
-      rest = Let::make((*it)->var, (*it)->value, rest, (*it)->span);
-  // 3. The rest, of the encoders' results only.
-  std::vector<Expr> results;
-  std::vector<Type> result_types;
-  for (const Encoder &enc : encoders) results.push_back(enc.result), result_types.push_back(enc.type);
-  Expr remainder;
-  if (!bare) {
-    remainder = Function::make(results, rest, {}, {}, {}, fn->span);
-    for (const Expr &v : free_vars(remainder))
-      if (of_element(v)) return -1;
-  }
-  const bool batched =
-      !bare && computes_rows_apart(results, result_types, rest, [&](const Expr &callee) -> const Function * {
+  const Expr &r = fn->params[0];
+  if (!computes_rows_apart({r}, {r->checked_type}, fn->body, [&](const Expr &callee) -> const Function * {
         auto k = var_kernel_.find(callee.get());
         return k == var_kernel_.end() ? nullptr : mc_.exe_.kernels[k->second].primitive.as<Function>();
-      });
-  if (!bare && !batched && encoders.size() > 1) return -1;  // @map takes one list of results
-  // Emission: the bindings computed once, the list each encoder runs over, then its one batched call.
-  for (const Let *k : kernels) bind(k->var, k->value);
-  for (const Let *h : hoisted) bind(h->var, h->value);
-  const int xs = compile(call->args[1]);
-  std::vector<int> lists;
-  for (const Encoder &enc : encoders) {
-    int trees = xs;
-    if (!enc.path.empty()) {
-      Expr p = Var::make("pair", {}, call->span);
-      Expr projected = p;
-      for (int i : enc.path) projected = TupleGetItem::make(projected, i, call->span);
-      int project = compile_closure(Function::make({p}, projected, {}, {}, {}, call->span), Expr());
-      trees = fresh();
-      Instruction &map = emit(Opcode::Invoke, e->span);
-      map.dst = trees;
-      map.index = mc_.global(map_name, e->span);
-      map.args = {project, xs};
-    }
-    const std::string &name = enc.call->op.as<GlobalVar>()->name;
-    std::vector<int> args;
-    if (enc.fold) {
-      // The fold's arguments in parameter order, the List of sequences in the list's place, then the
-      // closure `fn (%s) { @f(%s, state, ws...) }` that @map runs when the VM declines the batch.
-      for (size_t i = 0; i < enc.call->args.size(); ++i)
-        args.push_back(static_cast<int>(i) == enc.tree ? trees : compile(enc.call->args[i]));
-      Expr s = Var::make("sequence", {}, call->span);
-      std::vector<Expr> call_args = enc.call->args;
-      call_args[enc.tree] = s;
-      Expr one = Call::make(enc.call->op, call_args, enc.call->attrs, enc.call->type_args, enc.call->span);
-      args.push_back(compile_closure(Function::make({s}, one, {}, {}, {}, call->span), Expr()));
-    } else {
-      args.push_back(trees);
-      for (size_t i = 0; i < enc.call->args.size(); ++i)
-        if (static_cast<int>(i) != enc.tree) args.push_back(compile(enc.call->args[i]));
-    }
-    int out = fresh();
-    Instruction &in = emit(Opcode::InvokeRecursive, e->span);
-    in.dst = out;
-    in.index = mc_.recursive_entry(name, true, cons, nil, map_name);
-    in.args = std::move(args);
-    lists.push_back(out);
-  }
-  if (bare) return lists[0];
-  if (batched) return batched_rest(lists, results, rest, cons, nil, e);
-  int rest_closure = compile_closure(remainder, Expr());
-  int dst = fresh();
-  Instruction &map = emit(Opcode::Invoke, e->span);
-  map.dst = dst;
-  map.index = mc_.global(map_name, e->span);
-  map.args = {rest_closure, lists[0]};
-  return dst;
+      }))
+    return -1;
+  return batched_rest({list->second}, {r}, fn->body, cons, nil, e);
 }
 
 // The rest of a mapped closure that computes each element's rows apart (RowWise.h), run once over
@@ -967,17 +759,19 @@ void FunctionCompiler::compile_pattern(const Pattern &p, int reg, std::vector<in
 
 }  // namespace
 
-// 1. Type the module as given: the recursive functions are analysed and later compiled from these
-// clauses, before fusion rewrites them. 2. The pipeline. 3. Bytecode.
+// 1. Type the module as given, recognise its recursive functions once and claim their calls
+// (ClaimRecursive.h) before fusion. 2. The pipeline. 3. Bytecode.
 Executable compile(const Module &module, const CompileOptions &options) {
   Executable exe;
-  if (options.recursive_functions) {
-    exe.source = module;
-    infer_types(exe.source);
-  }
   // BYOC's region markers (compiler_begin/end) left in a module that was not partitioned are identities.
-  exe.module = run_passes(remove_annotations(module), parse_pass_list("fuse,anf"));
-  ModuleCompiler(exe, options).run();
+  Module base = remove_annotations(module);
+  std::optional<Module> claimed;
+  if (options.recursive_functions) {
+    infer_types(base);
+    claimed = claim_recursive(base, RecursiveForms(base));
+  }
+  exe.module = run_passes(claimed ? *claimed : base, parse_pass_list("fuse,anf"));
+  ModuleCompiler(exe, options, claimed ? &*claimed : nullptr).run();
   return exe;
 }
 

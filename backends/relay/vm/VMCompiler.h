@@ -6,20 +6,22 @@
 //
 // Compiled forms: let, variables, constants, globals (called or as values), tuples and projections,
 // calls of Primitive functions (InvokeKernel), of operators left outside one (a one-operator
-// kernel), of globals, closures and constructors; closures (let-bound ones may recurse); if; match
-// with constructor, tuple, variable and wildcard patterns, nested (an incomplete match falls through
-// to Fatal); ref, ref_read, ref_write. Not compiled — a UserError naming the construct and location:
-// an operator or a Primitive function used as a value, and functions with a Compiler attribute.
+// kernel), of external functions (InvokeKernel or InvokeExternal), of globals, closures and constructors;
+// closures (let-bound ones may recurse); if; match with constructor, tuple, variable and wildcard patterns,
+// nested (an incomplete match falls through to Fatal); ref, ref_read, ref_write. Not compiled — a UserError
+// naming the construct and location: an operator or a Primitive function used as a value, and functions with
+// a Compiler attribute.
 //
-// Recursive functions over trees (RecursiveFunctions.h) that qualify, analysed on the typed module
-// before fusion, run as one batched call of grove's compiled function (InvokeRecursive):
-//   - `@map(fn (%t) { @f(%t, ws...) ... }, xs)`, where @map is the standard map over a List (checked
-//     structurally: a match on Cons/Nil giving `Cons(%f(%x), @map(%f, %rest))` and Nil), the call of
-//     @f is the closure's first binding (or its body, under projections), its tree argument is %t and
-//     the weights `ws` are variables bound outside the closure (loop-invariant): InvokeRecursive over
-//     the list, then the rest of the closure body (a closure of @f's result) mapped by @map itself;
-//   - a direct call `@f(t, ws...)` outside @f itself: InvokeRecursive on that one tree.
-// Anything else compiles node by node. `recursive_functions = false` turns this off.
+// grove's recursive compiler is an external code generator: before fusion, on the typed module, the
+// claim pass (recursive/ClaimRecursive.h) outlines every call of a recursive function grove compiles
+// from outside it — `@map(fn (%t) { @f(%t, ws...) ... }, xs)` over a List, and direct calls — as
+// an external function with Compiler="grove", which fusion leaves alone. A call of an external
+// function that its code generator runs over values (Codegen::prepare_function) is InvokeExternal;
+// a call of one that compiles kernels (dnnl, ccompiler) is InvokeKernel, as a fused group is.
+// `@map(fn (%r) { rest }, %rs)` over the result of an InvokeExternal, where the rest computes each
+// element's rows apart (RowWise.h: an encoder feeding a classifier), runs the rest once over the
+// stacked results (StackList, the rest's kernels on N rows, UnstackList).
+// `recursive_functions = false` claims nothing: everything compiles node by node.
 
 #include "backends/relay/vm/Bytecode.h"
 #include "frontend/relay/IR.h"
