@@ -12,6 +12,7 @@
 #include "frontend/relay/TypeInfer.h"
 #include "tests/UserError.h"
 #include "tests/relay/PassTest.h"
+#include "tests/relay/RecursiveTypes.h"
 
 namespace grove::relay {
 namespace {
@@ -19,17 +20,9 @@ namespace {
 using testing::check_pass;
 using ::testing::HasSubstr;
 
-// Trees, lists, the standard @map, and @f: a recursive function over trees with two weights.
-constexpr char kHead[] = R"(#[version = "0.0.5"]
-type Tree[A] {
-  Leaf(A),
-  Node(Tree[A], Tree[A]),
-}
-type List[A] {
-  Cons(A, List[A]),
-  Nil,
-}
-def @map[A, B](%g: fn (A) -> B, %xs: List[A]) -> List[B] {
+// After kTreeTypes (trees, lists): the standard @map, and @f, a recursive function over trees with
+// two weights.
+constexpr char kMapAndF[] = R"(def @map[A, B](%g: fn (A) -> B, %xs: List[A]) -> List[B] {
   match (%xs) {
     Cons(%x, %rest) => Cons(%g(%x), @map(%g, %rest)),
     Nil => Nil,
@@ -56,7 +49,7 @@ Module claim(const Module &m) {
   return claim_recursive(typed, RecursiveForms(typed));
 }
 
-std::string program(const std::string &defs) { return std::string(kHead) + defs; }
+std::string program(const std::string &defs) { return std::string(testing::kTreeTypes) + kMapAndF + defs; }
 
 TEST(ClaimRecursive, MapOfTheFunctionIsOneCallOverTheList) {
   EXPECT_TRUE(check_pass(claim, program(R"(
