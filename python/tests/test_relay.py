@@ -224,7 +224,7 @@ class Lstm(unittest.TestCase):
 class Onnx(unittest.TestCase):
     def test_models_match_pytorch(self):
         """ONNX models exported by PyTorch (tests/frontend/onnx/fixtures), against PyTorch's outputs."""
-        fixtures = SOURCE_DIR / "tests" / "onnx" / "fixtures"
+        fixtures = SOURCE_DIR / "tests" / "frontend" / "onnx" / "fixtures"
         for name in ("mlp", "lstm"):
             program = grove.relay.load(fixtures / f"{name}.onnx", threads=1)
             self.assertEqual([p.name for p in program.params], ["input"])

@@ -16,13 +16,14 @@
 #include "datasets/InputStream.h"
 #include "datasets/PTBReader.h"
 #include "datasets/Vocab.h"
-#include "tests/UserError.h"
 #include "tests/TestFiles.h"
+#include "tests/UserError.h"
 
 namespace grove {
 namespace {
 
 using grove::testing::user_error_of;
+using grove::testing::user_error_or_empty;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
@@ -139,7 +140,7 @@ Inputs read_chunked(const Source &source, size_t block, size_t max_step = 5) {
 // The whole-file read of the reader functions, as Inputs.
 Inputs read_whole(const std::function<void(Inputs &)> &read) {
   Inputs out;
-  out.error = user_error_of([&] { read(out); });
+  out.error = user_error_or_empty([&] { read(out); });
   return out;
 }
 

@@ -30,7 +30,7 @@ inline Expr parse(const std::string &text) {
   return keep_alive->back();
 }
 
-// The message of the UserError that parsing `text` as a module throws ("" when it parses).
+// The message of the UserError that parsing `text` as a module throws (the test fails when it parses).
 inline std::string module_error(const std::string &text, const std::vector<NDArray> &meta = {}) {
   return grove::testing::user_error_of([&] { parse_module(text, "test.relay", meta); });
 }

@@ -13,11 +13,12 @@ namespace grove::dsl {
 namespace {
 
 using grove::testing::user_error_of;
+using grove::testing::user_error_or_empty;
 using ::testing::HasSubstr;
 
 // The message of the UserError parsing `text` as e.grove throws, or "" when it parses.
 std::string error_of(const std::string &text) {
-  return user_error_of([&] { parse_model(text, "e.grove"); });
+  return user_error_or_empty([&] { parse_model(text, "e.grove"); });
 }
 
 // A TreeFC-like binary model. Layout: lines 1-6 the header, line 7 `extra`, line 8 "leaf {",

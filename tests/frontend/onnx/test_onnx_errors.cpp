@@ -68,7 +68,7 @@ struct ModelBuilder {
     return *t;
   }
   std::string import_error() {
-    return user_error_of([&] { import_onnx(model.SerializeAsString(), "m.onnx"); });
+    return grove::testing::user_error_or_empty([&] { import_onnx(model.SerializeAsString(), "m.onnx"); });
   }
 };
 
@@ -146,7 +146,7 @@ TEST(OnnxErrors, EveryOpsetFrom11To17Imports) {
   ASSERT_TRUE(model.ParseFromString(file_bytes(kFixtures + "mlp.onnx")));
   for (int64_t opset = 11; opset <= 17; ++opset) {
     model.mutable_opset_import(0)->set_version(opset);
-    EXPECT_EQ(user_error_of([&] { import_onnx(model.SerializeAsString(), "m.onnx"); }), "") << opset;
+    EXPECT_NO_THROW(import_onnx(model.SerializeAsString(), "m.onnx")) << opset;
   }
 }
 
