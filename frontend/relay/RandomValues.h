@@ -1,7 +1,7 @@
 #pragma once
 // Random values of Relay types from a seeded generator, reproducible for a seed: `grove relay bench
 // --random-args` fills weights with them; the VM-against-interpreter tests and fuzzer build @main's
-// arguments with them (tests/relay/test_vm_differential.cpp).
+// arguments with them (tests/backends/relay/test_vm_differential.cpp).
 //
 // Tensors: floats uniform in ±1/sqrt(fan-in), fan-in the product of every dimension but the first (a
 // dense weight [out, in]: in; a conv weight [O, I, kh, kw]: I·kh·kw), ±0.1 for vectors and scalars

@@ -153,7 +153,7 @@ TEST(RelayParserLexical, VersionHeader) {
   EXPECT_THAT(module_error("#[foo]"), HasSubstr("unknown header '#[foo]'"));
 }
 
-// TVM's #[metadata] section is read (tests/relay/test_metadata.cpp); on a line of its own only.
+// TVM's #[metadata] section is read (tests/frontend/relay/test_metadata.cpp); on a line of its own only.
 TEST(RelayParserLexical, MetadataSectionStartsALineOfItsOwn) {
   EXPECT_THAT(module_error("#[version = \"0.0.5\"]\ndef @main() { () }\n#[metadata]\n{\"root\": 1}"),
               HasSubstr("test.relay:3: the #[metadata] section is not TVM's JSON object graph"));

@@ -7,7 +7,8 @@
 // files would split every before/expected test across two files, and a registry each test file
 // exposes would have to be kept in step by hand; read in place, a program added to any test is
 // checked here too, and none is copied:
-//   1. every raw string literal R"(...)" of tests/relay/*.cpp and *.h is a candidate; one that parses
+//   1. every raw string literal R"(...)" of the Relay suites (tests/relay, tests/frontend/relay,
+//      tests/backends/relay: *.cpp and *.h) is a candidate; one that parses
 //      as a module is a program, alone or else after a prelude — a literal that defines only types
 //      (the `kList` the tests prepend);
 //   2. every file of fuzz/corpus/relay/ and models/relay/ is a program; a model runs with its
@@ -151,16 +152,17 @@ struct Tally {
   void skip(const std::string &why) { ++skipped[why]; }
 };
 
-// 1. Read every raw literal of tests/relay/; those that parse as modules defining only types are
+// 1. Read every raw literal of the Relay suites' folders; those that parse as modules defining only types are
 //    the preludes.
 // 2. Each other literal parses alone, or after the first prelude with which it parses.
 // 3. Add the files of fuzz/corpus/relay/ and models/relay/ (with their constants sidecar, and a
 //    model's fixture tensors as the arguments they name: its weights' `?` dimensions must agree).
 std::vector<Program> gather_programs(Tally &tally) {
   std::vector<Literal> literals;
-  for (const fs::path &path : files_in(kRoot / "tests/relay", {".cpp", ".h"}))
-    if (path.filename() != "test_vm_differential.cpp")
-      for (Literal &l : raw_literals(path)) literals.push_back(std::move(l));
+  for (const char *dir : {"tests/relay", "tests/frontend/relay", "tests/backends/relay"})
+    for (const fs::path &path : files_in(kRoot / dir, {".cpp", ".h"}))
+      if (path.filename() != "test_vm_differential.cpp")
+        for (Literal &l : raw_literals(path)) literals.push_back(std::move(l));
 
   std::vector<std::string> preludes;
   std::set<std::string> seen;
