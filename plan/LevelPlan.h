@@ -4,7 +4,7 @@
 // products, node loops — with iteration spaces, operands, packed weight layouts and epilogues, and
 // how the recursion is ordered (by node or by height level, one parallel region of a team or not);
 // it says nothing about registers, vector instructions or thread blocks. The CPU emitter
-// (lowering/LowerToLoops) maps it to a Halide loop nest; nothing after plan_levels() looks at the
+// (lowering/cpu/LowerToLoops) maps it to a Halide loop nest; nothing after plan_levels() looks at the
 // ILIR to decide what a Compute is.
 //
 // What the plan guarantees (checked by plan_levels):

@@ -1,6 +1,6 @@
 #pragma once
 // The ILIR rewriting passes a schedule asks for, in the order they run, as one list: the CPU pass
-// runner (lowering/Lower.cpp) times and prints each, tests run the same list before planning.
+// runner (lowering/cpu/Lower.cpp) times and prints each, tests run the same list before planning.
 
 #include <cstdint>
 #include <functional>

@@ -1,6 +1,6 @@
 #pragma once
 // What the running CPU reports of the instruction sets grove's generated code may use (cpuid):
-// the CPU emitter chooses kernels from it (lowering/HostTarget.h), and the runtime refuses a
+// the CPU emitter chooses kernels from it (lowering/cpu/HostTarget.h), and the runtime refuses a
 // compiled model whose kernels need what this CPU lacks (Executor).
 
 namespace grove {

@@ -1,7 +1,7 @@
 #pragma once
 // The thread team: how the threads of a parallel region (schedule `region`) share a stage and wait for each
 // other, called by name from the generated code (lowering::names::kStage*, kBarrierWait; the protocol is
-// described at lowering::internal::Team, lowering/Team.h), and what the back end must do around a call.
+// described at lowering::internal::Team, lowering/cpu/Team.h), and what the back end must do around a call.
 //
 // Stages: the state holds 64-bit words on separate cache lines, each a (stage number, count) pair:
 // word 0 counts the finished chunks of the current stage, word 1 + t the claimed chunks of thread

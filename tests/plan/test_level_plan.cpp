@@ -33,7 +33,7 @@ scheduling::Schedule schedule(const std::string &overrides = "") {
   return s;
 }
 
-// The plan lowering::lower makes: the ILIR passes it runs under `s` (lowering/Lower.cpp), then
+// The plan lowering::lower makes: the ILIR passes it runs under `s` (lowering/cpu/Lower.cpp), then
 // plan_levels.
 LevelPlan planned(const ilir::Program &program, const Sizes &sizes, const scheduling::Schedule &s = {}) {
   ilir::Program p = program;
