@@ -6,8 +6,8 @@
 
 #include "datasets/PTBReader.h"
 #include "datasets/Vocab.h"
-#include "tests/UserError.h"
 #include "tests/TestFiles.h"
+#include "tests/UserError.h"
 
 namespace grove {
 namespace {

@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "support/Npy.h"
-#include "tests/UserError.h"
 #include "tests/TestFiles.h"
+#include "tests/UserError.h"
 
 namespace grove {
 namespace {

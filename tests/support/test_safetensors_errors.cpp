@@ -10,8 +10,8 @@
 #include <new>
 
 #include "support/Safetensors.h"
-#include "tests/UserError.h"
 #include "tests/TestFiles.h"
+#include "tests/UserError.h"
 
 // The largest single allocation since the last reset, so tests can prove a hostile header length
 // is not trusted. Replacing the global operator new is how C++ lets a program observe this.

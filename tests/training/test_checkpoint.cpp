@@ -6,9 +6,9 @@
 
 #include "backends/runtime/BindWeights.h"
 #include "support/Safetensors.h"
+#include "tests/TestFiles.h"
 #include "tests/UserError.h"
 #include "tests/backends/runtime/BindWeightsFixtures.h"
-#include "tests/TestFiles.h"
 #include "training/Checkpoint.h"
 #include "training/Head.h"
 #include "training/Optimizer.h"

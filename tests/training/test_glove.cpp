@@ -5,8 +5,8 @@
 
 #include <fstream>
 
-#include "tests/UserError.h"
 #include "tests/TestFiles.h"
+#include "tests/UserError.h"
 #include "training/Glove.h"
 
 namespace grove::training {

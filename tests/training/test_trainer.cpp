@@ -7,8 +7,8 @@
 #include <filesystem>
 
 #include "support/Safetensors.h"
-#include "tests/UserError.h"
 #include "tests/TestFiles.h"
+#include "tests/UserError.h"
 #include "tests/training/BagModel.h"
 #include "training/Random.h"
 #include "training/Trainer.h"

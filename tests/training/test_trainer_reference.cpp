@@ -6,9 +6,9 @@
 #include <set>
 
 #include "datasets/PTBReader.h"
+#include "tests/TestFiles.h"
 #include "tests/reference/Reference.h"
 #include "tests/reference/ReferenceGradients.h"
-#include "tests/TestFiles.h"
 #include "training/Trainer.h"
 
 namespace grove::training {

@@ -36,9 +36,9 @@
 #include "lowering/cpu/HostTarget.h"
 #include "support/Npy.h"
 #include "support/Safetensors.h"
+#include "tests/TestFiles.h"
 #include "tests/UserError.h"
 #include "tests/tools/CliRunner.h"
-#include "tests/TestFiles.h"
 
 // Extra flags for the C program (the sanitizers, when the tests are built with them).
 #ifndef GROVE_TEST_C_FLAGS

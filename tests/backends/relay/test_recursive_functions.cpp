@@ -172,7 +172,8 @@ std::string explain(const std::string &defs) {
 }
 
 TEST(RelayRecursiveFunctions, ExplainsWhyFunctionsDoNotQualify) {
-  // Neither a tree nor a list of tensors (a fold over a list: tests/backends/relay/test_sequence_functions.cpp).
+  // Neither a tree nor a list of tensors (a fold over a list:
+  // tests/backends/relay/test_sequence_functions.cpp).
   EXPECT_THAT(explain(R"(def @f(%n: int32, %w: Tensor[(4), float32]) -> Tensor[(4), float32] {
       if (equal(%n, 0)) { %w } else { add(@f(subtract(%n, 1), %w), %w) } })"),
               HasSubstr("@f: not compiled recursively: it has no parameter of a tree type"));

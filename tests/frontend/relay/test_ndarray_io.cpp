@@ -8,8 +8,8 @@
 #include <limits>
 
 #include "frontend/relay/NDArrayIO.h"
-#include "tests/UserError.h"
 #include "tests/TestFiles.h"
+#include "tests/UserError.h"
 
 namespace grove::relay {
 namespace {
