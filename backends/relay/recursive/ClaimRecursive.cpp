@@ -141,7 +141,7 @@ class Claimer : public ExprMutator {
   std::unordered_map<std::string, std::string> direct_;            // @f -> its claimed direct call
   std::vector<std::pair<std::string, std::string>> direct_order_;  // the same, in order
   std::unordered_map<std::string, std::string> list_map_of_;       // a List's Cons -> @grove_list_map
-  std::unordered_map<std::string, std::optional<std::pair<std::string, std::string>>> list_maps_;
+  tree_to_dsl::ListMaps list_maps_{&m_};
 
   std::string fresh_name(const std::string &base) {
     std::string name = base;
@@ -151,15 +151,7 @@ class Claimer : public ExprMutator {
   }
 
   bool list_map(const std::string &name, std::string *cons, std::string *nil) {
-    auto [it, added] = list_maps_.try_emplace(name);
-    if (added) {
-      std::pair<std::string, std::string> ctors;
-      if (tree_to_dsl::is_list_map(m_, name, &ctors.first, &ctors.second)) it->second = ctors;
-    }
-    if (!it->second) return false;
-    *cons = it->second->first;
-    *nil = it->second->second;
-    return true;
+    return list_maps_.find(name, cons, nil);
   }
 
   // A map over the List of `cons` that maps to any type: `map` itself when it is polymorphic, else

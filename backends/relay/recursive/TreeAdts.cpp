@@ -115,6 +115,18 @@ bool is_list_map(const Module &m, const std::string &name, std::string *cons_nam
   return true;
 }
 
+bool ListMaps::find(const std::string &name, std::string *cons, std::string *nil) {
+  auto [it, added] = known_.try_emplace(name);
+  if (added) {
+    std::pair<std::string, std::string> ctors;
+    if (m_ != nullptr && is_list_map(*m_, name, &ctors.first, &ctors.second)) it->second = ctors;
+  }
+  if (!it->second) return false;
+  *cons = it->second->first;
+  *nil = it->second->second;
+  return true;
+}
+
 bool is_list_foldl(const Module &m, const std::string &name) {
   const Clause *cons = list_clause(m, name, 3, 2), *nil = list_clause(m, name, 3, 0);
   if (!cons || !nil) return false;

@@ -3,7 +3,10 @@
 // recursive function): the tree and list ADTs and the standard list functions of a Relay
 // module, recognised by their structure (constructor fields, clause shapes), never by their names.
 
+#include <optional>
 #include <string>
+#include <unordered_map>
+#include <utility>
 
 #include "frontend/relay/IR.h"
 
@@ -34,6 +37,17 @@ RoseAdt rose_tree_adt(const Module &m, const Type &t);
 // is, sets `cons` and `nil` (if given) to the two constructors' names.
 bool is_list_map(const Module &m, const std::string &name, std::string *cons = nullptr,
                  std::string *nil = nullptr);
+
+// is_list_map over one module, each global's answer computed once (a null module has no maps).
+class ListMaps {
+ public:
+  explicit ListMaps(const Module *m) : m_(m) {}
+  bool find(const std::string &name, std::string *cons, std::string *nil);
+
+ private:
+  const Module *m_;
+  std::unordered_map<std::string, std::optional<std::pair<std::string, std::string>>> known_;
+};
 
 // Whether global `name` is the standard left fold over a list: `@name(%f, %acc, %xs)` matching %xs
 // with `Cons(%x, %rest) => @name(%f, %f(%acc, %x), %rest)` and `Nil => %acc`, in either order.

@@ -282,16 +282,7 @@ class ModuleCompiler {
 
   // Whether global `name` is the standard map over a List (checked once, on the module before fusion).
   bool list_map(const std::string &name, std::string *cons, std::string *nil) {
-    auto [it, added] = list_maps_.try_emplace(name);
-    if (added) {
-      std::pair<std::string, std::string> ctors;
-      if (typed_ != nullptr && tree_to_dsl::is_list_map(*typed_, name, &ctors.first, &ctors.second))
-        it->second = ctors;
-    }
-    if (!it->second) return false;
-    *cons = it->second->first;
-    *nil = it->second->second;
-    return true;
+    return list_maps_.find(name, cons, nil);
   }
 
   Executable &exe_;
@@ -301,7 +292,7 @@ class ModuleCompiler {
   const Module *typed_;
   std::unordered_map<std::string, int> external_;           // globals external code generators compile
   std::unordered_map<std::string, int> external_function_;  // those run over values: InvokeExternal
-  std::unordered_map<std::string, std::optional<std::pair<std::string, std::string>>> list_maps_;
+  tree_to_dsl::ListMaps list_maps_{typed_};
 
   int add_function(std::string name, const Expr &fn) {
     int index = static_cast<int>(exe_.functions.size());
