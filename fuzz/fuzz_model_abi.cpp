@@ -1,4 +1,4 @@
-// Fuzzes the model ABI reader (backends/runtime/ModelAbi.h): the description a library written by
+// Fuzzes the model ABI reader (abi/ModelAbi.h): the description a library written by
 // `grove compile` carries, read when the library is opened. An accepted description is then run
 // by the executor over two small trees (or DAGs) with zero weights, calling a stand-in for the
 // compiled code that checks every argument against the description: the extents the executor
@@ -11,8 +11,8 @@
 #include <cstdint>
 #include <string>
 
+#include "abi/ModelAbi.h"
 #include "backends/runtime/Executor.h"
-#include "backends/runtime/ModelAbi.h"
 #include "fuzz/FuzzCommon.h"
 
 namespace {

@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/runtime/ModelAbi.h"
+#include "abi/ModelAbi.h"
 #include "ilir/IR.h"
 #include "scheduling/Schedule.h"
 

@@ -1,13 +1,13 @@
 #pragma once
-// Lowering for the CPU, and the ABI of a lowered model (backends/runtime/ModelAbi.h): what the runtime needs
+// Lowering for the CPU, and the ABI of a lowered model (abi/ModelAbi.h): what the runtime needs
 // to call its entry function, for the JIT (CompiledModel) and for libraries written by `grove compile`
 // (Aot.h).
 
 #include <map>
 #include <string>
 
+#include "abi/ModelAbi.h"
 #include "backends/cpu/CompiledModel.h"
-#include "backends/runtime/ModelAbi.h"
 #include "ilir/IR.h"
 #include "lowering/cpu/Lower.h"
 #include "scheduling/Schedule.h"

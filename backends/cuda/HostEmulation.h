@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
+#include "abi/ModelAbi.h"
 #include "backends/cuda/CudaEmitter.h"
 #include "backends/runtime/DagInspector.h"
 #include "backends/runtime/Inspector.h"
-#include "backends/runtime/ModelAbi.h"
 #include "datasets/Dag.h"
 #include "datasets/Tree.h"
 #include "support/Tensor.h"

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "abi/ModelAbi.h"
 #include "backends/cuda/CudaEmitter.h"
-#include "backends/runtime/ModelAbi.h"
 
 namespace grove::cuda {
 

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <string_view>
 
+#include "abi/Messages.h"
 #include "backends/runtime/Messages.h"
 #include "support/Error.h"
 #include "support/Safetensors.h"
@@ -16,7 +17,7 @@ namespace msg = runtime_messages;
 CompiledLibrary open_compiled_model(const grove_compiled_model &compiled, const std::string &where) {
   // The version first: a descriptor of another version may lay out its fields differently.
   if (compiled.abi_version != kModelAbiVersion)
-    user_error(msg::kAbiVersion, where, compiled.abi_version, kModelAbiVersion);
+    user_error(abi_messages::kAbiVersion, where, compiled.abi_version, kModelAbiVersion);
   if (!compiled.abi_json) user_error(msg::kLibraryIncomplete, where, "description (abi_json)");
   if (!compiled.entry) user_error(msg::kLibraryIncomplete, where, "entry function");
   if (!compiled.set_num_threads) user_error(msg::kLibraryIncomplete, where, "set_num_threads");

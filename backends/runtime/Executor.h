@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "abi/ModelAbi.h"
 #include "backends/runtime/DagInspector.h"
-#include "backends/runtime/ModelAbi.h"
 #include "datasets/Dag.h"
 #include "datasets/Tree.h"
 #include "support/Tensor.h"

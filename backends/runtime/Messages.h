@@ -32,17 +32,10 @@ inline constexpr char kWeightsUnsolvableNonlinear[] =
     "no parameter dimension is a multiple of {} alone plus a constant (it appears in {})";
 inline constexpr char kWeightsUnsolvableUnused[] = "no parameter's shape uses it";
 
-// A compiled model's ABI (ModelAbi.h) and running it (Executor.h).
-inline constexpr char kAbiNotJson[] = "{}: the compiled model's description is not a JSON object";
-inline constexpr char kAbiVersion[] =
-    "{}: the compiled model was written for grove ABI version {}; this runtime reads version {}: recompile "
-    "it "
-    "with this grove's `grove compile`";
-inline constexpr char kAbiBadJson[] = "{}: the compiled model's description is malformed: {}";
+// Running a compiled model (Executor.h); its ABI's messages are abi/Messages.h.
 inline constexpr char kNeedsAvx512Bf16[] =
     "model {} was compiled with precision=bf16, whose kernels use AVX512-BF16 (target {}); this CPU lacks "
     "AVX512-BF16: compile it with precision=fp32 to run here";
-inline constexpr char kAbiBadField[] = "{}: the compiled model's description has a bad '{}' ({})";
 inline constexpr char kNoWeights[] =
     "model '{}' has no weights bound: bind a safetensors file or the model's tensors before running it";
 inline constexpr char kWeightViewNull[] = "{}: tensor '{}' has no data (a null pointer)";

@@ -79,7 +79,7 @@ typedef struct grove_model grove_model;
 typedef struct grove_compiled_model {
   int32_t abi_version;          /* the runtime refuses a version it does not read */
   const char *name;             /* the model's name */
-  const char *abi_json;         /* arguments, layout, input checks (see backends/runtime/ModelAbi.h) */
+  const char *abi_json;         /* arguments, layout, input checks (see abi/ModelAbi.h) */
   int (*entry)(void **args);    /* the compiled code, Halide's argv calling convention */
   int (*set_num_threads)(int);  /* the library's Halide runtime: halide_set_num_threads */
   const unsigned char *weights; /* with `--embed-weights`: a safetensors image; else NULL */

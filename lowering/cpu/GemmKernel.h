@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "backends/runtime/ModelAbi.h"
+#include "abi/ModelAbi.h"
 #include "ilir/IR.h"
 #include "lowering/cpu/HalideIR.h"
 #include "lowering/cpu/Team.h"

@@ -1,4 +1,4 @@
-// The packed weight layout's fill (backends/runtime/ModelAbi.h): pack() against the layout written out
+// The packed weight layout's fill (abi/ModelAbi.h): pack() against the layout written out
 // by PackedWeight::offset, and pack_transposed() against pack() of the transpose written out by hand.
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <cstring>
 #include <vector>
 
-#include "backends/runtime/ModelAbi.h"
+#include "abi/ModelAbi.h"
 
 namespace grove {
 namespace {

@@ -25,8 +25,8 @@
 #include <string>
 #include <vector>
 
+#include "abi/ModelAbi.h"
 #include "backends/cpu/CompiledModel.h"
-#include "backends/runtime/ModelAbi.h"
 #include "datasets/Generators.h"
 #include "datasets/PTBReader.h"
 #include "datasets/Vocab.h"
@@ -72,7 +72,7 @@ float float_of(uint32_t b) {
   return x;
 }
 
-// --- Rounding and packing (backends/runtime/ModelAbi.h) ---------------------------------------
+// --- Rounding and packing (abi/ModelAbi.h) ---------------------------------------
 
 TEST(Bf16Rounding, NearestTiesToEvenAndSpecialValues) {
   EXPECT_EQ(round_to_bf16(1.0f), 0x3f80);

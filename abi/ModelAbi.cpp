@@ -1,17 +1,17 @@
-#include "backends/runtime/ModelAbi.h"
+#include "abi/ModelAbi.h"
 
 #include <algorithm>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "backends/runtime/Messages.h"
+#include "abi/Messages.h"
 #include "support/Error.h"
 #include "support/Tensor.h"
 
 namespace grove {
 
-namespace msg = runtime_messages;
+namespace msg = abi_messages;
 using nlohmann::json;
 
 uint16_t round_to_bf16(float x) {
