@@ -37,16 +37,22 @@ double percentile(std::vector<double> values, double p) {
 
 Timing time_passes(const cpu::CompiledModel &model, const Inputs &inputs, int64_t batch, int64_t repeat,
                    Progress *progress) {
+  return time_passes([&](cpu::RunStats *stats) { run_inputs(model, inputs, {.batch = batch}, stats); },
+                     repeat, progress);
+}
+
+Timing time_passes(const std::function<void(cpu::RunStats *stats)> &pass, int64_t repeat,
+                   Progress *progress) {
   Timing timing;
   if (progress) progress->update(0);
-  run_inputs(model, inputs, {.batch = batch}, &timing.pass);  // the warm-up pass; its stats describe a pass
+  pass(&timing.pass);  // the warm-up pass; its stats describe a pass
   if (progress) progress->update(1);
   timing.calls = timing.pass.calls;
   std::vector<double> inspector;
   for (int64_t r = 0; r < repeat; ++r) {
     cpu::RunStats stats;
     auto start = std::chrono::steady_clock::now();
-    run_inputs(model, inputs, {.batch = batch}, &stats);
+    pass(&stats);
     double ms = ms_since(start);
     timing.ms_per_batch.push_back(ms / double(timing.calls));
     inspector.push_back(stats.inspector_ms / double(timing.calls));
@@ -99,7 +105,8 @@ cpu::CompileOptions bench_compile_options(const BenchCommand &c, const std::stri
 }
 
 int bench(const BenchCommand &c, std::ostream &out) {
-  if (is_cuda_target(c.target)) refuse_cuda_target("bench");
+  if (is_cuda_target(c.target)) return bench_cuda(c, out);
+  note_unused_cuda_options(c.cuda);
   BenchInputs in = load_bench_inputs(c);
   const ilir::Program &program = in.program;
   const std::map<std::string, int64_t> &sizes = in.sizes;

@@ -9,6 +9,7 @@
 //      trees/s and GFLOP/s (tools/Flops.h: 2·M·K per matrix–vector product per node).
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <ostream>
 #include <span>
@@ -37,6 +38,7 @@ struct BenchCommand {
   bool tuned = false;   // start from the schedule `grove tune` cached for this model and batch
   std::string cache;    // the tuning cache (default: tools/Tune.h)
   bool quiet = false;   // no progress line on a terminal (tools/Progress.h)
+  std::string cuda;     // --target cuda: the kernels' form (CudaEmitter.h's parse_cuda_options)
 };
 
 // Runs the benchmark and prints its report to `out`; returns the exit status.
@@ -64,6 +66,10 @@ struct Timing {
 // Steps 2 and 3 of the protocol on a compiled model: one warm-up pass, then `repeat` timed ones.
 // `progress`, if given, is updated with the passes done after each pass (outside the timed part).
 Timing time_passes(const cpu::CompiledModel &model, const Inputs &inputs, int64_t batch, int64_t repeat,
+                   Progress *progress = nullptr);
+// The same over any model: `pass` runs every input once, in calls of the batch, adding to `stats`
+// (the GPU's, tools/CudaCommands.h).
+Timing time_passes(const std::function<void(cpu::RunStats *stats)> &pass, int64_t repeat,
                    Progress *progress = nullptr);
 
 // "D=256,H=256,V=100": the sizes in name order.

@@ -21,6 +21,7 @@ struct RunCommand {
   bool quiet = false;  // no progress line
   bool tuned = false;  // start from the schedule `grove tune` cached for this model and batch
   std::string cache;   // the tuning cache (default: tools/Tune.h)
+  std::string cuda;    // --target cuda: the kernels' form (CudaEmitter.h's parse_cuda_options)
 };
 
 struct DumpCommand {

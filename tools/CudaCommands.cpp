@@ -1,13 +1,26 @@
 #include "tools/CudaCommands.h"
 
+#include <fmt/format.h>
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cmath>
 #include <iostream>
+#include <nlohmann/json.hpp>
+#include <optional>
 
 #include "backends/cuda/CudaEmitter.h"
 #include "backends/cuda/Driver.h"
 #include "backends/cuda/Messages.h"
 #include "backends/cuda/Nvrtc.h"
+#include "backends/runtime/BindWeights.h"
+#include "backends/runtime/Clock.h"
 #include "frontend/dsl/Frontend.h"
+#include "ilir/IRPrinter.h"
 #include "support/Error.h"
+#include "support/Safetensors.h"
+#include "tools/Flops.h"
+#include "tools/Progress.h"
 #include "tools/Report.h"
 
 namespace grove::tool {
@@ -35,9 +48,144 @@ int dump_cuda(const DumpCommand &c) {
   return 0;
 }
 
-void refuse_cuda_target(const std::string &command) {
+void require_cuda_driver() {
   std::string why;
   if (!cuda::driver_available(&why)) user_error(msg::kTargetCudaNeedsDriver, why);
+}
+
+void note_cpu_only_options(int64_t threads, bool tuned, const std::string &cache) {
+  if (threads > 0) print_notes({fmt::format(msg::kNoteTargetCudaThreads, threads)});
+  if (tuned) print_notes({msg::kNoteTargetCudaTuned});
+  if (!tuned && !cache.empty()) print_notes({msg::kNoteTargetCudaCache});
+}
+
+std::unique_ptr<cuda::DeviceModel> prepare_device_model(const ilir::Program &program,
+                                                        const std::map<std::string, int64_t> &sizes,
+                                                        const std::string &schedule,
+                                                        const std::string &cuda_options,
+                                                        const Weights &weights) {
+  plan::LevelPlan plan = cuda::plan_for_cuda(program, sizes, schedule);
+  print_notes(plan.schedule.notes(program.structure));
+  auto model = std::make_unique<cuda::DeviceModel>(plan, cuda::parse_cuda_options(cuda_options, "--cuda"));
+  print_notes(model->source().notes);
+  model->bind(weights);
+  return model;
+}
+
+std::string cuda_target_line(const cuda::DeviceModel &model) {
+  const cuda::DeviceInfo &d = model.device();
+  return fmt::format("cuda ({}) on {} ({}, {} multiprocessors)", cuda::to_string(model.source().options),
+                     d.name, d.arch(), d.multiprocessors);
+}
+
+Tensor run_chunk_on_device(const cuda::DeviceModel &model, InputFormat format, const InputChunk &chunk,
+                           const RunOptions &options, RunStats &stats) {
+  switch (format) {
+    case InputFormat::Trees:
+      return model.run(chunk.trees, options, &stats);
+    case InputFormat::Dags:
+    case InputFormat::Grids:
+      return model.run_dags(chunk.dags, options, &stats);
+    case InputFormat::Sequences:
+      return model.run_sequences(chunk.sequences, options, &stats);
+  }
+  return {};
+}
+
+void note_unused_cuda_options(const std::string &cuda) {
+  if (!cuda.empty()) print_notes({fmt::format(msg::kNoteCudaWithoutTarget, cuda)});
+}
+
+namespace {
+
+double round4(double x) { return std::round(x * 1e4) / 1e4; }
+
+}  // namespace
+
+// Steps 1-4 of the bench protocol (tools/Bench.h) with the model on device 0: compiling it is
+// NVRTC's compile and the module's load; a pass runs every input in calls of --batch.
+int bench_cuda(const BenchCommand &c, std::ostream &out) {
+  require_cuda_driver();
+  note_cpu_only_options(c.threads, c.tuned, c.cache);
+  BenchInputs in = load_bench_inputs(c);
+  const ilir::Program &program = in.program;
+  const std::map<std::string, int64_t> &sizes = in.sizes;
+  const Inputs &inputs = in.inputs;
+  std::unique_ptr<cuda::DeviceModel> model =
+      prepare_device_model(program, sizes, c.schedule, c.cuda, in.weights);
+  auto pass = [&](RunStats *stats) {
+    RunOptions options{.batch = c.batch};
+    if (!inputs.trees.empty()) {
+      model->run(inputs.trees, options, stats);
+    } else if (!inputs.dags.empty()) {
+      options.noun = inputs.what == "grids" ? "grid" : "DAG";
+      model->run_dags(inputs.dags, options, stats);
+    } else {
+      model->run_sequences(inputs.sequences, options, stats);
+    }
+  };
+  Timing timing;
+  {
+    Progress progress("bench " + program.name, "passes", progress_wanted(c.quiet));
+    progress.set_total(c.repeat + 1);
+    timing = time_passes(pass, c.repeat, &progress);
+  }
+
+  double median = percentile(timing.ms_per_batch, 50);
+  double flops_per_batch = inputs_flops(node_flops(program, sizes), inputs) / double(timing.calls);
+  double gflops = flops_per_batch / (median * 1e6);
+  double trees_per_s = double(inputs.count()) / (median * double(timing.calls)) * 1e3;
+  const cuda::DeviceInfo &device = model->device();
+  if (c.json) {
+    nlohmann::json j = {{"tool", "grove"},
+                        {"model", program.name},
+                        {"model_file", c.model},
+                        {"sizes", sizes},
+                        {"target", "cuda"},
+                        {"cuda", cuda::to_string(model->source().options)},
+                        {"gpu", device.name},
+                        {"arch", device.arch()},
+                        {"schedule", model->abi().schedule},
+                        {"precision", "fp32"},
+                        {"batch", c.batch},
+                        {"inputs", inputs.what},
+                        {"trees", inputs.count()},
+                        {"nodes", timing.pass.nodes},
+                        {"levels", timing.pass.levels},
+                        {"calls", timing.calls},
+                        {"repeat", c.repeat},
+                        {"median_ms_per_batch", round4(median)},
+                        {"p10_ms", round4(percentile(timing.ms_per_batch, 10))},
+                        {"p90_ms", round4(percentile(timing.ms_per_batch, 90))},
+                        {"trees_per_s", std::round(trees_per_s * 10) / 10},
+                        {"flops_per_batch", flops_per_batch},
+                        {"gflops", std::round(gflops * 100) / 100},
+                        {"compile_ms", std::round(model->compile_ms() * 10) / 10},
+                        {"inspector_ms", round4(timing.inspector_ms_per_batch)}};
+    out << j.dump() << std::endl;
+    return 0;
+  }
+  out << fmt::format("model     {} from {}, sizes {}\n", program.name, c.model, sizes_string(sizes));
+  out << fmt::format("{:<9} {} from {}: {} nodes, {} levels per pass, {} call(s) of up to {}\n", inputs.what,
+                     inputs.count(), inputs.path, timing.pass.nodes, timing.pass.levels, timing.calls,
+                     c.batch);
+  out << fmt::format("target    {}\n", cuda_target_line(*model));
+  out << fmt::format("schedule  {}\n", model->abi().schedule);
+  out << "precision fp32\n";
+  out << fmt::format("compile   {:.1f} ms (NVRTC cubin and module load)\n", model->compile_ms());
+  out << fmt::format("inspector {:.4f} ms per batch (median; inside the timed passes)\n",
+                     timing.inspector_ms_per_batch);
+  out << fmt::format(
+      "time      {:.4f} ms per batch (median of {} passes after 1 warm-up; p10 {:.4f}, p90 {:.4f}; copies, "
+      "launches and synchronization included)\n",
+      median, c.repeat, percentile(timing.ms_per_batch, 10), percentile(timing.ms_per_batch, 90));
+  out << fmt::format("rate      {:.0f} {}/s, {:.2f} GFLOP/s ({:.4g} FLOPs per batch)\n", trees_per_s,
+                     inputs.what, gflops, flops_per_batch);
+  return 0;
+}
+
+void refuse_cuda_target(const std::string &command) {
+  require_cuda_driver();
   user_error(msg::kTargetCudaNotWired, command, cuda::device_info(0).name);
 }
 

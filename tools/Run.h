@@ -51,6 +51,11 @@ class RunModel {
 // The streaming options of `c`.
 StreamRunOptions stream_options(const RunCommand &c);
 
+// `grove run --target cuda`: the input streamed through the model on device 0 as the CPU run
+// streams it (chunks, --batch calls, the same output file written atomically). Without a driver a
+// UserError says why before anything is read; options that do not apply to the GPU get a note.
+int run_cuda(const RunCommand &c);
+
 // What --stats prints after the model's lines.
 void print_run_stats(std::ostream &out, const RunCommand &c, const RunInput &input,
                      const StreamRunResult &result, const std::vector<int64_t> &out_shape, double run_ms);

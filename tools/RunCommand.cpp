@@ -9,6 +9,8 @@
 #include <iostream>
 
 #include "backends/cpu/CompiledModel.h"
+#include "backends/cuda/Driver.h"
+#include "backends/cuda/Messages.h"
 #include "backends/runtime/BindWeights.h"
 #include "backends/runtime/Clock.h"
 #include "backends/runtime/CompiledLibrary.h"
@@ -149,12 +151,63 @@ void print_run_stats(std::ostream &out, const RunCommand &c, const RunInput &inp
 }
 
 // Steps:
+//   1. The driver (or why not), then the command line as the CPU run checks it; no MPI.
+//   2. The model: parsed, its weights read and bound on the device (tools' notes first).
+//   3. The input streamed through it chunk by chunk, the rows appended to the output's temporary
+//      file, renamed into place only when every input has run (an error leaves no output).
+int run_cuda(const RunCommand &c) {
+  require_cuda_driver();
+  RunInput input = check_run_command(c);
+  if (launched_by_mpi()) user_error(cuda_messages::kTargetCudaMpi);
+  note_cpu_only_options(c.threads, c.tuned, c.cache);
+
+  auto t0 = std::chrono::steady_clock::now();
+  ilir::Program program = dsl::parse_model_file(c.model);
+  Weights weights = read_safetensors(c.weights);
+  std::map<std::string, int64_t> sizes = bind_weights(program, weights, c.weights);
+  std::unique_ptr<cuda::DeviceModel> model =
+      prepare_device_model(program, sizes, c.schedule, c.cuda, weights);
+
+  InputStream stream = input.open();
+  std::optional<NpyWriter> writer;
+  std::vector<int64_t> out_shape;
+  auto sink = [&](const Tensor &rows) {
+    if (!writer) {
+      out_shape = rows.shape;
+      writer.emplace(c.out, std::vector<int64_t>(rows.shape.begin() + 1, rows.shape.end()));
+    }
+    writer->append(rows.data.data(), rows.shape[0]);
+  };
+  auto run = [&](InputFormat format, const InputChunk &chunk, const RunOptions &options, RunStats &stats) {
+    return run_chunk_on_device(*model, format, chunk, options, stats);
+  };
+  Progress progress("run", plural_noun(input.format), progress_wanted(c.quiet));
+  StreamRunResult result = run_stream_with(run, stream, stream_options(c), sink, &progress);
+  progress.finish();
+  GROVE_CHECK(writer, "a run that read no input");  // an empty file is a UserError
+  out_shape[0] = writer->rows_appended();
+  writer->commit();
+  double run_ms = ms_since(t0);
+
+  if (c.stats) {
+    std::cout << fmt::format(
+        "model     {} ({}) from {}\ntarget    {}\nschedule  {}\ncompile   {:.1f} ms (level plan -> CUDA "
+        "C++ -> NVRTC cubin -> module)\n",
+        program.name, ilir::to_string(program.structure), c.model, cuda_target_line(*model),
+        model->abi().schedule, model->compile_ms());
+    print_run_stats(std::cout, c, input, result, out_shape, run_ms);
+  }
+  return 0;
+}
+
+// Steps:
 //   1. Check the command line; under an MPI launcher, hand over to the distributed run.
 //   2. Compile (or open) the model on a second thread while the first chunk is read.
 //   3. Stream the input through it, appending each chunk's rows to the output's temporary file.
 //   4. Rename the output into place only when every input has run.
 int run(const RunCommand &c) {
-  if (is_cuda_target(c.target)) refuse_cuda_target("run");
+  if (is_cuda_target(c.target)) return run_cuda(c);
+  note_unused_cuda_options(c.cuda);
   RunInput input = check_run_command(c);
   if (launched_by_mpi()) return run_distributed(c, input);
 

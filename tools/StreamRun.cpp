@@ -10,22 +10,13 @@ namespace grove::tool {
 
 namespace {
 
-// The rows of one chunk; `first_number` numbers its first input in messages (1-based, in the file).
-Tensor run_chunk(const Executor &executor, InputFormat format, const InputChunk &chunk, int64_t first_number,
-                 const StreamRunOptions &options, RunStats &stats) {
+// The options of one chunk's run; `first_number` numbers its first input in messages (1-based, in
+// the file).
+RunOptions chunk_options(InputFormat format, int64_t first_number, const StreamRunOptions &options) {
   RunOptions run{.batch = options.batch, .outputs = options.outputs};
   run.first_number = first_number;
-  switch (format) {
-    case InputFormat::Trees:
-      return executor.run(chunk.trees, run, &stats);
-    case InputFormat::Dags:
-    case InputFormat::Grids:
-      run.noun = format == InputFormat::Grids ? "grid" : "DAG";
-      return executor.run_dags(chunk.dags, run, &stats);
-    case InputFormat::Sequences:
-      return executor.run_sequences(chunk.sequences, run, &stats);
-  }
-  return {};
+  if (format == InputFormat::Grids) run.noun = "grid";
+  return run;
 }
 
 }  // namespace
@@ -46,6 +37,23 @@ int64_t chunk_inputs(int64_t chunk, int64_t batch) {
 StreamRunResult run_stream(const ExecutorSource &executor, InputStream &stream,
                            const StreamRunOptions &options, const RowSink &sink, Progress *progress,
                            const StopCheck &stop) {
+  auto run = [&](InputFormat format, const InputChunk &chunk, const RunOptions &run, RunStats &stats) {
+    switch (format) {
+      case InputFormat::Trees:
+        return executor().run(chunk.trees, run, &stats);
+      case InputFormat::Dags:
+      case InputFormat::Grids:
+        return executor().run_dags(chunk.dags, run, &stats);
+      case InputFormat::Sequences:
+        return executor().run_sequences(chunk.sequences, run, &stats);
+    }
+    return Tensor{};
+  };
+  return run_stream_with(run, stream, options, sink, progress, stop);
+}
+
+StreamRunResult run_stream_with(const ChunkRunner &run, InputStream &stream, const StreamRunOptions &options,
+                                const RowSink &sink, Progress *progress, const StopCheck &stop) {
   const int64_t chunk = chunk_inputs(options.chunk, options.batch);
   const StreamPosition start = stream.position();
   const uint64_t end_offset = options.end_offset > 0 ? options.end_offset : stream.bytes_total();
@@ -67,7 +75,8 @@ StreamRunResult run_stream(const ExecutorSource &executor, InputStream &stream,
     const int64_t first_number = stream.position().index - int64_t(current.count()) + 1;
     const uint64_t bytes_done = std::min(stream.bytes_done(), end_offset);
     pending = std::async(std::launch::async, read_next);
-    Tensor rows = run_chunk(executor(), stream.format(), current, first_number, options, result.stats);
+    Tensor rows =
+        run(stream.format(), current, chunk_options(stream.format(), first_number, options), result.stats);
     result.inputs += int64_t(current.count());
     result.rows += rows.shape.empty() ? 0 : rows.shape[0];
     result.chunks += 1;

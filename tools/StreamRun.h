@@ -50,4 +50,13 @@ StreamRunResult run_stream(const ExecutorSource &executor, InputStream &stream,
                            const StreamRunOptions &options, const RowSink &sink, Progress *progress = nullptr,
                            const StopCheck &stop = {});
 
+// The same loop over any model that runs a chunk as the Executor does (the GPU's, --target cuda):
+// `run` runs the chunk's inputs of `format` with `options` (batch, outputs, noun, numbering) and
+// adds what it did to `stats`.
+using ChunkRunner = std::function<Tensor(InputFormat format, const InputChunk &chunk,
+                                         const RunOptions &options, RunStats &stats)>;
+StreamRunResult run_stream_with(const ChunkRunner &run, InputStream &stream, const StreamRunOptions &options,
+                                const RowSink &sink, Progress *progress = nullptr,
+                                const StopCheck &stop = {});
+
 }  // namespace grove::tool

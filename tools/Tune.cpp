@@ -80,6 +80,7 @@ std::string tuned_schedule(const BenchCommand &c, const BenchInputs &in) {
 int tune(const TuneCommand &command, std::ostream &out) {
   const BenchCommand &c = command.bench;
   if (is_cuda_target(c.target)) refuse_cuda_target("tune");
+  note_unused_cuda_options(c.cuda);
   BenchInputs in = load_bench_inputs(c);
   const std::string base = bench_compile_options(c, c.schedule).schedule;
   const std::string key = tune_key(in.program, in.sizes, c.batch, base, c.target);

@@ -71,7 +71,12 @@ int main(int argc, char **argv) {
                 "Threads (the schedule's threads=N; default: all cores, shared among the MPI ranks on a "
                 "machine)");
   r->add_flag("--quiet", run.quiet, "No progress line on a terminal");
-  r->add_option("--target", run.target, "Halide target string (default: host)");
+  r->add_option("--target", run.target,
+                "Halide target string (default: host), or cuda: the GPU's kernels through the CUDA driver");
+  r->add_option(
+      "--cuda", run.cuda,
+      "--target cuda: the kernels' form, as grove dump --cuda takes it, e.g. 'form=per_level,graph=off' "
+      "(default: persistent, counter barrier, 4 blocks x 32 threads)");
   r->add_option("--schedule", run.schedule,
                 "Schedule overrides, e.g. 'batch=off' or 'fuse=off,node_block=4'");
   r->add_flag("--stats", run.stats, "Print what was run and how long each step took");
@@ -95,7 +100,8 @@ int main(int argc, char **argv) {
   d->add_option("--cuda", dump.cuda,
                 "--stage cuda|ptx: the kernels' form, e.g. 'form=per_level' or "
                 "'form=persistent,barrier=grid_sync,blocks=132,threads=256,shared_limit=232448' (default: "
-                "persistent, counter barrier, 4 blocks x 32 threads, 48 KB of weights in shared memory)");
+                "persistent, counter barrier, 4 blocks x 32 threads, 48 KB of weights in shared memory; "
+                "graph=on|off: per level on a GPU, the launches replayed as a CUDA graph, default on)");
   d->add_option("--arch", dump.arch, "--stage ptx: the GPU architecture, e.g. sm_90 (default) or compute_75");
   d->add_option("--training", dump.training,
                 "Show a training program instead of the model: backward (the backward pass derived from "
@@ -159,7 +165,9 @@ int main(int argc, char **argv) {
     b->add_option("--threads", bench.threads, "Threads (the schedule's threads=K; default: all cores)");
     b->add_option("--schedule", bench.schedule, "Schedule overrides, e.g. 'persist=off'");
     b->add_option("--limit", bench.limit, "Use only the first LIMIT trees");
-    b->add_option("--target", bench.target, "Halide target string (default: host)");
+    b->add_option("--target", bench.target,
+                  "Halide target string (default: host), or cuda: the GPU's kernels (bench only)");
+    b->add_option("--cuda", bench.cuda, "--target cuda: the kernels' form, as grove dump --cuda takes it");
     b->add_option("--cache", bench.cache, "The tuning cache (default: $XDG_CACHE_HOME/grove/schedules.json)");
     b->add_flag("--quiet", bench.quiet, "No progress line on a terminal");
   };

@@ -700,6 +700,8 @@ CudaSource emit_cuda(const plan::LevelPlan &plan, const CudaOptions &options) {
   if (!plan.schedule.batch) src.notes.push_back(msg::kNoteBatch);
   for (const char *key : {"region", "unroll", "threads", "parallel", "node_block", "vector", "precision"})
     if (plan.schedule.asked(key)) src.notes.push_back(fmt::format(msg::kNoteCpuOnly, key));
+  if (options.form == Form::Persistent && options.graph_given)
+    src.notes.push_back(fmt::format(msg::kNoteGraphPersistent, options.graph ? "on" : "off"));
   return src;
 }
 
@@ -763,6 +765,11 @@ CudaOptions parse_cuda_options(const std::string &text, const std::string &where
       o.threads = int(number(1, 1024));
     else if (key == "shared_limit")
       o.shared_limit = number(0, 1 << 30);
+    else if (key == "graph" && (value == "on" || value == "off")) {
+      o.graph = value == "on";
+      o.graph_given = true;
+    } else if (key == "graph")
+      user_error(msg::kBadCudaGraph, where, value);
     else
       user_error(msg::kBadCudaOption, where, item);
   }
@@ -770,10 +777,13 @@ CudaOptions parse_cuda_options(const std::string &text, const std::string &where
 }
 
 std::string to_string(const CudaOptions &o) {
-  return fmt::format("form={},barrier={},blocks={},threads={},shared_limit={}",
+  return fmt::format("form={},barrier={},blocks={},threads={},shared_limit={}{}",
                      o.form == Form::Persistent ? "persistent" : "per_level",
                      o.barrier == GridBarrier::Counter ? "counter" : "grid_sync", o.blocks, o.threads,
-                     o.shared_limit);
+                     o.shared_limit,
+                     o.form == Form::Persistent ? ""
+                     : o.graph                  ? ",graph=on"
+                                                : ",graph=off");
 }
 
 }  // namespace grove::cuda

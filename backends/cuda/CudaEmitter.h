@@ -6,7 +6,9 @@
 // Two forms of the same plan (CudaOptions::form):
 //   * per level: one `__global__` kernel per phase of a case (a stage, or several stages between
 //     which no block reads what another wrote), launched once per level by the host: the hoisted
-//     phases once over all nodes, then the leaves, then each internal level;
+//     phases once over all nodes, then the leaves, then each internal level (on a device, with
+//     CudaOptions::graph, those launches are captured into a CUDA graph per call shape and
+//     replayed: Driver.h);
 //   * persistent: one kernel for the whole call (hoisted work, leaves, every level), with a grid
 //     barrier only where a phase reads what another block wrote. It must be launched cooperatively.
 //
@@ -49,6 +51,11 @@ struct CudaOptions {
   // The most dynamic shared memory the persistent kernel may take for weight panels; beyond it the
   // weights are read from global memory. 48 KB needs no opt-in; an H200 allows 227 KB per block.
   int64_t shared_limit = 48 * 1024;
+  // The per-level form on a device (Driver.h): a call's launches captured once per call shape into
+  // a CUDA graph and replayed (true), or launched one by one (false). The kernels' source is the
+  // same either way; the persistent form is one launch and takes no graph (a note if given).
+  bool graph = true;
+  bool graph_given = false;  // graph= was in the option text
 };
 
 // One kernel of the per-level form and when the host launches it.
@@ -83,8 +90,9 @@ plan::LevelPlan plan_for_cuda(const ilir::Program &program, const std::map<std::
 // "per_level" / "persistent", "counter" / "grid_sync": the names `grove dump --stage cuda` takes.
 Form parse_form(const std::string &name);
 GridBarrier parse_barrier(const std::string &name);
-// "form=per_level,barrier=grid_sync,blocks=8,threads=128,shared_limit=65536" over the defaults
-// (`grove dump --cuda`); a UserError names a bad key or value, `where` the option.
+// "form=per_level,barrier=grid_sync,blocks=8,threads=128,shared_limit=65536,graph=off" over the
+// defaults (`grove dump|run|bench --cuda`); a UserError names a bad key or value, `where` the option.
+// to_string writes graph= for the per-level form only.
 CudaOptions parse_cuda_options(const std::string &text, const std::string &where);
 std::string to_string(const CudaOptions &options);
 

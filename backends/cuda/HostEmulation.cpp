@@ -56,6 +56,8 @@ const std::string &simt_header(const std::string &cxx) {
 }  // namespace
 
 struct HostKernels::Impl {
+  std::unique_ptr<TempDir> dir;  // holds the shared object while the build lives
+  std::string path;
   Library library;
   std::map<std::string, HostLaunch> entries;
 };
@@ -75,8 +77,8 @@ std::shared_ptr<const HostKernels> HostKernels::build(const CudaSource &source) 
   const char *cxx_env = std::getenv("CXX");
   const std::string cxx = cxx_env && *cxx_env ? cxx_env : "c++";
   const std::string &header = simt_header(cxx);
-  TempDir dir("grove-cuda-host", kWho);
-  const std::string cu = dir.path() + "/kernels.cpp", so = dir.path() + "/kernels.so";
+  auto dir = std::make_unique<TempDir>("grove-cuda-host", kWho);
+  const std::string cu = dir->path() + "/kernels.cpp", so = dir->path() + "/kernels.so";
   write_text_file(cu, source.text, kWho);
   const std::string command = fmt::format("{} {} -include {} -o {} {} 2>&1", cxx, host_flags(),
                                           shell_quote(header), shell_quote(so), shell_quote(cu));
@@ -87,6 +89,8 @@ std::shared_ptr<const HostKernels> HostKernels::build(const CudaSource &source) 
                                       : fmt::format("exit status {}", built.exit_code),
                built.output);
   auto impl = std::make_unique<Impl>();
+  impl->dir = std::move(dir);
+  impl->path = so;
   impl->library.reset(dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL));
   if (!impl->library) user_error(msg::kHostLoad, so, dlerror());
   for (const std::string &k : source.kernels) {
@@ -98,6 +102,8 @@ std::shared_ptr<const HostKernels> HostKernels::build(const CudaSource &source) 
   cache[source.text] = result;
   return result;
 }
+
+const std::string &HostKernels::library_path() const { return impl_->path; }
 
 void HostKernels::launch(const std::string &name, void **args, unsigned blocks, unsigned threads,
                          size_t shared_bytes) const {

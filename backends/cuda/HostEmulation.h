@@ -35,6 +35,9 @@ class HostKernels {
   // Runs kernel `name` on `blocks` × `threads` host threads; args[i] points to argument i.
   void launch(const std::string &name, void **args, unsigned blocks, unsigned threads,
               size_t shared_bytes) const;
+  // The shared object (kept while this build lives): what the tests' fake CUDA driver runs
+  // (tests/backends/cuda/FakeDriver.cpp, $GROVE_FAKE_CUDA_KERNELS).
+  const std::string &library_path() const;
 
   struct Impl;
 

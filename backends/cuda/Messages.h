@@ -12,10 +12,14 @@ inline constexpr char kBadForm[] = "unknown CUDA kernel form '{}': use per_level
 inline constexpr char kBadBarrier[] = "unknown grid barrier '{}': use counter or grid_sync";
 inline constexpr char kBadCudaOption[] =
     "{}: '{}' is not a CUDA option: use form=per_level|persistent, barrier=counter|grid_sync, blocks=N, "
-    "threads=N, shared_limit=BYTES";
+    "threads=N, shared_limit=BYTES, graph=on|off";
+inline constexpr char kBadCudaGraph[] = "{}: graph={} is not on or off";
 inline constexpr char kBadCudaValue[] = "{}: {}={} is not a number in [{}, {}]";
 inline constexpr char kNoteBatch[] =
     "batch=off does not apply to the CUDA kernels: they run the nodes of one height level together";
+inline constexpr char kNoteGraphPersistent[] =
+    "graph={} does not apply to the persistent form: its call is one cooperative launch (graphs replay "
+    "the per-level form's launches)";
 inline constexpr char kNoteCpuOnly[] =
     "{} does not apply to the CUDA kernels (a CPU loop shape; the grid is set by the CUDA options)";
 
@@ -38,8 +42,9 @@ inline constexpr char kBadArch[] =
     "unknown GPU architecture '{}': use sm_XX (a cubin) or compute_XX (PTX), e.g. sm_90";
 
 // The driver (Driver.h).
-inline constexpr char kNoDriver[] = "no CUDA driver: libcuda.so.1 could not be loaded ({})";
-inline constexpr char kDriverMissingSymbol[] = "the CUDA driver has no function {}: it is older than CUDA 12";
+inline constexpr char kNoDriver[] = "no CUDA driver: {} could not be loaded ({})";
+inline constexpr char kDriverMissingSymbol[] =
+    "the CUDA driver {} has no function {}: it is older than CUDA 12";
 inline constexpr char kDriverCall[] = "the CUDA driver failed in {}: {} ({})";
 inline constexpr char kNoDevice[] = "no CUDA device: the driver reports {} devices";
 inline constexpr char kNoCooperative[] =
@@ -52,14 +57,24 @@ inline constexpr char kSharedTooLarge[] =
     "the kernel {} needs {} bytes of shared memory per block, but device {} allows {}: lower the shared "
     "limit";
 
-// `grove run|bench --target cuda`.
+// `grove run|bench|tune|compile --target cuda`.
 inline constexpr char kTargetCudaNeedsDriver[] =
     "--target cuda: {}; `grove dump --stage cuda` writes the kernels without a GPU";
 inline constexpr char kTargetCudaCompile[] =
     "--target cuda: grove compile does not write libraries with CUDA kernels yet; `grove dump --stage cuda` "
     "writes their source and `--stage ptx` their PTX";
 inline constexpr char kTargetCudaNotWired[] =
-    "--target cuda: grove {} does not run models on the GPU yet (the CUDA driver is present: {}); "
-    "backends/cuda/Driver.h's DeviceModel does, from C++";
+    "--target cuda: grove {} searches CPU schedules only (the CUDA driver is present: {}); time a CUDA grid "
+    "with `grove bench --target cuda --cuda blocks=N,threads=N`";
+inline constexpr char kTargetCudaMpi[] =
+    "--target cuda: grove run does not share a GPU run among MPI ranks; run it in one process";
+inline constexpr char kNoteTargetCudaThreads[] =
+    "--threads {} does not apply to --target cuda: the grid is set by --cuda blocks=N,threads=N";
+inline constexpr char kNoteTargetCudaTuned[] =
+    "--tuned does not apply to --target cuda: grove tune caches CPU schedules; the GPU runs --schedule and "
+    "--cuda";
+inline constexpr char kNoteTargetCudaCache[] = "--cache does not apply to --target cuda (it is --tuned's)";
+inline constexpr char kNoteCudaWithoutTarget[] =
+    "--cuda {} applies only with --target cuda: the CPU's kernels ignore it";
 
 }  // namespace grove::cuda_messages

@@ -84,7 +84,10 @@ INSTANTIATE_TEST_SUITE_P(
                       ErrorCase{"UnknownOption", "--stage cuda --sizes H=64,D=32,V=9 --cuda grid=4",
                                 "--cuda: 'grid=4' is not a CUDA option: use form=per_level|persistent, "
                                 "barrier=counter|grid_sync, "
-                                "blocks=N, threads=N, shared_limit=BYTES"},
+                                "blocks=N, threads=N, shared_limit=BYTES, graph=on|off"},
+                      ErrorCase{"BadGraph",
+                                "--stage cuda --sizes H=64,D=32,V=9 --cuda form=per_level,graph=yes",
+                                "--cuda: graph=yes is not on or off"},
                       ErrorCase{"BadNumber", "--stage cuda --sizes H=64,D=32,V=9 --cuda threads=2048",
                                 "--cuda: threads=2048 is not a number in [1, 1024]"},
                       ErrorCase{"BadForm", "--stage cuda --sizes H=64,D=32,V=9 --cuda form=fused",

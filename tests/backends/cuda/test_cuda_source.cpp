@@ -139,10 +139,15 @@ TEST(CudaSource, Errors) {
     EXPECT_STREQ(
         e.what(),
         "--cuda: 'threads' is not a CUDA option: use form=per_level|persistent, barrier=counter|grid_sync, "
-        "blocks=N, threads=N, shared_limit=BYTES");
+        "blocks=N, threads=N, shared_limit=BYTES, graph=on|off");
   }
   EXPECT_EQ(cuda::to_string(cuda::parse_cuda_options("form=per_level,threads=64", "--cuda")),
-            "form=per_level,barrier=counter,blocks=4,threads=64,shared_limit=49152");
+            "form=per_level,barrier=counter,blocks=4,threads=64,shared_limit=49152,graph=on");
+  EXPECT_EQ(cuda::to_string(cuda::parse_cuda_options("form=per_level,graph=off", "--cuda")),
+            "form=per_level,barrier=counter,blocks=4,threads=32,shared_limit=49152,graph=off");
+  // The persistent form takes no graph: none is written, and one given is noted by the emitter.
+  EXPECT_EQ(cuda::to_string(cuda::parse_cuda_options("graph=off", "--cuda")),
+            "form=persistent,barrier=counter,blocks=4,threads=32,shared_limit=49152");
 }
 
 }  // namespace
