@@ -17,12 +17,13 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <stdexcept>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "frontend/relay/IR.h"
 #include "frontend/relay/Value.h"
+#include "support/Error.h"
 
 namespace grove::relay {
 
@@ -36,23 +37,61 @@ class Kernel {
   virtual std::string describe() const = 0;
 };
 
-// What a kernel compiler cannot compile — an operator, dtype or shape it has no kernel for: not the
-// user's mistake, and the one signal a caller falls back to another compiler on
-// (make_fallback_kernel_compiler). The message names the op and its location. Where no fallback is
-// left, the VM reports it as a UserError (VM::kernel_for).
-class KernelUnsupported : public std::runtime_error {
+// Why a kernel compiler cannot compile a function — an operator, dtype or shape it has no kernel
+// for: not the user's mistake. `reason` names the op and its location ("the Halide kernel compiler
+// does not support erf (at m.relay:3:3)").
+struct Unsupported {
+  std::string reason;
+};
+
+// What KernelCompiler::compile returns: the kernel, or why the compiler cannot make one. An
+// unsupported result is the one "cannot" signal of the back end: a caller with another compiler
+// falls back to it (make_fallback_kernel_compiler); where none is left, the VM reports the reason
+// as a UserError (VM::kernel_for). Mistakes in what the compiler was given are thrown as UserError,
+// never returned here, and no compiler falls back on them. Reading the side a result does not hold
+// is a grove bug (GROVE_CHECK).
+class [[nodiscard]] KernelResult {
  public:
-  using std::runtime_error::runtime_error;
+  // A compiled kernel (not null).
+  static KernelResult compiled(std::shared_ptr<Kernel> kernel) {
+    GROVE_CHECK(kernel != nullptr, "a compiled KernelResult without a kernel");
+    return KernelResult(std::move(kernel));
+  }
+  // What the compiler cannot compile, and why (the op and its location).
+  static KernelResult unsupported(std::string reason) { return KernelResult(Unsupported{std::move(reason)}); }
+
+  bool ok() const { return std::holds_alternative<std::shared_ptr<Kernel>>(value_); }
+  bool is_unsupported() const { return !ok(); }
+
+  const std::shared_ptr<Kernel> &kernel() const {
+    GROVE_CHECK(ok(), "the kernel of an unsupported result ({})", std::get<Unsupported>(value_).reason);
+    return std::get<std::shared_ptr<Kernel>>(value_);
+  }
+  const Unsupported &unsupported() const {
+    GROVE_CHECK(!ok(), "the reason of a compiled kernel ({})",
+                std::get<std::shared_ptr<Kernel>>(value_)->describe());
+    return std::get<Unsupported>(value_);
+  }
+  // The kernel, or the reason as a UserError: for a caller that has no compiler left to fall back to.
+  const std::shared_ptr<Kernel> &kernel_or_user_error() const {
+    if (!ok()) throw UserError(std::get<Unsupported>(value_).reason);
+    return std::get<std::shared_ptr<Kernel>>(value_);
+  }
+
+ private:
+  explicit KernelResult(std::variant<std::shared_ptr<Kernel>, Unsupported> value)
+      : value_(std::move(value)) {}
+  std::variant<std::shared_ptr<Kernel>, Unsupported> value_;
 };
 
 class KernelCompiler {
  public:
   virtual ~KernelCompiler() = default;
   // The kernel of `primitive` (a Function with Primitive=1) for inputs of these dtypes and concrete
-  // shapes. Throws KernelUnsupported for what the compiler cannot handle (naming the op), UserError
-  // only for a mistake in what it was given.
-  virtual std::shared_ptr<Kernel> compile(const Expr &primitive, const std::vector<DType> &dtypes,
-                                          const std::vector<Shape> &shapes) = 0;
+  // shapes, or KernelResult::unsupported for what the compiler cannot handle (naming the op). Throws
+  // UserError only for a mistake in what it was given; no exception means "cannot".
+  virtual KernelResult compile(const Expr &primitive, const std::vector<DType> &dtypes,
+                               const std::vector<Shape> &shapes) = 0;
   virtual std::string name() const = 0;
 };
 

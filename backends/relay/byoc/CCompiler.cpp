@@ -190,8 +190,8 @@ class LoadedKernel : public CCompilerKernel {
 
 class CCompilerKernelCompiler : public KernelCompiler {
  public:
-  std::shared_ptr<Kernel> compile(const Expr &primitive, const std::vector<DType> &dtypes,
-                                  const std::vector<Shape> &shapes) override {
+  KernelResult compile(const Expr &primitive, const std::vector<DType> &dtypes,
+                       const std::vector<Shape> &shapes) override {
     if (!primitive.as<Function>())
       user_error("the ccompiler code generator compiles functions, found a {} (at {})",
                  to_string(primitive->kind), to_string(primitive->span));
@@ -201,10 +201,10 @@ class CCompilerKernelCompiler : public KernelCompiler {
                    to_string(dtypes[i]), to_string(primitive->span));
     Key key{primitive.get(), shapes};
     std::lock_guard<std::mutex> lock(mutex_);
-    if (auto it = cache_.find(key); it != cache_.end()) return it->second.second;
+    if (auto it = cache_.find(key); it != cache_.end()) return KernelResult::compiled(it->second.second);
     auto kernel = std::make_shared<LoadedKernel>(emit_c_source(primitive, shapes), shapes);
     cache_.emplace(key, std::make_pair(primitive, kernel));
-    return kernel;
+    return KernelResult::compiled(kernel);
   }
 
   std::string name() const override { return "ccompiler"; }

@@ -61,8 +61,8 @@ class ExternalKernelCompiler : public KernelCompiler {
   explicit ExternalKernelCompiler(std::unique_ptr<KernelCompiler> fallback)
       : fallback_(std::move(fallback)) {}
 
-  std::shared_ptr<Kernel> compile(const Expr &primitive, const std::vector<DType> &dtypes,
-                                  const std::vector<Shape> &shapes) override {
+  KernelResult compile(const Expr &primitive, const std::vector<DType> &dtypes,
+                       const std::vector<Shape> &shapes) override {
     const AttrValue *compiler = primitive.as<Function>()->attrs.find(attr::kCompiler);
     if (!compiler) return fallback_->compile(primitive, dtypes, shapes);
     std::unique_ptr<KernelCompiler> &slot = compilers_[compiler->s];

@@ -850,8 +850,8 @@ class Builder {
 
 class DnnlKernelCompiler : public KernelCompiler {
  public:
-  std::shared_ptr<Kernel> compile(const Expr &primitive, const std::vector<DType> &dtypes,
-                                  const std::vector<Shape> &shapes) override {
+  KernelResult compile(const Expr &primitive, const std::vector<DType> &dtypes,
+                       const std::vector<Shape> &shapes) override {
     const auto *fn = primitive.as<Function>();
     const AttrValue *compiler = fn ? fn->attrs.find(attr::kCompiler) : nullptr;
     if (!compiler || compiler->kind != AttrValue::Kind::String || compiler->s != "dnnl")
@@ -871,10 +871,10 @@ class DnnlKernelCompiler : public KernelCompiler {
     }
     std::lock_guard<std::mutex> lock(mutex_);
     Key key{primitive.get(), shapes};
-    if (auto it = cache_.find(key); it != cache_.end()) return it->second.second;
+    if (auto it = cache_.find(key); it != cache_.end()) return KernelResult::compiled(it->second.second);
     auto kernel = std::make_shared<DnnlKernel>(Builder(*fn, shapes).build());
     cache_.emplace(key, std::make_pair(primitive, kernel));
-    return kernel;
+    return KernelResult::compiled(kernel);
   }
 
   std::string name() const override { return "dnnl"; }

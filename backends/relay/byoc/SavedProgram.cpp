@@ -215,13 +215,14 @@ std::string known_codegens() {
   return known;
 }
 
-// One compiler per code generator, made on first use.
+// One compiler per code generator, made on first use. A function its code generator cannot compile
+// is the user's error here: a saved program has no compiler to fall back to.
 class Compilers {
  public:
   std::shared_ptr<Kernel> compile(const Codegen &codegen, const External &e) {
     std::unique_ptr<KernelCompiler> &slot = compilers_[codegen.name];
     if (!slot) slot = codegen.make_compiler();
-    return slot->compile(e.function, e.dtypes, e.shapes);
+    return slot->compile(e.function, e.dtypes, e.shapes).kernel_or_user_error();
   }
 
  private:
@@ -254,14 +255,14 @@ class PreloadedKernelCompiler : public KernelCompiler {
   PreloadedKernelCompiler(PreloadedKernels kernels, std::unique_ptr<KernelCompiler> fallback)
       : kernels_(std::move(kernels)), fallback_(std::move(fallback)) {}
 
-  std::shared_ptr<Kernel> compile(const Expr &primitive, const std::vector<DType> &dtypes,
-                                  const std::vector<Shape> &shapes) override {
+  KernelResult compile(const Expr &primitive, const std::vector<DType> &dtypes,
+                       const std::vector<Shape> &shapes) override {
     if (const auto *fn = primitive.as<Function>(); fn && fn->attrs.find(attr::kCompiler)) {
       const AttrValue *symbol = fn->attrs.find(attr::kGlobalSymbol);
       if (symbol && symbol->kind == AttrValue::Kind::String) {
         auto it = kernels_.find(symbol->s);
         if (it != kernels_.end() && it->second.dtypes == dtypes && it->second.shapes == shapes)
-          return it->second.kernel;
+          return KernelResult::compiled(it->second.kernel);
       }
     }
     return fallback_->compile(primitive, dtypes, shapes);

@@ -118,8 +118,8 @@ class HalideKernelCompiler : public KernelCompiler {
     pool_ = std::make_shared<ParallelPool>(pool_threads(options.threads));
   }
 
-  std::shared_ptr<Kernel> compile(const Expr &primitive, const std::vector<DType> &dtypes,
-                                  const std::vector<Shape> &shapes) override {
+  KernelResult compile(const Expr &primitive, const std::vector<DType> &dtypes,
+                       const std::vector<Shape> &shapes) override {
     const auto *fn = primitive.as<Function>();
     if (!fn || !fn->has_attr(attr::kPrimitive))
       user_error("the Halide kernel compiler compiles Primitive functions only (at {})",
@@ -135,26 +135,28 @@ class HalideKernelCompiler : public KernelCompiler {
     for (DType d : dtypes) dtype_key.push_back(static_cast<int>(d));
     Key key{primitive.get(), dtype_key, shapes};
     std::lock_guard<std::mutex> lock(mutex_);
-    if (auto it = cache_.find(key); it != cache_.end()) return it->second.second;
+    if (auto it = cache_.find(key); it != cache_.end()) return KernelResult::compiled(it->second.second);
 
-    // A pipeline Halide rejects is a gap in the lowering, as what it does not lower is: the caller
-    // can still fall back.
+    // What the lowering does not lower, and a pipeline Halide rejects (a gap in the lowering as
+    // well), are unsupported: the caller can still fall back.
     halide_internal::LoweredPipeline lowered;
     Halide::Pipeline pipeline;
     try {
       lowered = halide_internal::lower_primitive(*fn, dtypes, shapes, lowering::vector_bytes(target_));
       pipeline = Halide::Pipeline(lowered.outputs);
       pipeline.compile_jit(target_);
+    } catch (const halide_internal::NotLowerable &gap) {
+      return KernelResult::unsupported(gap.what());
     } catch (const Halide::Error &err) {
-      throw KernelUnsupported(fmt::format("the Halide kernel compiler failed on {} (at {}): {}",
-                                          lowered.ops.empty() ? "a function" : lowered.ops,
-                                          to_string(fn->span), err.what()));
+      return KernelResult::unsupported(fmt::format("the Halide kernel compiler failed on {} (at {}): {}",
+                                                   lowered.ops.empty() ? "a function" : lowered.ops,
+                                                   to_string(fn->span), err.what()));
     }
     set_threads();
     auto kernel =
         std::make_shared<HalideKernel>(std::move(lowered), pipeline, target_, dtypes, shapes, pool_);
     cache_.emplace(key, std::make_pair(primitive, kernel));
-    return kernel;
+    return KernelResult::compiled(kernel);
   }
 
   std::string name() const override { return "halide"; }

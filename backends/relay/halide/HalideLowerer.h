@@ -96,7 +96,7 @@ class Lowerer {
   std::set<std::string> scheduled_;
 
   [[noreturn]] void unsupported(const std::string &what, const Span &span) const {
-    throw KernelUnsupported(
+    throw NotLowerable(
         fmt::format("the Halide kernel compiler does not support {} (at {})", what, to_string(span)));
   }
   std::string fresh(const std::string &base) {

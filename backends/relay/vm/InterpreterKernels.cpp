@@ -64,10 +64,11 @@ class InterpreterKernelCompiler : public KernelCompiler {
  public:
   explicit InterpreterKernelCompiler(const Module &module) : module_(module) {}
 
-  std::shared_ptr<Kernel> compile(const Expr &primitive, const std::vector<DType> &,
-                                  const std::vector<Shape> &) override {
+  KernelResult compile(const Expr &primitive, const std::vector<DType> &,
+                       const std::vector<Shape> &) override {
     GROVE_CHECK(primitive.as<Function>() != nullptr, "compiling a kernel of a non-function");
-    return std::make_shared<InterpreterKernel>(module_, primitive, vm::kernel_op_names(primitive));
+    return KernelResult::compiled(
+        std::make_shared<InterpreterKernel>(module_, primitive, vm::kernel_op_names(primitive)));
   }
 
   std::string name() const override { return "interpreter"; }
@@ -81,13 +82,13 @@ class FallbackKernelCompiler : public KernelCompiler {
   FallbackKernelCompiler(std::unique_ptr<KernelCompiler> primary, std::unique_ptr<KernelCompiler> fallback)
       : primary_(std::move(primary)), fallback_(std::move(fallback)) {}
 
-  std::shared_ptr<Kernel> compile(const Expr &primitive, const std::vector<DType> &dtypes,
-                                  const std::vector<Shape> &shapes) override {
-    try {
-      return primary_->compile(primitive, dtypes, shapes);
-    } catch (const KernelUnsupported &) {
-      return fallback_->compile(primitive, dtypes, shapes);
-    }
+  // The primary's kernel, else (only on an unsupported result) the fallback's; whatever either
+  // throws (a UserError: the caller's mistake) passes through.
+  KernelResult compile(const Expr &primitive, const std::vector<DType> &dtypes,
+                       const std::vector<Shape> &shapes) override {
+    KernelResult primary = primary_->compile(primitive, dtypes, shapes);
+    if (primary.ok()) return primary;
+    return fallback_->compile(primitive, dtypes, shapes);
   }
 
   std::string name() const override { return primary_->name() + ", else " + fallback_->name(); }

@@ -11,8 +11,9 @@ namespace grove::relay {
 
 std::unique_ptr<KernelCompiler> make_interpreter_kernel_compiler(const Module &module);
 
-// Compiles each kernel with `primary`, or with `fallback` when `primary` throws a UserError (it
-// cannot handle an op or dtype of that group). name() says "primary, else fallback".
+// Compiles each kernel with `primary`, or with `fallback` when `primary`'s result is unsupported (it
+// cannot handle an op or dtype of that group). A UserError either throws (a mistake in what it was
+// given) propagates unchanged, never retried. name() says "primary, else fallback".
 std::unique_ptr<KernelCompiler> make_fallback_kernel_compiler(std::unique_ptr<KernelCompiler> primary,
                                                               std::unique_ptr<KernelCompiler> fallback);
 

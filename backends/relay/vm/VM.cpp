@@ -162,10 +162,8 @@ std::shared_ptr<Kernel> VirtualMachine::kernel_for(int kernel, const std::vector
       shapes.push_back(s);
     }
     try {
-      it->second = compiler_->compile(exe_.kernels[kernel].primitive, dtypes, shapes);
-    } catch (const KernelUnsupported &unsupported) {  // no compiler left to fall back to
-      cache_.erase(it);
-      throw UserError(unsupported.what());
+      // Unsupported here: no compiler is left to fall back to, so the reason is the user's error.
+      it->second = compiler_->compile(exe_.kernels[kernel].primitive, dtypes, shapes).kernel_or_user_error();
     } catch (...) {
       cache_.erase(it);
       throw;

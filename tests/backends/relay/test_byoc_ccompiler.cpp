@@ -64,8 +64,8 @@ NDArray array(const Shape &shape, const std::vector<float> &values) {
 // @f's kernel from the ccompiler, for `inputs`' shapes.
 std::shared_ptr<Kernel> compile_f(KernelCompiler &compiler, const Module &m,
                                   const std::vector<NDArray> &inputs) {
-  return compiler.compile(function_f(m), std::vector<DType>(inputs.size(), DType::Float32),
-                          shapes_of(inputs));
+  return compiler.compile(function_f(m), std::vector<DType>(inputs.size(), DType::Float32), shapes_of(inputs))
+      .kernel();
 }
 
 // Runs @f compiled by the ccompiler and by the interpreter; expects the same outputs, bit for bit.
@@ -197,7 +197,7 @@ TEST(CCompiler, UnsupportedOpIsUserErrorNamingIt) {
 TEST(CCompiler, OtherDtypesAreUserErrors) {
   Module m = partitioned("%x: Tensor[(2), int32]", "add(%x, %x)");
   auto compiler = make_ccompiler_kernel_compiler();
-  EXPECT_THAT(user_error_of([&] { compiler->compile(function_f(m), {DType::Int32}, {{2}}); }),
+  EXPECT_THAT(user_error_of([&] { (void)compiler->compile(function_f(m), {DType::Int32}, {{2}}); }),
               HasSubstr("computes float32 only; input 0 is int32"));
   EXPECT_THAT(user_error_of([&] { emit_c_source(function_f(m), {{2}}); }),
               HasSubstr("cannot compile parameter %x of type Tensor[(2), int32]"));
@@ -332,10 +332,11 @@ class RecordingCompiler : public KernelCompiler {
  public:
   RecordingCompiler(std::unique_ptr<KernelCompiler> inner, std::vector<std::string> *kernels)
       : inner_(std::move(inner)), kernels_(kernels) {}
-  std::shared_ptr<Kernel> compile(const Expr &primitive, const std::vector<DType> &dtypes,
-                                  const std::vector<Shape> &shapes) override {
-    auto kernel = inner_->compile(primitive, dtypes, shapes);
-    kernels_->push_back(kernel->describe());
+  KernelResult compile(const Expr &primitive, const std::vector<DType> &dtypes,
+                       const std::vector<Shape> &shapes) override {
+    KernelResult kernel = inner_->compile(primitive, dtypes, shapes);
+    kernels_->push_back(kernel.ok() ? kernel.kernel()->describe()
+                                    : "unsupported: " + kernel.unsupported().reason);
     return kernel;
   }
   std::string name() const override { return inner_->name(); }

@@ -51,8 +51,9 @@ Module partitioned(const std::string &params, const std::string &body,
 
 std::shared_ptr<Kernel> compile_f(KernelCompiler &compiler, const Module &m,
                                   const std::vector<NDArray> &inputs) {
-  return compiler.compile(*m.find_function("f"), std::vector<DType>(inputs.size(), DType::Float32),
-                          shapes_of(inputs));
+  return compiler
+      .compile(*m.find_function("f"), std::vector<DType>(inputs.size(), DType::Float32), shapes_of(inputs))
+      .kernel();
 }
 
 std::vector<NDArray> interpret_f(const Module &m, const std::vector<NDArray> &inputs) {
@@ -448,7 +449,7 @@ TEST(DnnlCodegen, NonFloatInputsAndWrongRunShapesAreUserErrors) {
   Module m = partitioned("%x: Tensor[(2, 3), float32]", "nn.relu(%x)");
   auto compiler = dnnl().make_compiler();
   EXPECT_THAT(user_error_of([&] {
-                compiler->compile(*m.find_function("f"), {DType::Int32}, {{2, 3}});
+                (void)compiler->compile(*m.find_function("f"), {DType::Int32}, {{2, 3}});
               }),
               HasSubstr("float32 tensors only, found a int32 input 0"));
   std::shared_ptr<Kernel> k = compile_f(*compiler, m, random_inputs({{2, 3}}));
@@ -506,7 +507,7 @@ TEST(DnnlEndToEnd, MlpPartitionedForDnnlMatchesTheUnpartitionedVm) {
     dtypes.push_back(DType::Float32);
     shapes.push_back(s);
   }
-  EXPECT_EQ(compiler->compile(*p.find_function(name), dtypes, shapes)->describe(),
+  EXPECT_EQ(compiler->compile(*p.find_function(name), dtypes, shapes).kernel()->describe(),
             "dnnl: dense_bias_relu+dense_bias");
 }
 

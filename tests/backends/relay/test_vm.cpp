@@ -75,12 +75,12 @@ class CountingCompiler : public KernelCompiler {
   enum class Corrupt { None, Shape, Count };
   CountingCompiler(std::unique_ptr<KernelCompiler> inner, int *compiles, Corrupt corrupt)
       : inner_(std::move(inner)), compiles_(compiles), corrupt_(corrupt) {}
-  std::shared_ptr<Kernel> compile(const Expr &primitive, const std::vector<DType> &dtypes,
-                                  const std::vector<Shape> &shapes) override {
+  KernelResult compile(const Expr &primitive, const std::vector<DType> &dtypes,
+                       const std::vector<Shape> &shapes) override {
     ++*compiles_;
-    auto kernel = inner_->compile(primitive, dtypes, shapes);
-    if (corrupt_ == Corrupt::None) return kernel;
-    return std::make_shared<Corrupting>(kernel, corrupt_);
+    KernelResult kernel = inner_->compile(primitive, dtypes, shapes);
+    if (corrupt_ == Corrupt::None || !kernel.ok()) return kernel;
+    return KernelResult::compiled(std::make_shared<Corrupting>(kernel.kernel(), corrupt_));
   }
   std::string name() const override { return "counting"; }
 
@@ -465,6 +465,91 @@ def @main(%x: Tensor[(4), float32]) { erf(%x) }
   VirtualMachine machine(vm::compile(m), make_halide_kernel_compiler());
   EXPECT_THAT(user_error_of([&] { machine.run_main({tensor_value(filled({4}))}); }),
               HasSubstr("the Halide kernel compiler does not support erf"));
+}
+
+// A compiler that takes nothing: each compile counted, then an unsupported result or a UserError.
+class RefusingCompiler : public KernelCompiler {
+ public:
+  enum class Refuse { Unsupported, UserMistake };
+  RefusingCompiler(Refuse refuse, int *compiles) : refuse_(refuse), compiles_(compiles) {}
+  KernelResult compile(const Expr &primitive, const std::vector<DType> &,
+                       const std::vector<Shape> &) override {
+    ++*compiles_;
+    if (refuse_ == Refuse::UserMistake) user_error("a mistake in what the refusing compiler was given");
+    return KernelResult::unsupported(fmt::format("the refusing compiler does not support {} (at {})",
+                                                 vm::kernel_op_names(primitive), to_string(primitive->span)));
+  }
+  std::string name() const override { return "refusing"; }
+
+ private:
+  Refuse refuse_;
+  int *compiles_;
+};
+
+const char *kErfProgram = R"(#[version = "0.0.5"]
+def @main(%x: Tensor[(4), float32]) { erf(%x) }
+)";
+
+// The fallback takes its second compiler on an unsupported result only: a UserError of the first
+// passes through unchanged, the second never asked.
+TEST(RelayVM, TheFallbackTakesTheInterpreterOnUnsupportedAndNeverOnAUserError) {
+  vm::Executable exe = vm::compile(parse(kErfProgram));
+  ASSERT_EQ(exe.kernels.size(), 1u);
+  const Expr &primitive = exe.kernels[0].primitive;
+  int refused = 0, interpreted = 0;
+  auto fallback = [&](RefusingCompiler::Refuse refuse) {
+    return make_fallback_kernel_compiler(
+        std::make_unique<RefusingCompiler>(refuse, &refused),
+        std::make_unique<CountingCompiler>(make_interpreter_kernel_compiler(exe.module), &interpreted,
+                                           CountingCompiler::Corrupt::None));
+  };
+  auto unsupported = fallback(RefusingCompiler::Refuse::Unsupported);
+  EXPECT_EQ(unsupported->name(), "refusing, else counting");
+  KernelResult result = unsupported->compile(primitive, {DType::Float32}, {{4}});
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result.kernel()->describe(), "interpreter: erf");
+  EXPECT_EQ(refused, 1);
+  EXPECT_EQ(interpreted, 1);
+
+  auto mistaken = fallback(RefusingCompiler::Refuse::UserMistake);
+  EXPECT_EQ(user_error_of([&] { (void)mistaken->compile(primitive, {DType::Float32}, {{4}}); }),
+            "a mistake in what the refusing compiler was given");
+  EXPECT_EQ(refused, 2);
+  EXPECT_EQ(interpreted, 1);
+}
+
+// With no compiler left, the VM reports the unsupported result's reason, word for word, as a
+// UserError; the failure is not cached (the next run asks again).
+TEST(RelayVM, AnUnsupportedKernelWithNoFallbackIsTheReasonAsAUserError) {
+  int refused = 0;
+  VirtualMachine machine(vm::compile(parse(kErfProgram)),
+                         std::make_unique<RefusingCompiler>(RefusingCompiler::Refuse::Unsupported, &refused));
+  const std::vector<Value> args{tensor_value(filled({4}))};
+  EXPECT_EQ(user_error_of([&] { machine.run_main(args); }),
+            "the refusing compiler does not support erf (at vm.relay:2:39)");
+  EXPECT_EQ(user_error_of([&] { machine.run_main(args); }),
+            "the refusing compiler does not support erf (at vm.relay:2:39)");
+  EXPECT_EQ(refused, 2);
+  EXPECT_EQ(machine.stats().kernel_compiles, 0u);
+}
+
+// A result holds one side: reading the other is a grove bug, not a user's error.
+TEST(RelayVM, AKernelResultChecksWhichSideItHolds) {
+  KernelResult unsupported = KernelResult::unsupported("no kernel for erf (at x.relay:1:1)");
+  EXPECT_FALSE(unsupported.ok());
+  EXPECT_TRUE(unsupported.is_unsupported());
+  EXPECT_EQ(unsupported.unsupported().reason, "no kernel for erf (at x.relay:1:1)");
+  EXPECT_THROW((void)unsupported.kernel(), InternalError);
+  EXPECT_EQ(user_error_of([&] { (void)unsupported.kernel_or_user_error(); }),
+            "no kernel for erf (at x.relay:1:1)");
+  EXPECT_THROW((void)KernelResult::compiled(nullptr), InternalError);
+
+  vm::Executable exe = vm::compile(parse(kErfProgram));
+  KernelResult compiled = make_interpreter_kernel_compiler(exe.module)
+                              ->compile(exe.kernels[0].primitive, {DType::Float32}, {{4}});
+  EXPECT_TRUE(compiled.ok());
+  EXPECT_EQ(compiled.kernel_or_user_error().get(), compiled.kernel().get());
+  EXPECT_THROW((void)compiled.unsupported(), InternalError);
 }
 
 TEST(RelayVM, BadArgumentsSayWhatTheInterpreterSays) {
