@@ -93,6 +93,13 @@ ModelAbi::ArgKind arg_kind(const std::string &s, const std::string &where) {
 
 }  // namespace
 
+uint64_t fnv1a64(const void *data, size_t size) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  const auto *p = static_cast<const unsigned char *>(data);
+  for (size_t i = 0; i < size; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
+}
+
 std::string to_json(const ModelAbi &abi) {
   json j;
   j["grove_abi"] = abi.version;
@@ -139,6 +146,24 @@ std::string to_json(const ModelAbi &abi) {
   j["unroll"] = abi.unroll;
   j["unroll_team"] = abi.unroll_team;
   j["threads"] = abi.threads;
+  if (abi.cuda) {
+    const CudaLaunch &c = *abi.cuda;
+    json images = json::array();
+    for (const CudaLaunch::Image &i : c.images)
+      images.push_back({{"arch", i.arch}, {"size", i.size}, {"checksum", i.checksum}});
+    j["cuda"] = {{"form", c.persistent ? "persistent" : "per_level"},
+                 {"blocks", c.blocks},
+                 {"threads", c.threads},
+                 {"shared_bytes", c.shared_bytes},
+                 {"scratch_floats_per_node", c.scratch_floats_per_node},
+                 {"specialized", c.specialized},
+                 {"graph", c.graph},
+                 {"kernels", c.kernels},
+                 {"hoisted", c.hoisted},
+                 {"leaf", c.leaf},
+                 {"internal", c.internal},
+                 {"images", images}};
+  }
   return j.dump(1);
 }
 
@@ -195,6 +220,40 @@ ModelAbi model_abi_from_json(const std::string &text, const std::string &where) 
     abi.unroll = j.at("unroll").get<int>();
     abi.unroll_team = j.at("unroll_team").get<int>();
     abi.threads = j.at("threads").get<int>();
+    if (j.contains("cuda")) {
+      const json &c = j.at("cuda");
+      CudaLaunch launch;
+      const std::string form = c.at("form").get<std::string>();
+      if (form != "persistent" && form != "per_level")
+        user_error(msg::kAbiBadField, where, "cuda.form", form);
+      launch.persistent = form == "persistent";
+      launch.blocks = c.at("blocks").get<int>();
+      launch.threads = c.at("threads").get<int>();
+      launch.shared_bytes = c.at("shared_bytes").get<int64_t>();
+      launch.scratch_floats_per_node = c.at("scratch_floats_per_node").get<int64_t>();
+      launch.specialized = c.at("specialized").get<bool>();
+      launch.graph = c.at("graph").get<bool>();
+      launch.kernels = c.at("kernels").get<std::vector<std::string>>();
+      launch.hoisted = c.at("hoisted").get<std::vector<std::string>>();
+      launch.leaf = c.at("leaf").get<std::vector<std::string>>();
+      launch.internal = c.at("internal").get<std::vector<std::string>>();
+      for (const json &i : c.at("images"))
+        launch.images.push_back({i.at("arch").get<std::string>(), i.at("size").get<uint64_t>(),
+                                 i.at("checksum").get<uint64_t>()});
+      if (launch.blocks < 1 || launch.threads < 1 || launch.shared_bytes < 0 ||
+          launch.scratch_floats_per_node < 0 || launch.kernels.empty())
+        user_error(msg::kAbiBadField, where, "cuda", "grid, shared bytes, scratch or kernels");
+      auto known = [&](const std::vector<std::string> &names) {
+        for (const std::string &k : names)
+          if (std::find(launch.kernels.begin(), launch.kernels.end(), k) == launch.kernels.end())
+            user_error(msg::kAbiBadField, where, "cuda.kernels", k);
+      };
+      known(launch.hoisted);
+      known(launch.leaf);
+      known(launch.internal);
+      if (launch.persistent) known({"grove_persistent"});
+      abi.cuda = std::move(launch);
+    }
   } catch (const json::exception &e) {
     user_error(msg::kAbiBadJson, where, e.what());
   }

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,32 @@ void pack(const PackedWeight &w, const float *param, void *out);
 // row-major): w.param's [k, r] is param's [row0 + r, k]. Equal to pack() of that transpose, without
 // writing it out.
 void pack_transposed(const PackedWeight &w, const float *param, int64_t param_cols, int64_t row0, void *out);
+
+// How a model's CUDA kernels are launched (the CUDA emitter's CudaSource, backends/cuda/CudaEmitter.h,
+// as far as the host needs it): a library written by `grove compile --target cuda` carries it in its
+// ABI, and the runtime's device runner (backends/runtime/CudaRunner.h) launches from it alone. The
+// kernels take the ABI's arguments in order, then the scratch (scratch_floats_per_node floats per
+// node), the barrier's zeroed counter and, per level, the level (-1 for the hoisted phases).
+struct CudaLaunch {
+  bool persistent = true;  // one cooperative launch per call; else per level: hoisted, leaf, internal
+  int blocks = 1, threads = 1;
+  int64_t shared_bytes = 0;  // dynamic shared memory per block (the persistent form's weight panels)
+  int64_t scratch_floats_per_node = 0;
+  bool specialized = true;  // per level: leaves at level 0 only, internal phases from level 1 on
+  bool graph = true;        // per level: a call shape's launches captured into a CUDA graph and replayed
+  std::vector<std::string> kernels;                  // every kernel the module defines
+  std::vector<std::string> hoisted, leaf, internal;  // per level: the phases' kernels in launch order
+  // A library's embedded images ("sm_90" a cubin, "compute_90" PTX), with their sizes and FNV-1a
+  // 64-bit checksums, which the runtime checks before loading one.
+  struct Image {
+    std::string arch;
+    uint64_t size = 0, checksum = 0;
+  };
+  std::vector<Image> images;
+};
+
+// FNV-1a, 64 bits: the checksum of an embedded CUDA image.
+uint64_t fnv1a64(const void *data, size_t size);
 
 struct ModelAbi {
   struct Param {
@@ -130,6 +157,8 @@ struct ModelAbi {
   int unroll = 1;       // recursive unrolling: levels per block (TeamPartition.h)
   int unroll_team = 0;  // > 0: levels run unrolled, by a team of this many threads at a barrier
   int threads = 0;      // > 0: the thread pool is set to this many threads
+  // Target "cuda": the kernels' launches (in the JSON as "cuda"; absent for the CPU).
+  std::optional<CudaLaunch> cuda;
 
   bool runs_dags() const { return predecessor_slots > 0; }
   // Whether the GEMMs read bf16 panels (precision=bf16 with its kernels; the panels share one element).

@@ -1,12 +1,14 @@
 #include "tools/CompileCommand.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 
 #include "backends/cpu/Aot.h"
+#include "backends/cuda/Aot.h"
 #include "backends/runtime/BindWeights.h"
 #include "backends/runtime/CompiledLibrary.h"
 #include "backends/runtime/RandomWeights.h"
@@ -24,7 +26,9 @@ namespace grove::tool {
 namespace msg = tool_messages;
 
 int compile(const CompileCommand &c) {
-  if (is_cuda_target(c.target)) refuse_cuda_compile();
+  if (is_cuda_target(c.target)) return compile_cuda(c);
+  note_unused_cuda_options(c.cuda);
+  if (!c.arch.empty() || c.no_ptx) user_error(msg::kCompileArchWithoutCuda);
   if (c.weights.empty() == c.sizes.empty()) user_error(msg::kCompileWeightsOrSizes);
   if (c.embed_weights && c.weights.empty()) user_error(msg::kCompileEmbedWithoutWeights);
   if (c.threads < 0) user_error(msg::kCompileThreads, c.threads);
@@ -51,6 +55,37 @@ int compile(const CompileCommand &c) {
   print_notes(result.notes);
   std::cout << fmt::format("wrote {}\nwrote {}\nwrote {}\n", result.shared_library, result.static_library,
                            result.header);
+  return 0;
+}
+
+// `grove compile --target cuda`: the same checks of the options, then the kernels compiled by NVRTC
+// into the library (backends/cuda/Aot.h).
+int compile_cuda(const CompileCommand &c) {
+  if (c.weights.empty() == c.sizes.empty()) user_error(msg::kCompileWeightsOrSizes);
+  if (c.embed_weights && c.weights.empty()) user_error(msg::kCompileEmbedWithoutWeights);
+  if (c.threads < 0) user_error(msg::kCompileThreads, c.threads);
+  cuda::CudaAotOptions aot;
+  if (!c.arch.empty()) aot.arches = cuda::parse_arch_list(c.arch, "--arch");
+  aot.ptx = !c.no_ptx;
+  aot.cuda_options = c.cuda;
+  cuda::parse_cuda_options(c.cuda, "--cuda");  // a bad option before the model is read
+  note_cpu_only_options(c.threads, false, "");
+  ilir::Program program = dsl::parse_model_file(c.model);
+  std::map<std::string, int64_t> sizes;
+  if (!c.weights.empty()) {
+    sizes = bind_weights(program, read_safetensors(c.weights), c.weights);
+  } else {
+    sizes = parse_sizes(c.sizes);
+    check_sizes(program, sizes, true);
+  }
+  aot.out_dir = c.out;
+  aot.name = c.name;
+  aot.schedule = c.schedule;
+  if (c.embed_weights) aot.embed_weights_file = c.weights;
+  cuda::CudaAotResult result = cuda::compile_cuda_library(program, sizes, aot);
+  print_notes(result.notes);
+  std::cout << fmt::format("wrote {} ({})\nwrote {}\nwrote {}\n", result.shared_library,
+                           fmt::join(result.images, ", "), result.static_library, result.header);
   return 0;
 }
 

@@ -12,9 +12,15 @@ struct CompileCommand {
   std::string model, weights, sizes, target = "host", schedule, name, out;
   int threads = 0;  // > 0: the schedule's threads=N
   bool embed_weights = false;
+  // --target cuda: the kernels' form (--cuda, as `grove dump` takes it), the architectures
+  // (--arch sm_90,compute_90: cubins and PTX) and --no-ptx.
+  std::string cuda, arch;
+  bool no_ptx = false;
 };
 
 int compile(const CompileCommand &c);
+// `grove compile --target cuda` (compile's branch for it).
+int compile_cuda(const CompileCommand &c);
 
 // Whether `path` is a shared library (an ELF file) rather than a model file.
 bool is_compiled_library(const std::string &path);

@@ -189,6 +189,4 @@ void refuse_cuda_target(const std::string &command) {
   user_error(msg::kTargetCudaNotWired, command, cuda::device_info(0).name);
 }
 
-void refuse_cuda_compile() { user_error(msg::kTargetCudaCompile); }
-
 }  // namespace grove::tool

@@ -1,7 +1,8 @@
 #pragma once
 // The command line's CUDA side: `grove dump --stage cuda|ptx` (the kernels' source, and PTX through
 // NVRTC), `grove run|bench --target cuda` (the kernels on the GPU through backends/cuda/Driver.h's
-// DeviceModel), and what `grove tune|compile --target cuda` answer.
+// DeviceModel), and what `grove tune --target cuda` answers (`grove compile --target cuda` is
+// tools/CompileCommand.cpp's, over backends/cuda/Aot.h).
 
 #include <map>
 #include <memory>
@@ -50,7 +51,5 @@ void note_unused_cuda_options(const std::string &cuda);
 // `grove tune --target cuda`: a UserError, before anything is read or written — without a driver
 // it says why; with one, that grove tune searches CPU schedules only.
 [[noreturn]] void refuse_cuda_target(const std::string &command);
-// `grove compile --target cuda`: a UserError (libraries with CUDA kernels are not written yet).
-[[noreturn]] void refuse_cuda_compile();
 
 }  // namespace grove::tool

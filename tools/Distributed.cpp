@@ -151,7 +151,7 @@ int run_rank(World &world, const RunCommand &c, const RunInput &input) {
   std::future<std::unique_ptr<RunModel> > pending =
       std::async(std::launch::async, [&c, threads] { return RunModel::prepare(c, threads); });
   std::unique_ptr<RunModel> model;
-  auto executor = [&]() -> const Executor & {
+  auto executor = [&]() -> const ModelRunner & {
     if (!model) model = pending.get();
     return model->executor();
   };

@@ -130,6 +130,8 @@ inline constexpr char kRelayTargetOnSaved[] =
 inline constexpr char kCompileWeightsOrSizes[] =
     "compile: give exactly one of --weights FILE (the sizes come from it) and --sizes H=...,V=...";
 inline constexpr char kCompileEmbedWithoutWeights[] = "compile: --embed-weights needs --weights FILE";
+inline constexpr char kCompileArchWithoutCuda[] =
+    "compile: --arch and --no-ptx choose GPU architectures and apply only with --target cuda";
 inline constexpr char kRunLibraryOptions[] =
     "run: {} is a compiled library: its target and schedule were fixed by `grove compile`, so --target, "
     "--schedule and --tuned do not apply";

@@ -40,7 +40,7 @@ class RunModel {
   // share a machine's cores).
   static std::unique_ptr<RunModel> prepare(const RunCommand &c, int threads = 0);
   virtual ~RunModel() = default;
-  virtual const Executor &executor() const = 0;
+  virtual const ModelRunner &executor() const = 0;
   // The lines --stats prints about the model: where it came from, its schedule, compile time.
   virtual std::string describe() const = 0;
   // Requested schedule options that could not take effect (none for a library: `grove compile`

@@ -56,7 +56,7 @@ class JitModel : public RunModel {
     options.schedule = fmt::format("{}", fmt::join(settings, ","));
     model_ = std::make_unique<cpu::CompiledModel>(cpu::CompiledModel::compile(program_, weights, options));
   }
-  const Executor &executor() const override { return model_->executor(); }
+  const ModelRunner &executor() const override { return model_->executor(); }
   std::vector<std::string> notes() const override { return model_->notes(); }
   std::string describe() const override {
     return fmt::format(
@@ -77,7 +77,7 @@ class LibraryModel : public RunModel {
   explicit LibraryModel(const RunCommand &c) : command_(c), library_(open_compiled_library(c.model)) {
     if (!c.weights.empty()) library_.executor->bind(read_safetensors(c.weights), c.weights);
   }
-  const Executor &executor() const override { return *library_.executor; }
+  const ModelRunner &executor() const override { return *library_.executor; }
   std::string describe() const override {
     const ModelAbi &abi = library_.executor->abi();
     return fmt::format("model     {} ({}) from {}, compiled for {}\nschedule  {}\n", abi.model, abi.structure,
@@ -215,7 +215,7 @@ int run(const RunCommand &c) {
   std::future<std::unique_ptr<RunModel>> pending =
       std::async(std::launch::async, [&c] { return RunModel::prepare(c); });
   std::unique_ptr<RunModel> model;
-  auto executor = [&]() -> const Executor & {
+  auto executor = [&]() -> const ModelRunner & {
     if (!model) model = pending.get();
     return model->executor();
   };

@@ -45,7 +45,7 @@ int64_t chunk_inputs(int64_t chunk, int64_t batch);
 // input by its place in the whole file. `progress` (optional) is updated after each chunk with the
 // inputs done and the fraction of the bytes from the starting position to the end done.
 // `executor` is asked for the model when the first chunk has been read (a caller compiles meanwhile).
-using ExecutorSource = std::function<const Executor &()>;
+using ExecutorSource = std::function<const ModelRunner &()>;
 StreamRunResult run_stream(const ExecutorSource &executor, InputStream &stream,
                            const StreamRunOptions &options, const RowSink &sink, Progress *progress = nullptr,
                            const StopCheck &stop = {});

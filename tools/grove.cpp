@@ -128,13 +128,21 @@ int main(int argc, char **argv) {
   cp->add_option("--weights", compile.weights, "Weights in safetensors format: they give the sizes")
       ->check(CLI::ExistingFile);
   cp->add_option("--sizes", compile.sizes, "Every size variable, without --weights: H=256,D=300,V=21701");
-  cp->add_option("--target", compile.target, "Halide target string (default: host)");
+  cp->add_option(
+      "--target", compile.target,
+      "Halide target string (default: host), or cuda: the kernels compiled by NVRTC into the library");
   cp->add_option("--schedule", compile.schedule, "Schedule overrides, e.g. 'unroll=2'");
   cp->add_option("--threads", compile.threads, "Threads (the schedule's threads=N; default: all cores)");
   cp->add_flag("--embed-weights", compile.embed_weights,
                "Embed the --weights file in the libraries: they run without a weights file");
   cp->add_option("--name", compile.name,
                  "The libraries' name, a C identifier (default: the model's name in lower case)");
+  cp->add_option("--cuda", compile.cuda, "--target cuda: the kernels' form, as grove dump --cuda takes it");
+  cp->add_option(
+      "--arch", compile.arch,
+      "--target cuda: GPU architectures, sm_XX for a cubin and compute_XX for PTX (default sm_90; the "
+      "lowest sm_XX's PTX is added unless one is named)");
+  cp->add_flag("--no-ptx", compile.no_ptx, "--target cuda: embed cubins only (no PTX for later GPUs)");
   cp->add_option("-o,--out", compile.out, "Output directory (created if missing)")->required();
 
   // bench and tune take the same inputs.

@@ -1,77 +1,27 @@
 #include "backends/cuda/KernelArgs.h"
 
-#include "support/Error.h"
-
 namespace grove::cuda {
 
-using Kind = ModelAbi::ArgKind;
-
-KernelArgs::KernelArgs(const ModelAbi &abi, const CallBuffers &b, int32_t num_levels)
-    : num_levels_(num_levels) {
-  // Every pointer argument's value lives in pointers_, which never reallocates (reserved).
-  pointers_.reserve(abi.args.size() + 2);
-  auto pointer = [&](const void *p) {
-    pointers_.push_back(p);
-    argv_.push_back(&pointers_.back());
-  };
-  for (const ModelAbi::Arg &a : abi.args) {
-    switch (a.kind) {
-      case Kind::Param:
-        pointer(b.params[a.index]);
-        break;
-      case Kind::Packed:
-        pointer(b.packed[a.index]);
-        break;
-      case Kind::State:
-        pointer(b.states[a.index]);
-        break;
-      case Kind::LevelBegin:
-        pointer(b.level_begin);
-        break;
-      case Kind::ChildBegin:
-        pointer(b.child_begin);
-        break;
-      case Kind::Children:
-        pointer(b.children);
-        break;
-      case Kind::Token:
-        pointer(b.token);
-        break;
-      case Kind::TeamBegin:
-        pointer(b.team_begin);
-        break;
-      case Kind::NumLevels:
-        argv_.push_back(&num_levels_);
-        break;
-      case Kind::Saved:
-      case Kind::Gradient:
-      case Kind::Parent:
-      case Kind::ChildSlot:
-      case Kind::ParentBegin:
-        GROVE_CHECK(false, "a CUDA call with a backward program's argument {}", a.name);
-    }
-  }
-  pointer(b.scratch);
-  pointer(b.barrier);
-  argv_.push_back(&level_);
+CudaLaunch cuda_launch(const CudaSource &source) {
+  CudaLaunch l;
+  const CudaOptions &o = source.options;
+  l.persistent = o.form == Form::Persistent;
+  l.blocks = o.blocks;
+  l.threads = o.threads;
+  l.shared_bytes = source.shared_bytes;
+  l.scratch_floats_per_node = source.scratch_floats_per_node;
+  l.specialized = source.specialized;
+  l.graph = o.graph;
+  l.kernels = source.kernels;
+  for (const Phase &p : source.hoisted) l.hoisted.push_back(p.kernel);
+  for (const Phase &p : source.leaf) l.leaf.push_back(p.kernel);
+  for (const Phase &p : source.internal) l.internal.push_back(p.kernel);
+  return l;
 }
 
 void for_each_launch(const CudaSource &source, int32_t num_levels,
                      const std::function<void(const std::string &kernel, int32_t level)> &launch) {
-  if (source.options.form == Form::Persistent) {
-    launch("grove_persistent", -1);
-    return;
-  }
-  if (num_levels <= 0) return;
-  for (const Phase &p : source.hoisted) launch(p.kernel, -1);
-  for (int32_t level = 0; level < num_levels; ++level) {
-    // Specialized, the leaves are level 0 and every other level is internal; else each level runs
-    // both cases' phases, each node its own case's.
-    if (level == 0 || !source.specialized)
-      for (const Phase &p : source.leaf) launch(p.kernel, level);
-    if (level > 0 || !source.specialized)
-      for (const Phase &p : source.internal) launch(p.kernel, level);
-  }
+  for_each_launch(cuda_launch(source), num_levels, launch);
 }
 
 }  // namespace grove::cuda

@@ -1,45 +1,17 @@
 #pragma once
-// A call's kernel arguments and launches, shared by the CPU emulation (HostEmulation.h) and the
-// device (Driver.h): the ABI's arguments in order (CudaEmitter.h), then the scratch, the barrier's
-// counter and, in the per-level form, the level; and the order in which a call launches kernels.
-
-#include <cstdint>
-#include <functional>
-#include <string>
-#include <vector>
+// A call's kernel arguments and launch order (backends/runtime/CudaKernelArgs.h, shared with the
+// device runner), and the launch description of an emitted source.
 
 #include "abi/ModelAbi.h"
 #include "backends/cuda/CudaEmitter.h"
+#include "backends/runtime/CudaKernelArgs.h"
 
 namespace grove::cuda {
 
-// Where a call's buffers are (host or device addresses, as void *).
-struct CallBuffers {
-  std::vector<const void *> params, packed;  // per abi.params, abi.packed
-  std::vector<void *> states;                // per abi.states
-  const void *level_begin = nullptr, *child_begin = nullptr, *children = nullptr, *token = nullptr,
-             *team_begin = nullptr;
-  void *scratch = nullptr, *barrier = nullptr;
-};
+// What the host needs of `source` to launch it (abi/ModelAbi.h's CudaLaunch; no images).
+CudaLaunch cuda_launch(const CudaSource &source);
 
-// args[i] points to argument i, as cuLaunchKernel's kernelParams and the emulation's launchers take.
-class KernelArgs {
- public:
-  KernelArgs(const ModelAbi &abi, const CallBuffers &buffers, int32_t num_levels);
-  KernelArgs(const KernelArgs &) = delete;
-  KernelArgs &operator=(const KernelArgs &) = delete;
-  void **argv() { return argv_.data(); }
-  void set_level(int32_t level) { level_ = level; }  // the per-level kernels' last argument
-
- private:
-  std::vector<const void *> pointers_;
-  std::vector<void *> argv_;
-  int32_t num_levels_ = 0, level_ = -1;
-};
-
-// Calls `launch(kernel, level)` for each launch of a call over `num_levels` levels, in order: the
-// persistent kernel once (level -1), or the per-level form's phases (CudaSource::hoisted, leaf,
-// internal).
+// for_each_launch over cuda_launch(source).
 void for_each_launch(const CudaSource &source, int32_t num_levels,
                      const std::function<void(const std::string &kernel, int32_t level)> &launch);
 

@@ -1,6 +1,8 @@
 #pragma once
 // Every user-facing message of the CUDA back end (backends/cuda), in one place.
 
+#include "backends/runtime/CudaMessages.h"
+
 namespace grove::cuda_messages {
 
 // Emitting (CudaEmitter.h).
@@ -41,28 +43,36 @@ inline constexpr char kNvrtcFailed[] = "NVRTC could not compile the kernels of {
 inline constexpr char kBadArch[] =
     "unknown GPU architecture '{}': use sm_XX (a cubin) or compute_XX (PTX), e.g. sm_90";
 
-// The driver (Driver.h).
-inline constexpr char kNoDriver[] = "no CUDA driver: {} could not be loaded ({})";
-inline constexpr char kDriverMissingSymbol[] =
-    "the CUDA driver {} has no function {}: it is older than CUDA 12";
-inline constexpr char kDriverCall[] = "the CUDA driver failed in {}: {} ({})";
-inline constexpr char kNoDevice[] = "no CUDA device: the driver reports {} devices";
-inline constexpr char kNoCooperative[] =
-    "CUDA device {} cannot launch cooperative kernels, which the persistent form needs";
-inline constexpr char kGridTooLarge[] =
-    "the persistent kernel {} needs {} co-resident blocks, but device {} holds only {} ({} per "
-    "multiprocessor "
-    "x {} multiprocessors at {} threads and {} bytes of shared memory): emit it for a smaller grid";
-inline constexpr char kSharedTooLarge[] =
-    "the kernel {} needs {} bytes of shared memory per block, but device {} allows {}: lower the shared "
-    "limit";
+// The driver and the device runner (backends/runtime/CudaMessages.h: the runtime's, named here too).
+using cuda_driver_messages::kDriverCall;
+using cuda_driver_messages::kDriverMissingSymbol;
+using cuda_driver_messages::kGridTooLarge;
+using cuda_driver_messages::kNoCooperative;
+using cuda_driver_messages::kNoDevice;
+using cuda_driver_messages::kNoDriver;
+using cuda_driver_messages::kSharedTooLarge;
+
+// `grove compile --target cuda` (Aot.h).
+inline constexpr char kAotBadArch[] =
+    "{}: '{}' is not a GPU architecture: use sm_XX (a cubin) or compute_XX (PTX), e.g. sm_90,sm_80";
+inline constexpr char kAotNoArch[] = "{}: no GPU architecture given";
+inline constexpr char kAotNoImage[] = "{}: --no-ptx with only PTX architectures leaves no kernels to embed";
+inline constexpr char kAotBadName[] =
+    "--name '{}' is not a C identifier: the library's symbols are named after it (letters, digits and _, "
+    "not starting with a digit)";
+inline constexpr char kAotOutDirNotDir[] = "-o {}: exists and is not a directory";
+inline constexpr char kAotOutDir[] = "-o {}: cannot create the output directory: {}";
+inline constexpr char kAotTempDir[] = "-o {}: cannot create a temporary directory in it: {}";
+inline constexpr char kAotWrite[] = "cannot write {}: {}";
+inline constexpr char kAotRename[] = "cannot move {} into place as {}: {}";
+inline constexpr char kAotTool[] = "`grove compile` could not build {}: `{}` failed ({}):\n{}";
+inline constexpr char kAotNoTool[] = "no such program: install a C toolchain, or name it in ${}";
+inline constexpr char kAotWeightsSizes[] =
+    "{}: the weights give {} = {}, but the library is compiled with {} = {}";
 
 // `grove run|bench|tune|compile --target cuda`.
 inline constexpr char kTargetCudaNeedsDriver[] =
     "--target cuda: {}; `grove dump --stage cuda` writes the kernels without a GPU";
-inline constexpr char kTargetCudaCompile[] =
-    "--target cuda: grove compile does not write libraries with CUDA kernels yet; `grove dump --stage cuda` "
-    "writes their source and `--stage ptx` their PTX";
 inline constexpr char kTargetCudaNotWired[] =
     "--target cuda: grove {} searches CPU schedules only (the CUDA driver is present: {}); time a CUDA grid "
     "with `grove bench --target cuda --cuda blocks=N,threads=N`";

@@ -3,8 +3,11 @@
 //
 // Every extern "C" function runs its body through `guarded`, which turns grove's exceptions into a
 // status and the calling thread's last-error message: an ApiMisuse is GROVE_ERROR_INVALID_ARGUMENT
-// (or the status it carries), a UserError GROVE_ERROR_USER, std::bad_alloc
-// GROVE_ERROR_OUT_OF_MEMORY, anything else GROVE_ERROR_INTERNAL. Nothing escapes into C.
+// (or the status it carries), a UserError GROVE_ERROR_USER, std::bad_alloc and a CUDA device out of
+// memory (cuda::DeviceOutOfMemory, with the driver's message) GROVE_ERROR_OUT_OF_MEMORY, anything
+// else GROVE_ERROR_INTERNAL. A grove_model runs a CPU library or JIT model through the Executor and
+// a CUDA library through the device runner (backends/runtime/CudaRunner.h), the same calls for both. Nothing
+// escapes into C.
 //
 // Inputs arrive as flat arrays over the batch with global node ids. Each run function:
 //   1. checks the arrays against each other (API misuse: null pointers, negative counts, offsets
@@ -32,6 +35,7 @@
 
 #include "backends/runtime/CompiledLibrary.h"
 #include "backends/runtime/CompilerHook.h"
+#include "backends/runtime/CudaDriver.h"
 #include "backends/runtime/Messages.h"
 #include "backends/runtime/RelayHook.h"
 #include "datasets/DagReader.h"
@@ -40,9 +44,9 @@
 #include "support/Safetensors.h"
 
 struct grove_model {
-  std::shared_ptr<void> owner;                    // the library handle or the compiled code; freed last
-  std::unique_ptr<grove::Executor> own_executor;  // a library's executor (null for a compiled model)
-  grove::Executor *executor = nullptr;
+  std::shared_ptr<void> owner;                       // the library handle or the compiled code; freed last
+  std::unique_ptr<grove::ModelRunner> own_executor;  // a library's runner (null for a compiled model)
+  grove::ModelRunner *executor = nullptr;            // the CPU's Executor or the CUDA device runner
   // False while a model compiled from sizes alone still holds its placeholder weights.
   std::atomic<bool> weights_bound{true};
   std::string structure;  // grove_model_info's spelling: "binary tree", not the ABI's "binary_tree"
@@ -97,6 +101,8 @@ grove_status guarded(Body &&body) noexcept {
     return GROVE_OK;
   } catch (const ApiMisuse &e) {
     return fail(e.status, e.what());
+  } catch (const cuda::DeviceOutOfMemory &e) {
+    return fail(GROVE_ERROR_OUT_OF_MEMORY, e.what());
   } catch (const UserError &e) {
     return fail(GROVE_ERROR_USER, e.what());
   } catch (const std::bad_alloc &) {

@@ -54,33 +54,52 @@ struct WeightView {
   std::vector<int64_t> shape;
 };
 
-class Executor {
+// What runs a compiled model, whichever the target: the Executor (the CPU's compiled code) or the
+// CUDA device runner (CudaRunner.h). The C API and CompiledLibrary hold one of these.
+class ModelRunner {
+ public:
+  virtual ~ModelRunner() = default;
+  virtual const ModelAbi &abi() const = 0;
+  virtual void bind(Weights weights, const std::string &weights_file) = 0;
+  virtual void bind(const std::map<std::string, WeightView> &weights, const std::string &weights_file) = 0;
+  virtual bool bound() const = 0;
+  virtual Tensor run(std::span<const Tree> trees, const RunOptions &options,
+                     RunStats *stats = nullptr) const = 0;
+  virtual Tensor run_dags(std::span<const Dag> dags, const RunOptions &options,
+                          RunStats *stats = nullptr) const = 0;
+  virtual Tensor run_sequences(std::span<const std::vector<int32_t>> sequences, const RunOptions &options,
+                               RunStats *stats = nullptr) const = 0;
+};
+
+class Executor : public ModelRunner {
  public:
   Executor(ModelAbi abi, EntryPoints entry);
-  ~Executor();
+  ~Executor() override;
 
-  const ModelAbi &abi() const;
+  const ModelAbi &abi() const override;
 
   // Checks every weight against the ABI's params (exact names and shapes, nothing extra) and keeps
   // them, packing GEMM panels now when the schedule hoists packing. Replaces any weights bound
   // before, for the runs that start after it (see "Thread safety"). Throws UserError naming
   // `weights_file` and the tensor; the weights bound before stay then.
-  void bind(Weights weights, const std::string &weights_file);
+  void bind(Weights weights, const std::string &weights_file) override;
   // The same over caller-owned buffers: nothing is copied but the packed panels.
-  void bind(const std::map<std::string, WeightView> &weights, const std::string &weights_file);
-  bool bound() const;
+  void bind(const std::map<std::string, WeightView> &weights, const std::string &weights_file) override;
+  bool bound() const override;
 
   // The output state of every tree's root, [trees.size(), output_shape...], in input order.
   // Results agree across options.batch to float rounding (a level's last, partial block of nodes runs
   // in a micro-kernel of its own size), not bit for bit. Throws UserError on a tree the model cannot
   // take, or if no weights are bound.
-  Tensor run(std::span<const Tree> trees, const RunOptions &options, RunStats *stats = nullptr) const;
+  Tensor run(std::span<const Tree> trees, const RunOptions &options,
+             RunStats *stats = nullptr) const override;
   // A dag or sequence model: the output state of every DAG's sinks in node order (or of all its
   // nodes, options.outputs), DAG by DAG, [rows, output_shape...].
-  Tensor run_dags(std::span<const Dag> dags, const RunOptions &options, RunStats *stats = nullptr) const;
+  Tensor run_dags(std::span<const Dag> dags, const RunOptions &options,
+                  RunStats *stats = nullptr) const override;
   // A dag or sequence model over sequences (chain DAGs): the last token's output state of each.
   Tensor run_sequences(std::span<const std::vector<int32_t>> sequences, const RunOptions &options,
-                       RunStats *stats = nullptr) const;
+                       RunStats *stats = nullptr) const override;
 
  private:
   struct WeightSet;

@@ -73,9 +73,21 @@ typedef struct grove_model grove_model;
 
 /* ---- Opening and compiling --------------------------------------------------------------------- */
 
+/* A CUDA library's compiled kernels (`grove compile --target cuda`): a cubin for arch "sm_XX", or PTX
+ * text (NUL-terminated, size counting the NUL) for "compute_XX", which the driver JIT-compiles. */
+typedef struct grove_cuda_image {
+  const char *arch;
+  const unsigned char *data;
+  uint64_t size;
+} grove_cuda_image;
+
 /* What a library written by `grove compile` exports: its shared library defines
  * `const grove_compiled_model *grove_compiled_model_entry(void)`, its static library
- * `const grove_compiled_model *<model>_grove_model(void)` (declared in the generated header). */
+ * `const grove_compiled_model *<model>_grove_model(void)` (declared in the generated header).
+ * A CUDA library (its description's target is "cuda") has no entry and no set_num_threads: its
+ * kernels are cuda_images, run through the CUDA driver (libcuda.so.1, loaded when the library is
+ * opened; $GROVE_CUDA_DRIVER names another). The two cuda_ fields are read only for such a library
+ * (a CPU library written before they existed ends at weights_size). */
 typedef struct grove_compiled_model {
   int32_t abi_version;          /* the runtime refuses a version it does not read */
   const char *name;             /* the model's name */
@@ -84,10 +96,16 @@ typedef struct grove_compiled_model {
   int (*set_num_threads)(int);  /* the library's Halide runtime: halide_set_num_threads */
   const unsigned char *weights; /* with `--embed-weights`: a safetensors image; else NULL */
   uint64_t weights_size;
+  int32_t num_cuda_images;             /* a CUDA library: its cubins and PTX */
+  const grove_cuda_image *cuda_images;
 } grove_compiled_model;
 
 /* Opens a shared library written by `grove compile` (dlopen). With embedded weights the model is
- * ready to run; otherwise bind weights first. */
+ * ready to run; otherwise bind weights first. A CUDA library opens on device 0 with the kernels
+ * for its architecture (the cubin, else the PTX): no driver, no device, no kernels for the device,
+ * a corrupt image, a persistent grid larger than the device holds at once, or out of device memory
+ * is GROVE_ERROR_USER with the driver's message; its weights go to the device when bound, and a run
+ * copies the batch's arrays there and the rows back. */
 grove_status grove_model_open(const char *library_path, grove_model **model);
 
 /* The same for a model linked in statically: grove_model_open_compiled(treelstm_grove_model(), &m). */

@@ -5,8 +5,9 @@
 //   * "device" memory is host memory (a CUdeviceptr is the host address), counted against
 //     $GROVE_FAKE_CUDA_MEMORY bytes when set: past it cuMemAlloc_v2 fails with
 //     CUDA_ERROR_OUT_OF_MEMORY, named and described as the real driver does;
-//   * cuModuleLoadData checks that the image is a cubin (an ELF file), reads each kernel's
-//     parameter sizes from its .nv.info section (what a launch copies), and then runs the kernels
+//   * cuModuleLoadData checks that the image is a cubin (an ELF file) or PTX text (.version and
+//     .target: the real driver JIT-compiles it), reads each kernel's parameter sizes from the cubin's
+//     .nv.info section or the PTX's .entry parameters (what a launch copies), and then runs the kernels
 //     from their host build instead: $GROVE_FAKE_CUDA_KERNELS names the shared object built from the
 //     same source with the host compiler against backends/cuda/Simt.h (HostEmulation.h's build),
 //     whose `grove_host_<kernel>(args, blocks, threads, shared_bytes)` runs a launch on host threads;
@@ -18,13 +19,15 @@
 //     $GROVE_FAKE_CUDA_DEVICES devices (1; 0 makes cuDeviceGetCount report none). The occupancy
 //     answer is $GROVE_FAKE_CUDA_BLOCKS_PER_SM if set, else what 2048 threads, 32 blocks and 228 KB
 //     of shared memory per multiprocessor allow; a cooperative launch past it fails as the real one.
-// $GROVE_FAKE_CUDA_LOG names a file that gets one line per launch, capture and graph launch.
+// $GROVE_FAKE_CUDA_LOG names a file that gets one line per module load (cubin or ptx), launch,
+// capture and graph launch.
 // grove_fake_cuda_counts() tells a test in the same process how many captures and graph launches ran.
 
 #include <dlfcn.h>
 #include <elf.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -163,6 +166,36 @@ std::map<std::string, std::vector<size_t>> kernel_params(const unsigned char *im
   return out;
 }
 
+// The same from PTX text (what the JIT would compile): each `.entry NAME(` and its `.param`s, a
+// parameter's size from its type (.u64 and the like 8 bytes, 32-bit types 4) or its `[N]` bytes.
+std::map<std::string, std::vector<size_t>> ptx_kernel_params(const char *text) {
+  std::map<std::string, std::vector<size_t>> out;
+  const std::string ptx(text);
+  for (size_t at = ptx.find(".entry "); at != std::string::npos; at = ptx.find(".entry ", at + 1)) {
+    const size_t open = ptx.find('(', at), close = ptx.find(')', at);
+    if (open == std::string::npos || close == std::string::npos || close < open) break;
+    std::string name = ptx.substr(at + 7, open - at - 7);
+    while (!name.empty() && std::isspace(static_cast<unsigned char>(name.back()))) name.pop_back();
+    std::vector<size_t> &sizes = out[name];
+    const std::string params = ptx.substr(open + 1, close - open - 1);
+    size_t begin = 0;
+    while (begin < params.size()) {
+      size_t end = params.find(',', begin);
+      if (end == std::string::npos) end = params.size();
+      const std::string p = params.substr(begin, end - begin);
+      begin = end + 1;
+      if (p.find(".param") == std::string::npos) continue;
+      if (size_t b = p.find('['); b != std::string::npos)
+        sizes.push_back(std::strtoull(p.c_str() + b + 1, nullptr, 10));
+      else if (p.find("64 ") != std::string::npos)
+        sizes.push_back(8);
+      else
+        sizes.push_back(4);
+    }
+  }
+  return out;
+}
+
 int blocks_per_sm(int threads, size_t shared) {
   if (int64_t v = env_number("GROVE_FAKE_CUDA_BLOCKS_PER_SM", -1); v >= 0) return int(v);
   int by_threads = threads > 0 ? 2048 / threads : 0;
@@ -281,7 +314,12 @@ CUresult cuCtxSynchronize() { return capture_in_progress() ? kCaptureUnsupported
 
 CUresult cuModuleLoadData(void **module, const void *image) {
   const auto *bytes = static_cast<const unsigned char *>(image);
-  if (!bytes || std::memcmp(bytes, ELFMAG, SELFMAG) != 0) return kInvalidImage;
+  if (!bytes) return kInvalidImage;
+  const bool cubin = std::memcmp(bytes, ELFMAG, SELFMAG) == 0;
+  const char *text = static_cast<const char *>(image);
+  const bool ptx = !cubin && std::strstr(text, ".version") && std::strstr(text, ".target");
+  if (!cubin && !ptx) return kInvalidImage;
+  log_line(cubin ? "cuModuleLoadData cubin" : "cuModuleLoadData ptx");
   const char *path = std::getenv("GROVE_FAKE_CUDA_KERNELS");
   if (!path || !*path) {
     std::fprintf(stderr, "grove fake CUDA driver: $GROVE_FAKE_CUDA_KERNELS names no host build\n");
@@ -293,7 +331,7 @@ CUresult cuModuleLoadData(void **module, const void *image) {
     std::fprintf(stderr, "grove fake CUDA driver: %s\n", dlerror());
     return kInvalidImage;
   }
-  m->params = kernel_params(bytes);
+  m->params = cubin ? kernel_params(bytes) : ptx_kernel_params(text);
   *module = m.release();
   return kSuccess;
 }

@@ -147,15 +147,17 @@ TEST_F(TargetCuda, TuneSaysThereIsNoDriver) {
   EXPECT_FALSE(std::filesystem::exists(dir_ / "cache.json"));
 }
 
-TEST_F(TargetCuda, CompileSaysItDoesNotWriteCudaLibrariesYet) {
+// `grove compile --target cuda` writes libraries (test_cuda_library); a bad --arch is refused before
+// anything is read or written, toolkit or not.
+TEST_F(TargetCuda, CompileRefusesABadArchBeforeWritingAnything) {
   const std::string out = (dir_ / "lib").string();
   testing::CliResult r =
-      run_grove("compile " + model_path("treefc") + " --target cuda --sizes H=4,V=3 -o " + out);
+      run_grove("compile " + model_path("treefc") + " --target cuda --sizes H=4,V=3 --arch sm90 -o " + out);
   EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.output,
-            "grove: error: --target cuda: grove compile does not write libraries with CUDA kernels yet; "
-            "`grove dump "
-            "--stage cuda` writes their source and `--stage ptx` their PTX\n");
+  EXPECT_EQ(
+      r.output,
+      "grove: error: --arch: 'sm90' is not a GPU architecture: use sm_XX (a cubin) or compute_XX (PTX), "
+      "e.g. sm_90,sm_80\n");
   EXPECT_FALSE(std::filesystem::exists(out));
 }
 
