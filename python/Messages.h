@@ -23,6 +23,10 @@ inline constexpr char kSizesEntryType[] = "sizes: expected str keys and int valu
 inline constexpr char kSizeDisagrees[] =
     "sizes: {} = {} but the weights give {} = {}; leave sizes out or make it agree with the weights";
 inline constexpr char kThreads[] = "threads must be at least 1, got {}";
+inline constexpr char kCudaThreads[] =
+    "threads={} does not apply to target='cuda': the grid is set by cuda='blocks=N,threads=N'";
+inline constexpr char kCudaWithoutTarget[] =
+    "cuda= (the CUDA kernels' options) applies only with target='cuda'";
 inline constexpr char kOptionType[] = "{}: expected {}, got {}";
 
 // grove.relay: programs and their arguments.

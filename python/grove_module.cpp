@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "backends/cpu/CompiledModel.h"
+#include "backends/cuda/Driver.h"
 #include "backends/relay/RelayProgram.h"
 #include "backends/runtime/BindWeights.h"
 #include "backends/runtime/RandomWeights.h"
@@ -140,29 +141,35 @@ void check_batch(int64_t batch) {
   if (batch < 0) user_error(msg::kNegativeBatch, batch);
 }
 
+// A compiled model: the CPU's JIT (cpu::CompiledModel, through its Executor) or, with
+// target="cuda", the CUDA kernels compiled by NVRTC and run by the device runner
+// (backends/cuda/Driver.h's DeviceModel over backends/runtime/CudaRunner.h).
 class Model {
  public:
   Model(cpu::CompiledModel compiled, std::shared_ptr<const InputVocab> vocab)
       : compiled_(std::move(compiled)), vocab_(std::move(vocab)) {}
+  Model(std::unique_ptr<cuda::DeviceModel> device, std::vector<std::string> notes,
+        std::shared_ptr<const InputVocab> vocab)
+      : device_(std::move(device)), device_notes_(std::move(notes)), vocab_(std::move(vocab)) {}
 
   py::object run_trees(py::handle trees, int64_t batch, py::handle vocab, bool dlpack) const {
     check_batch(batch);
     std::shared_ptr<const InputVocab> v = vocab.is_none() ? vocab_ : to_vocab(vocab);
     std::vector<Tree> inputs = to_trees(trees, v.get());
-    return run([&] { return compiled_.run(inputs, {.batch = batch}); }, dlpack);
+    return run([&] { return runner().run(inputs, {.batch = batch}); }, dlpack);
   }
 
   py::object run_tree_arrays(py::handle parent, py::handle tokens, py::handle node_begin, int64_t batch,
                              bool dlpack) const {
     check_batch(batch);
     std::vector<Tree> inputs = to_trees(parent, tokens, node_begin);
-    return run([&] { return compiled_.run(inputs, {.batch = batch}); }, dlpack);
+    return run([&] { return runner().run(inputs, {.batch = batch}); }, dlpack);
   }
 
   py::object run_sequences(py::handle sequences, int64_t batch, bool dlpack) const {
     check_batch(batch);
     std::vector<std::vector<int32_t>> inputs = to_sequences(sequences);
-    return run([&] { return compiled_.run_sequences(inputs, {.batch = batch}); }, dlpack);
+    return run([&] { return runner().run_sequences(inputs, {.batch = batch}); }, dlpack);
   }
 
   py::object run_dags(py::handle dags, int64_t batch, const std::string &outputs, bool dlpack) const {
@@ -173,19 +180,23 @@ class Model {
     else if (outputs != "sinks")
       user_error(msg::kOutputs, outputs);
     std::vector<Dag> inputs = to_dags(dags);
-    return run([&] { return compiled_.run_dags(inputs, options); }, dlpack);
+    return run([&] { return runner().run_dags(inputs, options); }, dlpack);
   }
 
   void bind_weights(py::handle weights) {
     LoadedWeights w = load_weights(weights);
     py::gil_scoped_release release;
-    compiled_.executor().bind(std::move(w.weights), w.file);
+    if (device_)
+      device_->runner().bind(std::move(w.weights), w.file);
+    else
+      compiled_->executor().bind(std::move(w.weights), w.file);
   }
 
-  const ModelAbi &abi() const { return compiled_.abi(); }
-  std::string schedule() const { return compiled_.schedule(); }
-  std::vector<std::string> notes() const { return compiled_.notes(); }
-  double compile_ms() const { return compiled_.compile_ms(); }
+  const ModelAbi &abi() const { return runner().abi(); }
+  std::string schedule() const { return device_ ? device_->abi().schedule : compiled_->schedule(); }
+  std::vector<std::string> notes() const { return device_ ? device_notes_ : compiled_->notes(); }
+  double compile_ms() const { return device_ ? device_->compile_ms() : compiled_->compile_ms(); }
+  std::string target() const { return device_ ? std::string("cuda") : compiled_->abi().target; }
 
   py::dict params() const {
     py::dict d;
@@ -194,6 +205,11 @@ class Model {
   }
 
  private:
+  const ModelRunner &runner() const {
+    if (device_) return device_->runner();
+    return compiled_->executor();
+  }
+
   template <typename Run>
   py::object run(Run &&body, bool dlpack) const {
     Tensor out;
@@ -204,15 +220,20 @@ class Model {
     return result(std::move(out), dlpack);
   }
 
-  cpu::CompiledModel compiled_;
+  std::optional<cpu::CompiledModel> compiled_;
+  std::unique_ptr<cuda::DeviceModel> device_;
+  std::vector<std::string> device_notes_;
   std::shared_ptr<const InputVocab> vocab_;
 };
 
 // compile(): parse the model, get weights (given, or seeded random ones for `sizes`), check that
-// given sizes agree with the weights, then JIT-compile with the GIL released.
+// given sizes agree with the weights, then JIT-compile with the GIL released: for the CPU with
+// Halide, for target="cuda" with NVRTC for device 0 (`cuda`: the kernels' options as `grove run
+// --cuda` takes them), the weights copied to the device once.
 std::unique_ptr<Model> compile(const std::string &model_path, py::handle weights, py::handle sizes,
                                std::optional<std::string> schedule, std::optional<int64_t> threads,
-                               std::optional<std::string> target, py::handle vocab, uint64_t seed) {
+                               std::optional<std::string> target, py::handle vocab, uint64_t seed,
+                               std::optional<std::string> cuda_options) {
   ilir::Program program = dsl::parse_model_file(model_path);
   std::map<std::string, int64_t> size_values = to_sizes(sizes);
   LoadedWeights w;
@@ -228,15 +249,30 @@ std::unique_ptr<Model> compile(const std::string &model_path, py::handle weights
         if (bound.at(name) != value) user_error(msg::kSizeDisagrees, name, value, name, bound.at(name));
     }
   }
+  std::shared_ptr<const InputVocab> input_vocab = to_vocab(vocab);
+  if (threads && *threads < 1) user_error(msg::kThreads, *threads);
+  if (target && *target == "cuda") {
+    const cuda::CudaOptions options = cuda::parse_cuda_options(cuda_options.value_or(""), "cuda");
+    std::unique_ptr<cuda::DeviceModel> device;
+    std::vector<std::string> notes;
+    {
+      py::gil_scoped_release release;
+      std::map<std::string, int64_t> bound = bind_weights(program, w.weights, w.file);
+      plan::LevelPlan plan = cuda::plan_for_cuda(program, bound, schedule.value_or(""));
+      notes = plan.schedule.notes(program.structure);
+      if (threads) notes.push_back(fmt::format(msg::kCudaThreads, *threads));
+      device = std::make_unique<cuda::DeviceModel>(plan, options);
+      notes.insert(notes.end(), device->source().notes.begin(), device->source().notes.end());
+      device->runner().bind(std::move(w.weights), w.file);
+    }
+    return std::make_unique<Model>(std::move(device), std::move(notes), std::move(input_vocab));
+  }
+  if (cuda_options) user_error(msg::kCudaWithoutTarget);
   cpu::CompileOptions options;
   options.weights_file = w.file;
   if (target) options.target = *target;
   if (schedule) options.schedule = *schedule;
-  if (threads) {
-    if (*threads < 1) user_error(msg::kThreads, *threads);
-    options.schedule += fmt::format("{}threads={}", options.schedule.empty() ? "" : ",", *threads);
-  }
-  std::shared_ptr<const InputVocab> input_vocab = to_vocab(vocab);
+  if (threads) options.schedule += fmt::format("{}threads={}", options.schedule.empty() ? "" : ",", *threads);
   std::optional<cpu::CompiledModel> compiled;
   {
     py::gil_scoped_release release;
@@ -422,6 +458,7 @@ PYBIND11_MODULE(_grove, m) {
       .def_property_readonly("notes", &Model::notes,
                              "requested schedule options that could not take effect, a sentence each")
       .def_property_readonly("compile_ms", &Model::compile_ms)
+      .def_property_readonly("target", &Model::target)
       .def_property_readonly("params", &Model::params)
       .def_property_readonly("sizes", [](const Model &model) { return model.abi().sizes; })
       .def_property_readonly("vocab_size", [](const Model &model) { return model.abi().vocab_size; })
@@ -442,7 +479,8 @@ PYBIND11_MODULE(_grove, m) {
 
   m.def("compile", &grove::python::compile, py::arg("model"), py::arg("weights") = py::none(),
         py::arg("sizes") = py::none(), py::arg("schedule") = py::none(), py::arg("threads") = py::none(),
-        py::arg("target") = py::none(), py::arg("vocab") = py::none(), py::arg("seed") = 1);
+        py::arg("target") = py::none(), py::arg("vocab") = py::none(), py::arg("seed") = 1,
+        py::arg("cuda") = py::none());
 
   grove::python::register_training(m);
 }

@@ -169,6 +169,11 @@ class Model:
     def compile_ms(self):
         return self._model.compile_ms
 
+    @property
+    def target(self):
+        """'cuda' for a model on the GPU, else the Halide target it was compiled for."""
+        return self._model.target
+
     def __repr__(self):
         return f"<grove.Model {self.name} ({self.structure}), output {self.output_shape}>"
 
@@ -185,7 +190,8 @@ def _path_or(value):
     return os.fspath(value) if isinstance(value, os.PathLike) else value
 
 
-def compile(model, weights=None, *, sizes=None, schedule=None, threads=None, target=None, vocab=None, seed=1):
+def compile(model, weights=None, *, sizes=None, schedule=None, threads=None, target=None, vocab=None, seed=1,
+            cuda=None):
     """JIT-compiles the model file `model` (a .grove file) for this machine; returns a Model.
 
     weights: a safetensors path, or a dict name -> array (NumPy arrays, PyTorch tensors: a
@@ -195,12 +201,16 @@ def compile(model, weights=None, *, sizes=None, schedule=None, threads=None, tar
     schedule: overrides over the default schedule, e.g. 'batch=on,unroll=2'; an option that cannot
       take effect with the rest (epilogue=on with batch=off, ...) gives a UserWarning saying why.
     threads: the thread pool's size (default: every hardware thread).
-    target: a Halide target string (default: 'host').
+    target: a Halide target string (default: 'host'), or 'cuda': the model's CUDA kernels compiled
+      by NVRTC and run on GPU 0 through the CUDA driver (libcuda.so.1, or $GROVE_CUDA_DRIVER), the
+      weights copied there once; without a driver or a device, a GroveError says so.
     vocab: a vocabulary file path or a dict token -> id, for PTB strings given to the model.
+    cuda: with target='cuda', the kernels' options as `grove run --cuda` takes them
+      ('form=per_level,blocks=8,threads=128').
     """
     compiled = _grove.compile(os.fspath(model) if isinstance(model, os.PathLike) else model,
                               weights=_weights_to_numpy(_path_or(weights)), sizes=sizes, schedule=schedule,
-                              threads=threads, target=target, vocab=_path_or(vocab), seed=seed)
+                              threads=threads, target=target, vocab=_path_or(vocab), seed=seed, cuda=cuda)
     # A schedule option asked for that cannot take effect is a warning, as `grove run` prints a note.
     for note in compiled.notes:
         warnings.warn("grove: " + note, stacklevel=2)
