@@ -132,7 +132,7 @@ bool bias_along(const Call &bias_call, const Shape &bias, const Shape &out, int6
   const int64_t rank = static_cast<int64_t>(out.size());
   auto same = [](int64_t a, int64_t b) { return a == b || !known(a) || !known(b); };
   if (bias_call.op.as<Op>()->name == "nn.bias_add") {
-    int64_t a = attr_int(bias_call.attrs, "axis", 1);
+    int64_t a = bias_add_attrs(bias_call.attrs).axis;
     if (a < 0) a += rank;
     return a == axis && bias.size() == 1 && same(bias[0], out[axis]);
   }
@@ -184,7 +184,7 @@ SupportPredicate guarded(F f) {
 
 bool dense_supported(const Call &call) {
   return all_f32(call) && f32_type(call.args[1])->shape.size() == 2 &&
-         !f32_type(call.args[0])->shape.empty() && attr_string(call.attrs, "out_dtype", "").empty();
+         !f32_type(call.args[0])->shape.empty() && dense_attrs(call.attrs).out_dtype.empty();
 }
 
 bool conv2d_supported(const Call &call) {
@@ -207,7 +207,7 @@ bool binary_supported(const Call &call, bool commutative) {
 bool bias_add_supported(const Call &call) {
   if (!all_f32(call) || f32_type(call.args[1])->shape.size() != 1) return false;
   const Shape &out = call.checked_type.as<TensorType>()->shape;
-  int64_t axis = attr_int(call.attrs, "axis", 1);
+  int64_t axis = bias_add_attrs(call.attrs).axis;
   if (axis < 0) axis += static_cast<int64_t>(out.size());
   return axis >= 0 && axis < static_cast<int64_t>(out.size());
 }
@@ -681,8 +681,7 @@ class Builder {
   // nn.dense as an inner product: x [M, K] · W [N, K]ᵀ (+ bias) (relu), leading data dims folded into M.
   Tensor dense(const Expr &e, const Call &call, const Tensor &data, const Tensor &weight, const Bias *bias,
                bool relu, const std::string &name) {
-    if (!dense_supported_shapes(data.shape, weight.shape) ||
-        !attr_string(call.attrs, "out_dtype", "").empty())
+    if (!dense_supported_shapes(data.shape, weight.shape) || !dense_attrs(call.attrs).out_dtype.empty())
       user_error("dnnl cannot compile nn.dense of {} and {} (at {})", shape_to_string(data.shape),
                  shape_to_string(weight.shape), where(e));
     const int64_t k = data.shape.back(), n = weight.shape[0],
@@ -779,7 +778,7 @@ class Builder {
   // nn.bias_add: a binary add whose second operand is the bias seen as [1, .., C, .., 1].
   Tensor bias_add(const Expr &e, const Call &call, const Tensor &data, const Tensor &bias) {
     const Shape &out = data.shape;
-    int64_t axis = attr_int(call.attrs, "axis", 1);
+    int64_t axis = bias_add_attrs(call.attrs).axis;
     if (axis < 0) axis += static_cast<int64_t>(out.size());
     if (axis < 0 || axis >= static_cast<int64_t>(out.size()) || bias.shape != Shape{out[axis]})
       user_error("dnnl cannot compile nn.bias_add of {} and {} along axis {} (at {})", shape_to_string(out),

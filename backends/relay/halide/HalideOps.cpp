@@ -349,7 +349,8 @@ Tensor Lowerer::elementwise(const std::string &op, const Call &call, const std::
       return Halide::select(arg(0, i) != zero(u8), arg(1, i), arg(2, i));
     };
   else if (op == "nn.bias_add") {
-    const int64_t axis = axis_attr(call.attrs, 1, static_cast<int64_t>(out.shape.size()));
+    const int64_t axis =
+        normalize_axis(bias_add_attrs(call.attrs).axis, static_cast<int64_t>(out.shape.size()));
     f = [&, axis](const std::vector<HExpr> &i) { return at(a[0], i) + at(a[1], {i[axis]}); };
   } else {
     GROVE_CHECK(false, "no elementwise lowering for {}", op);
@@ -496,12 +497,13 @@ Tensor Lowerer::strided_slice(const Call &call, const Tensor &x, const TensorTyp
 }
 
 Tensor Lowerer::take(const Call &call, const Tensor &data, const Tensor &indices, const TensorType &out) {
-  const std::string mode = attr_string(call.attrs, "mode", "clip");
+  const TakeAttrs attrs = take_attrs(call.attrs);
+  const std::string &mode = attrs.mode;
   // "fast" makes an out-of-range index an error, which a pipeline cannot report.
   if (mode != "clip" && mode != "wrap") unsupported(fmt::format("take with mode \"{}\"", mode), call.span);
-  const bool flat = attr_none(call.attrs, "axis");
+  const bool flat = !attrs.axis;
   const Tensor src = flat ? reshape(data, {numel(data.shape)}) : data;
-  const int64_t axis = flat ? 0 : axis_attr(call.attrs, 0, static_cast<int64_t>(data.shape.size()));
+  const int64_t axis = flat ? 0 : normalize_axis(*attrs.axis, static_cast<int64_t>(data.shape.size()));
   const int64_t n = src.shape[axis], ni = static_cast<int64_t>(indices.shape.size());
   const Halide::Type i64 = Halide::Int(64);
   return define("take", out.dtype, out.shape, [&](const std::vector<HExpr> &i) {
@@ -603,7 +605,8 @@ LValue Lowerer::lower_call(const Call &call, const std::vector<LValue> &args, co
       if (f.is_tuple) unsupported("concatenate of nested tuples", call.span);
       parts.push_back(f.tensor);
     }
-    const int64_t axis = axis_attr(call.attrs, 0, static_cast<int64_t>(out->shape.size()));
+    const int64_t axis =
+        normalize_axis(concatenate_attrs(call.attrs).axis, static_cast<int64_t>(out->shape.size()));
     return of(define("concatenate", out->dtype, out->shape, [&](const std::vector<HExpr> &i) {
       // Each part's index is clamped into its bounds: select evaluates every branch's bounds.
       HExpr value;
@@ -637,9 +640,9 @@ LValue Lowerer::lower_call(const Call &call, const std::vector<LValue> &args, co
     // outside the data, the pad value ("constant"; the index is clamped all the same, since select
     // evaluates both branches' bounds).
     const Tensor &x = t[0], &value = t[1];
-    const std::string mode = attr_string(call.attrs, "pad_mode", "constant");
-    std::vector<int64_t> before;
-    for (const AttrValue &pair : call.attrs.find("pad_width")->list) before.push_back(pair.list[0].i);
+    const PadAttrs pad = pad_attrs(call.attrs);
+    const std::string &mode = pad.mode;
+    const std::vector<int64_t> &before = pad.before;
     return of(define("pad", out->dtype, out->shape, [&](const std::vector<HExpr> &i) {
       std::vector<HExpr> idx;
       HExpr inside = Halide::Internal::const_true();
@@ -656,7 +659,7 @@ LValue Lowerer::lower_call(const Call &call, const std::vector<LValue> &args, co
   if (op == "one_hot") {
     // Element i is on_value where the index at i without the axis equals i[axis], else off_value;
     // both converted to the result dtype as cast converts.
-    const int64_t a = attr_int(call.attrs, "axis", -1);
+    const int64_t a = one_hot_attrs(call.attrs).axis;
     const int64_t axis = a == -1 ? static_cast<int64_t>(out->shape.size()) - 1 : a;
     const Halide::Type to = htype(out->dtype, call.span);
     const bool to_bool = out->dtype == DType::Bool;

@@ -25,6 +25,7 @@
 #include "frontend/dsl/Lexer.h"
 #include "frontend/relay/IR.h"
 #include "frontend/relay/Visitor.h"
+#include "frontend/relay/ops/OpAttrs.h"
 #include "support/Error.h"
 
 namespace grove::relay::tree_to_dsl::detail {
@@ -154,12 +155,17 @@ inline constexpr char kResults[] = "the children's results, which only @foldl (s
 
 inline int64_t length(const Shape &s) { return s.empty() ? 1 : s.back(); }
 
-inline std::optional<int64_t> int_attr(const Call &call, const char *name) {
-  const AttrValue *a = call.attrs.find(name);
-  if (!a || a->kind == AttrValue::Kind::None) return std::nullopt;
-  if (a->kind != AttrValue::Kind::Int)
-    reject(fmt::format("its {} has a non-integer {}", call.op.as<Op>()->name, name));
-  return a->i;
+// The typed attributes of `call` (ops/OpAttrs.h), read as the relations and the kernels read them,
+// so that the translation and the kernels agree by construction: `read` is the family's reader
+// (split_attrs, take_attrs, ...). A malformed attribute, which type inference reports first, is a
+// rejection naming the op.
+template <typename Read>
+auto typed_attrs(const Call &call, Read read) -> decltype(read(call.attrs)) {
+  try {
+    return read(call.attrs);
+  } catch (const OpError &e) {
+    reject(fmt::format("its {} has a malformed attribute: {}", call.op.as<Op>()->name, e.what()));
+  }
 }
 
 struct Function_ {
@@ -617,16 +623,15 @@ class CaseWriter {
           name));
     if (name == "expand_dims") {
       Val x = same_elements(a[0], name);
-      auto axis = int_attr(c, "axis").value_or(0);
-      if (x.shape.size() != 1 || (axis != 0 && axis != -2) || int_attr(c, "num_newaxis").value_or(1) != 1)
+      const ExpandDimsAttrs e = typed_attrs(c, expand_dims_attrs);
+      if (x.shape.size() != 1 || (e.axis != 0 && e.axis != -2) || e.num_newaxis != 1)
         reject("expand_dims is translated only from [N] to [1, N] (axis=0)");
       return reshaped(x, {1, x.shape[0]});
     }
     if (name == "squeeze") {
       Val x = same_elements(a[0], name);
-      const AttrValue *axis = c.attrs.find("axis");
-      bool axis0 = !axis || axis->kind == AttrValue::Kind::None ||
-                   (axis->kind == AttrValue::Kind::List && axis->list.size() == 1 && axis->list[0].i == 0);
+      const std::optional<std::vector<int64_t>> axis = typed_attrs(c, squeeze_attrs).axis;
+      bool axis0 = !axis || *axis == std::vector<int64_t>{0};
       if (x.shape.size() != 2 || !axis0) reject("squeeze is translated only from [1, N] to [N]");
       return reshaped(x, {x.shape[1]});
     }
@@ -664,7 +669,7 @@ class CaseWriter {
     }
     Val u = vector(x, name), v = vector(y, name);
     if (name == "nn.bias_add") {
-      auto axis = int_attr(c, "axis").value_or(1);
+      const int64_t axis = typed_attrs(c, bias_add_attrs).axis;
       if (v.shape.size() != 1 || !(axis == -1 || axis == static_cast<int64_t>(u.shape.size()) - 1))
         reject("nn.bias_add is translated only along the vector's axis");
     }
@@ -677,8 +682,9 @@ class CaseWriter {
   }
 
   Val take(const Call &c, const std::vector<Val> &a) {
+    const TakeAttrs t = typed_attrs(c, take_attrs);
     if (a[0].kind != Val::Kind::Weight || a[0].shape.size() != 2 || a[1].kind != Val::Kind::Token ||
-        int_attr(c, "axis").value_or(-100) != 0 || int_attr(c, "batch_dims").value_or(0) != 0)
+        t.axis != std::optional<int64_t>(0) || t.batch_dims != 0)
       reject("take is translated only as take(weight, token, axis=0) of a rank-2 weight by the leaf's token");
     return bind(token_ast(a[0].name, here()), {a[0].shape[1]}, {});
   }
@@ -705,10 +711,7 @@ class CaseWriter {
 
   // zeros(shape=[N] or [1, N]): only a fold's initial value (it has no expression).
   Val zeros(const Call &c) {
-    const AttrValue *shape = c.attrs.find("shape");
-    Shape s;
-    if (shape && shape->kind == AttrValue::Kind::List)
-      for (const AttrValue &d : shape->list) s.push_back(d.kind == AttrValue::Kind::Int ? d.i : 0);
+    const Shape s = typed_attrs(c, init_attrs).shape;
     if (s.empty() || s.size() > 2 || (s.size() == 2 && s[0] != 1) || s.back() < 1)
       reject("zeros is translated only with shape [N] or [1, N]");
     Val r{Val::Kind::Vector, nullptr, s, {}};
@@ -717,36 +720,31 @@ class CaseWriter {
   }
 
   Val reshape(const Call &c, const Val &x) {
-    const AttrValue *ns = c.attrs.find("newshape");
+    const std::vector<int64_t> ns = typed_attrs(c, reshape_attrs).newshape;
     int64_t n = length(x.shape);
-    auto fits = [&](const AttrValue &d) { return d.kind == AttrValue::Kind::Int && (d.i == -1 || d.i == n); };
-    if (ns && ns->kind == AttrValue::Kind::List && ns->list.size() == 1 && fits(ns->list[0]))
-      return reshaped(x, {n});
-    if (ns && ns->kind == AttrValue::Kind::List && ns->list.size() == 2 &&
-        ns->list[0].kind == AttrValue::Kind::Int && ns->list[0].i == 1 && fits(ns->list[1]))
-      return reshaped(x, {1, n});
+    auto fits = [&](int64_t d) { return d == -1 || d == n; };
+    if (ns.size() == 1 && fits(ns[0])) return reshaped(x, {n});
+    if (ns.size() == 2 && ns[0] == 1 && fits(ns[1])) return reshaped(x, {1, n});
     reject("reshape is translated only between [N] and [1, N]");
   }
 
-  bool last_axis(const Call &c, const Val &x) {
-    auto axis = int_attr(c, "axis").value_or(0);
+  // Whether `axis` (as written) is the last of `x`'s.
+  static bool last_axis(int64_t axis, const Val &x) {
     return axis == -1 || axis == static_cast<int64_t>(x.shape.size()) - 1;
   }
 
   Val split(const Call &c, const Val &x) {
-    if (!last_axis(c, x)) reject("split is translated only along the vector's axis");
+    const SplitAttrs attrs = typed_attrs(c, split_attrs);
+    if (!last_axis(attrs.axis, x)) reject("split is translated only along the vector's axis");
     int64_t n = length(x.shape);
     std::vector<int64_t> bounds{0};
-    const AttrValue *ios = c.attrs.find("indices_or_sections");
-    if (ios && ios->kind == AttrValue::Kind::Int && ios->i > 0) {
-      if (known(n) && n % ios->i != 0)
-        reject(fmt::format("split cuts {} elements into {} sections", n, ios->i));
-      for (int64_t s = 1; s <= ios->i; ++s) bounds.push_back(known(n) ? n / ios->i * s : kAnyDim);
-    } else if (ios && ios->kind == AttrValue::Kind::List) {
-      for (const AttrValue &i : ios->list) bounds.push_back(i.i);
-      bounds.push_back(n);
+    if (const std::optional<int64_t> sections = attrs.sections) {
+      if (known(n) && n % *sections != 0)
+        reject(fmt::format("split cuts {} elements into {} sections", n, *sections));
+      for (int64_t s = 1; s <= *sections; ++s) bounds.push_back(known(n) ? n / *sections * s : kAnyDim);
     } else {
-      reject("split needs indices_or_sections");
+      bounds.insert(bounds.end(), attrs.indices.begin(), attrs.indices.end());
+      bounds.push_back(n);
     }
     Val t{Val::Kind::Tuple, nullptr, {}, {}};
     for (size_t s = 0; s + 1 < bounds.size(); ++s) {
@@ -766,7 +764,8 @@ class CaseWriter {
     if (t.kind != Val::Kind::Tuple || t.fields.empty()) reject("concatenate's argument is not a tuple");
     std::vector<Val> parts;
     for (const Val &f : t.fields) parts.push_back(vector(f, "concatenate"));
-    if (!last_axis(c, parts[0])) reject("concatenate is translated only along the vectors' axis");
+    if (!last_axis(typed_attrs(c, concatenate_attrs).axis, parts[0]))
+      reject("concatenate is translated only along the vectors' axis");
     Shape shape = parts[0].shape;
     dsl::ExprPtr joined = node(dsl::ExprAstKind::Concat, here());
     int64_t total = 0;

@@ -41,6 +41,9 @@ bool axis_not_batch(const Attrs &attrs, int64_t fallback, int64_t rank) {
   return rank >= 1 && axis_attr(attrs, fallback, rank) != 0;
 }
 
+// The same for a typed attribute's `axis`, as written.
+bool not_batch(int64_t axis, int64_t rank) { return rank >= 1 && normalize_axis(axis, rank) != 0; }
+
 // Reductions that leave axis 0 alone (ops/Reduce.h reads which axes are reduced).
 bool reduces_within_rows(const Attrs &attrs, const Expr &x) {
   const TensorType *t = tensor_type(x);
@@ -151,21 +154,21 @@ class RowCheck {
   bool op_computes_rows_apart(const Call &c, const std::string &name, const std::vector<bool> &rows) {
     const int64_t rank = rank_of(c.args[0]);
     if (name == "nn.dense") return rows[0] && !rows[1];
-    if (name == "nn.bias_add") return rows[0] && !rows[1] && axis_not_batch(c.attrs, 1, rank);
+    if (name == "nn.bias_add") return rows[0] && !rows[1] && not_batch(bias_add_attrs(c.attrs).axis, rank);
     if (name == "nn.softmax") return axis_not_batch(c.attrs, -1, rank);
     if (name == "nn.layer_norm") {
       for (size_t i = 1; i < rows.size(); ++i)
         if (rows[i]) return false;
       return axis_not_batch(c.attrs, -1, rank);
     }
-    if (name == "split") return axis_not_batch(c.attrs, 0, rank);
+    if (name == "split") return not_batch(split_attrs(c.attrs).axis, rank);
     if (name == "concatenate") {
       // Every part is rows (a weight's row would be concatenated once, not per row).
       const auto *parts = c.args[0].as<Tuple>();
       if (parts == nullptr || parts->fields.empty()) return false;
       for (const Expr &f : parts->fields)
         if (!memo_.count(f.get()) || !memo_.at(f.get())) return false;
-      return axis_not_batch(c.attrs, 0, rank_of(parts->fields[0]));
+      return not_batch(concatenate_attrs(c.attrs).axis, rank_of(parts->fields[0]));
     }
     if (name == "sum" || name == "mean" || name == "max" || name == "argmax")
       return reduces_within_rows(c.attrs, c.args[0]);

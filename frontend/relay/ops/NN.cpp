@@ -188,8 +188,8 @@ Shape dense_shape(const Shape &data, const Shape &weight, const Attrs &attrs) {
             fmt::format("the weight's last dimension is {} but the data's is {} (data {}, weight {})",
                         weight[1], data.back(), shape_to_string(data), shape_to_string(weight)));
   int64_t units = weight[0];
-  if (const AttrValue *u = attrs.find("units"); u && u->kind != AttrValue::Kind::None) {
-    const int64_t n = attr_int(attrs, "units", 0);
+  if (const std::optional<int64_t> u = dense_attrs(attrs).units) {
+    const int64_t n = *u;
     check_dim(weight[0], n,
               fmt::format("units={} but the weight {} has {} rows", n, shape_to_string(weight), weight[0]));
     units = n;
@@ -204,7 +204,7 @@ Type dense_rel(const std::vector<Type> &args, const Attrs &attrs) {
   if (!data || !weight) return {};
   check_same_dtype(weight->dtype, data->dtype, "weight");
   return TensorType::make(dense_shape(data->shape, weight->shape, attrs),
-                          out_dtype(attr_string(attrs, "out_dtype", ""), data->dtype));
+                          out_dtype(dense_attrs(attrs).out_dtype, data->dtype));
 }
 
 // TVM's DenseRel assigns an untyped weight [units, K] of the data's dtype when units is given.
@@ -212,16 +212,16 @@ std::vector<Type> dense_args(const std::vector<Type> &args, const Attrs &attrs, 
   const TensorType *data = tensor_arg(args, 0, "data");
   if (!data || !args[1].as<IncompleteType>()) return {};
   if (data->shape.empty()) throw OpError("expected the data to have rank >= 1, found a scalar");
-  if (attr_none(attrs, "units")) {
+  const std::optional<int64_t> units = dense_attrs(attrs).units;
+  if (!units) {
     if (explain)
       throw OpError(
           "cannot infer the weight's type without units (the weight is [units, in]): give units=N or "
           "annotate the weight");
     return {};
   }
-  const int64_t units = attr_int(attrs, "units", 0);
-  if (units <= 0) throw OpError(fmt::format("units must be positive, found {}", units));
-  return {Type(), TensorType::make({units, data->shape.back()}, data->dtype)};
+  if (*units <= 0) throw OpError(fmt::format("units must be positive, found {}", *units));
+  return {Type(), TensorType::make({*units, data->shape.back()}, data->dtype)};
 }
 
 std::vector<NDArray> dense_kernel(const std::vector<NDArray> &args, const Attrs &attrs) {
@@ -230,7 +230,7 @@ std::vector<NDArray> dense_kernel(const std::vector<NDArray> &args, const Attrs 
   const Shape oshape = dense_shape(data.shape(), weight.shape(), attrs);
   const int64_t rows = prod(data.shape(), 0, data.shape().size() - 1), n = weight.shape()[0],
                 k = weight.shape()[1];
-  const DType dtype = out_dtype(attr_string(attrs, "out_dtype", ""), data.dtype());
+  const DType dtype = out_dtype(dense_attrs(attrs).out_dtype, data.dtype());
   return {compute({&data, &weight}, dtype, oshape, [&](const auto &p, auto *y) {
     for (int64_t r = 0; r < rows; ++r) {
       const auto *x = p[0] + r * k;
@@ -316,7 +316,7 @@ std::vector<NDArray> batch_matmul_kernel(const std::vector<NDArray> &args, const
 // ---------------------------------------------------------------------------------------------
 
 int64_t bias_axis(const Shape &data, const Shape &bias, const Attrs &attrs) {
-  const int64_t axis = axis_attr(attrs, 1, static_cast<int64_t>(data.size()));
+  const int64_t axis = normalize_axis(bias_add_attrs(attrs).axis, static_cast<int64_t>(data.size()));
   check_rank(bias, 1, "bias");
   check_dim(bias[0], data[axis],
             fmt::format("the bias has {} elements but axis {} of the data {} has size {}", bias[0], axis,
@@ -337,7 +337,7 @@ Type bias_add_rel(const std::vector<Type> &args, const Attrs &attrs) {
 std::vector<Type> bias_add_args(const std::vector<Type> &args, const Attrs &attrs, bool explain) {
   const TensorType *data = tensor_arg(args, 0, "data");
   if (!data || !args[1].as<IncompleteType>()) return {};
-  const int64_t axis = axis_attr(attrs, 1, static_cast<int64_t>(data->shape.size()));
+  const int64_t axis = normalize_axis(bias_add_attrs(attrs).axis, static_cast<int64_t>(data->shape.size()));
   return {Type(), TensorType::make({data->shape[axis]}, data->dtype)};
 }
 
@@ -776,39 +776,14 @@ std::vector<NDArray> layer_norm_kernel(const std::vector<NDArray> &args, const A
 // nn.pad(data, pad_value, pad_width=[[before, after], ...], pad_mode="constant")
 // ---------------------------------------------------------------------------------------------
 
-struct PadWidth {
-  std::vector<int64_t> before, after;
-  std::string mode;
-};
-
-// TVM's PadRel: one [before, after] pair of non-negative integers per data dimension; the mode is
-// "constant" (pad_value), "edge" (the nearest element) or "reflect" (mirrored without repeating
-// the edge, so each pad must be smaller than its dimension).
-PadWidth pad_width(const Shape &data, const Attrs &attrs) {
-  require_attr(attrs, "pad_width");
-  const AttrValue *v = attrs.find("pad_width");
-  auto bad = [&] {
-    return OpError(
-        fmt::format("pad_width must be a list of [before, after] pairs of non-negative integers, one "
-                    "per dimension of the data {}",
-                    shape_to_string(data)));
-  };
-  if (v->kind != AttrValue::Kind::List) throw bad();
-  if (v->list.size() != data.size())
-    throw OpError(fmt::format("pad_width has {} pair(s) but the data {} has rank {}", v->list.size(),
+// TVM's PadRel: the typed pad_width and pad_mode (pad_attrs) with one pair per data dimension; a
+// "reflect" pad (mirrored without repeating the edge) must be smaller than its dimension, an
+// "edge" pad needs a non-empty dimension.
+PadAttrs pad_width(const Shape &data, const Attrs &attrs) {
+  const PadAttrs p = pad_attrs(attrs);
+  if (p.before.size() != data.size())
+    throw OpError(fmt::format("pad_width has {} pair(s) but the data {} has rank {}", p.before.size(),
                               shape_to_string(data), data.size()));
-  PadWidth p;
-  for (const AttrValue &pair : v->list) {
-    if (pair.kind != AttrValue::Kind::List || pair.list.size() != 2) throw bad();
-    for (const AttrValue &x : pair.list)
-      if (x.kind != AttrValue::Kind::Int || x.i < 0) throw bad();
-    p.before.push_back(pair.list[0].i);
-    p.after.push_back(pair.list[1].i);
-  }
-  p.mode = attr_string(attrs, "pad_mode", "constant");
-  if (p.mode != "constant" && p.mode != "edge" && p.mode != "reflect")
-    throw OpError(
-        fmt::format("pad_mode must be \"constant\", \"edge\" or \"reflect\", found \"{}\"", p.mode));
   for (size_t d = 0; d < data.size(); ++d) {
     if (!known(data[d]) || (p.before[d] == 0 && p.after[d] == 0)) continue;
     if (p.mode == "edge" && data[d] == 0)
@@ -823,7 +798,7 @@ PadWidth pad_width(const Shape &data, const Attrs &attrs) {
   return p;
 }
 
-Shape pad_shape(const Shape &data, const PadWidth &p) {
+Shape pad_shape(const Shape &data, const PadAttrs &p) {
   Shape out;
   for (size_t d = 0; d < data.size(); ++d)
     out.push_back(known(data[d]) ? data[d] + p.before[d] + p.after[d] : kAnyDim);
@@ -850,7 +825,7 @@ Type pad_rel(const std::vector<Type> &args, const Attrs &attrs) {
 std::vector<NDArray> pad_kernel(const std::vector<NDArray> &args, const Attrs &attrs) {
   const NDArray &data = args[0], &value = args[1];
   check_pad_value(value.shape(), value.dtype(), data.dtype());
-  const PadWidth p = pad_width(data.shape(), attrs);
+  const PadAttrs p = pad_width(data.shape(), attrs);
   const Shape &in = data.shape();
   NDArray out(data.dtype(), pad_shape(in, p));
   const Shape &oshape = out.shape();

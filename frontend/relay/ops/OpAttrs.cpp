@@ -89,6 +89,37 @@ Pool2DAttrs pool2d_attrs(const Attrs &attrs) {
   return a;
 }
 
+DenseAttrs dense_attrs(const Attrs &attrs) {
+  DenseAttrs a;
+  if (!attr_none(attrs, "units")) a.units = attr_int(attrs, "units", 0);
+  a.out_dtype = attr_string(attrs, "out_dtype", "");
+  return a;
+}
+
+BiasAddAttrs bias_add_attrs(const Attrs &attrs) { return {attr_int(attrs, "axis", 1)}; }
+
+PadAttrs pad_attrs(const Attrs &attrs) {
+  require_attr(attrs, "pad_width");
+  const AttrValue *v = attrs.find("pad_width");
+  const OpError bad(
+      "pad_width must be a list of [before, after] pairs of non-negative integers, one per dimension of the "
+      "data");
+  if (v->kind != AttrValue::Kind::List) throw bad;
+  PadAttrs a;
+  for (const AttrValue &pair : v->list) {
+    if (pair.kind != AttrValue::Kind::List || pair.list.size() != 2) throw bad;
+    for (const AttrValue &x : pair.list)
+      if (x.kind != AttrValue::Kind::Int || x.i < 0) throw bad;
+    a.before.push_back(pair.list[0].i);
+    a.after.push_back(pair.list[1].i);
+  }
+  a.mode = attr_string(attrs, "pad_mode", "constant");
+  if (a.mode != "constant" && a.mode != "edge" && a.mode != "reflect")
+    throw OpError(
+        fmt::format("pad_mode must be \"constant\", \"edge\" or \"reflect\", found \"{}\"", a.mode));
+  return a;
+}
+
 BatchMatmulAttrs batch_matmul_attrs(const Attrs &attrs) {
   BatchMatmulAttrs a;
   a.transpose_a = attr_bool(attrs, "transpose_a", false);
@@ -110,6 +141,51 @@ ClipAttrs clip_attrs(const Attrs &attrs) {
   require_attr(attrs, "a_min");
   require_attr(attrs, "a_max");
   return {attr_float(attrs, "a_min", 0.0), attr_float(attrs, "a_max", 0.0)};
+}
+
+ConcatenateAttrs concatenate_attrs(const Attrs &attrs) { return {attr_int(attrs, "axis", 0)}; }
+
+ExpandDimsAttrs expand_dims_attrs(const Attrs &attrs) {
+  require_attr(attrs, "axis");
+  ExpandDimsAttrs a;
+  a.axis = attr_int(attrs, "axis", 0);
+  a.num_newaxis = attr_int(attrs, "num_newaxis", 1);
+  if (a.num_newaxis < 0) throw OpError(fmt::format("num_newaxis must be >= 0, found {}", a.num_newaxis));
+  return a;
+}
+
+InitAttrs init_attrs(const Attrs &attrs) {
+  require_attr(attrs, "shape");
+  InitAttrs a;
+  a.shape = attr_ints(attrs, "shape", {});
+  for (int64_t d : a.shape)
+    if (d < 0) throw OpError(fmt::format("shape [{}] has a negative dimension", fmt::join(a.shape, ", ")));
+  a.dtype = attr_string(attrs, "dtype", "");
+  return a;
+}
+
+TakeAttrs take_attrs(const Attrs &attrs) {
+  TakeAttrs a;
+  a.batch_dims = attr_int(attrs, "batch_dims", 0);
+  if (a.batch_dims != 0) throw OpError("grove supports take with batch_dims=0 only");
+  a.mode = attr_string(attrs, "mode", "clip");
+  if (a.mode != "clip" && a.mode != "wrap" && a.mode != "fast")
+    throw OpError(fmt::format("mode must be \"clip\", \"wrap\" or \"fast\", found \"{}\"", a.mode));
+  if (!attr_none(attrs, "axis")) a.axis = attr_int(attrs, "axis", 0);
+  return a;
+}
+
+OneHotAttrs one_hot_attrs(const Attrs &attrs) {
+  OneHotAttrs a;
+  a.depth = attr_int(attrs, "depth", 1);
+  if (a.depth < 0) throw OpError(fmt::format("depth must be >= 0, found {}", a.depth));
+  a.axis = attr_int(attrs, "axis", -1);
+  if (!attr_none(attrs, "dtype")) {
+    const std::string name = attr_string(attrs, "dtype", "");
+    a.dtype = parse_dtype(name);
+    if (!a.dtype) throw OpError(fmt::format("dtype \"{}\" is not a dtype grove knows", name));
+  }
+  return a;
 }
 
 SplitAttrs split_attrs(const Attrs &attrs) {

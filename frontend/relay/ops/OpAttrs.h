@@ -2,7 +2,8 @@
 // Typed operator attributes (TVM's Conv2DAttrs, ReduceAttrs, ...): per operator family a struct,
 // read from a call's textual Attrs by one function, which every consumer calls — the type
 // relations and interpreter kernels (ops/), the Halide kernels (backends/relay/halide), oneDNN and
-// the C source emitter (backends/relay/byoc) and the VM's row test (backends/relay/vm/RowWise).
+// the C source emitter (backends/relay/byoc), the VM's row test (backends/relay/vm/RowWise) and the
+// translation of recursive functions to the model language (backends/relay/recursive/CaseWriter.h).
 // The textual Attrs stay on the Call for printing and equality (a call prints as written); the
 // structs say what the attributes mean: defaults filled in, `padding` normalized to four sides,
 // pairs to two values, an absent optional attribute distinguished from a given one.
@@ -83,6 +84,29 @@ Pool2DAttrs pool2d_attrs(const Attrs &attrs);
 // Other nn and elementwise families
 // ---------------------------------------------------------------------------------------------
 
+// nn.dense: data [..., K] by weight [N, K]. units: N when given (checked against the weight by the
+// relation); out_dtype "" when absent (the data's).
+struct DenseAttrs {
+  std::optional<int64_t> units;
+  std::string out_dtype;
+};
+DenseAttrs dense_attrs(const Attrs &attrs);
+
+// nn.bias_add: the data's axis the bias runs along, as written (1 when absent).
+struct BiasAddAttrs {
+  int64_t axis = 1;
+};
+BiasAddAttrs bias_add_attrs(const Attrs &attrs);
+
+// nn.pad: pad_width is required, a list of [before, after] pairs of non-negative integers (one per
+// dimension of the data: the relation checks the count); pad_mode "constant" (the pad value, the
+// default), "edge" (the nearest element) or "reflect".
+struct PadAttrs {
+  std::vector<int64_t> before, after;  // one per dimension
+  std::string mode = "constant";
+};
+PadAttrs pad_attrs(const Attrs &attrs);
+
 // nn.batch_matmul: x [B, M, K] (transpose_a: [B, K, M]) by y [B, N, K] (transpose_b, the default)
 // or [B, K, N].
 struct BatchMatmulAttrs {
@@ -108,6 +132,45 @@ ClipAttrs clip_attrs(const Attrs &attrs);
 // ---------------------------------------------------------------------------------------------
 // Transforms and reductions
 // ---------------------------------------------------------------------------------------------
+
+// concatenate: the axis as written (0 when absent).
+struct ConcatenateAttrs {
+  int64_t axis = 0;
+};
+ConcatenateAttrs concatenate_attrs(const Attrs &attrs);
+
+// expand_dims: axis is required (as written: -rank-1 <= axis <= rank); num_newaxis >= 0, 1 when absent.
+struct ExpandDimsAttrs {
+  int64_t axis = 0;
+  int64_t num_newaxis = 1;
+};
+ExpandDimsAttrs expand_dims_attrs(const Attrs &attrs);
+
+// zeros, ones, full: shape is required, no dimension negative; dtype "" when absent or None (each
+// op's default: float32, or full's fill value's).
+struct InitAttrs {
+  Shape shape;
+  std::string dtype;
+};
+InitAttrs init_attrs(const Attrs &attrs);
+
+// take: axis none (None or absent) takes from the flattened data; grove supports batch_dims 0 only;
+// mode "clip" (the default), "wrap" or "fast" (an out-of-range index is an error).
+struct TakeAttrs {
+  std::optional<int64_t> axis;  // as written
+  int64_t batch_dims = 0;
+  std::string mode = "clip";
+};
+TakeAttrs take_attrs(const Attrs &attrs);
+
+// one_hot: depth >= 0 (1 when absent), the axis as written (-1, the default: last), dtype none
+// (None or absent) for the on value's.
+struct OneHotAttrs {
+  int64_t depth = 1;
+  int64_t axis = -1;
+  std::optional<DType> dtype;
+};
+OneHotAttrs one_hot_attrs(const Attrs &attrs);
 
 // split: indices_or_sections is required, an integer (equal sections) or a list of indices.
 struct SplitAttrs {

@@ -158,7 +158,7 @@ Type concatenate_rel(const std::vector<Type> &args, const Attrs &attrs) {
                                 to_string(dtype), i, to_string(t->dtype)));
     shapes.push_back(t->shape);
   }
-  int64_t axis = attr_int(attrs, "axis", 0);
+  int64_t axis = concatenate_attrs(attrs).axis;
   return TensorType::make(concat_shape(shapes, &axis), dtype);
 }
 
@@ -168,7 +168,7 @@ std::vector<NDArray> concatenate_kernel(const std::vector<NDArray> &args, const 
     if (a.dtype() != args[0].dtype()) throw OpError("all tensors must have the same dtype");
     shapes.push_back(a.shape());
   }
-  int64_t axis = attr_int(attrs, "axis", 0);
+  int64_t axis = concatenate_attrs(attrs).axis;
   Shape oshape = concat_shape(shapes, &axis);
   NDArray out(args.empty() ? DType::Float32 : args[0].dtype(), oshape);
   const size_t esize = dtype_bytes(out.dtype());
@@ -341,16 +341,12 @@ std::vector<NDArray> strided_slice_kernel(const std::vector<NDArray> &args, cons
 // ---------------------------------------------------------------------------------------------
 
 // Output shape: indices' shape (axis None), else data[:axis] + indices + data[axis+1:].
-Shape take_shape(const Shape &data, const Shape &indices, const Attrs &attrs, int64_t *axis_out) {
-  if (attr_int(attrs, "batch_dims", 0) != 0) throw OpError("grove supports take with batch_dims=0 only");
-  const std::string mode = attr_string(attrs, "mode", "clip");
-  if (mode != "clip" && mode != "wrap" && mode != "fast")
-    throw OpError(fmt::format("mode must be \"clip\", \"wrap\" or \"fast\", found \"{}\"", mode));
-  if (attr_none(attrs, "axis")) {
+Shape take_shape(const Shape &data, const Shape &indices, const TakeAttrs &attrs, int64_t *axis_out) {
+  if (!attrs.axis) {
     *axis_out = -1;
     return indices;
   }
-  const int64_t axis = axis_attr(attrs, 0, static_cast<int64_t>(data.size()));
+  const int64_t axis = normalize_axis(*attrs.axis, static_cast<int64_t>(data.size()));
   *axis_out = axis;
   Shape out(data.begin(), data.begin() + axis);
   out.insert(out.end(), indices.begin(), indices.end());
@@ -365,7 +361,7 @@ Type take_rel(const std::vector<Type> &args, const Attrs &attrs) {
   if (!is_int(indices->dtype))
     throw OpError(fmt::format("the indices must be integers, found {}", to_string(indices->dtype)));
   int64_t axis;
-  return TensorType::make(take_shape(data->shape, indices->shape, attrs, &axis), data->dtype);
+  return TensorType::make(take_shape(data->shape, indices->shape, take_attrs(attrs), &axis), data->dtype);
 }
 
 std::vector<NDArray> take_kernel(const std::vector<NDArray> &args, const Attrs &attrs) {
@@ -373,8 +369,9 @@ std::vector<NDArray> take_kernel(const std::vector<NDArray> &args, const Attrs &
   if (!is_int(indices.dtype()))
     throw OpError(fmt::format("the indices must be integers, found {}", to_string(indices.dtype())));
   int64_t axis;
-  NDArray out(data.dtype(), take_shape(data.shape(), indices.shape(), attrs, &axis));
-  const std::string mode = attr_string(attrs, "mode", "clip");
+  const TakeAttrs a = take_attrs(attrs);
+  NDArray out(data.dtype(), take_shape(data.shape(), indices.shape(), a, &axis));
+  const std::string &mode = a.mode;
   const size_t esize = dtype_bytes(data.dtype());
   // Without an axis, take reads the flattened data: one "row" of one element.
   const int64_t n = axis < 0 ? data.size() : data.shape()[axis];
@@ -601,11 +598,10 @@ std::vector<NDArray> squeeze_kernel(const std::vector<NDArray> &args, const Attr
 }
 
 Shape expand_dims_shape(const Shape &in, const Attrs &attrs) {
-  require_attr(attrs, "axis");
+  const ExpandDimsAttrs a = expand_dims_attrs(attrs);
   const int64_t rank = static_cast<int64_t>(in.size());
-  const int64_t pivot = normalize_axis(attr_int(attrs, "axis", 0), rank, "axis", 1);
-  const int64_t count = attr_int(attrs, "num_newaxis", 1);
-  if (count < 0) throw OpError(fmt::format("num_newaxis must be >= 0, found {}", count));
+  const int64_t pivot = normalize_axis(a.axis, rank, "axis", 1);
+  const int64_t count = a.num_newaxis;
   Shape out(in.begin(), in.begin() + pivot);
   out.insert(out.end(), count, 1);
   out.insert(out.end(), in.begin() + pivot, in.end());
@@ -626,16 +622,9 @@ std::vector<NDArray> expand_dims_kernel(const std::vector<NDArray> &args, const 
 // zeros, ones, full
 // ---------------------------------------------------------------------------------------------
 
-Shape init_shape(const Attrs &attrs) {
-  require_attr(attrs, "shape");
-  Shape shape = attr_ints(attrs, "shape", {});
-  for (int64_t d : shape)
-    if (d < 0) throw OpError(fmt::format("shape {} has a negative dimension", ints_to_string(shape)));
-  return shape;
-}
-
-DType init_dtype(const Attrs &attrs, const std::string &fallback) {
-  const std::string name = attr_string(attrs, "dtype", fallback);
+// The dtype `a` names, else `fallback` (the op's default).
+DType init_dtype(const InitAttrs &a, const std::string &fallback) {
+  const std::string &name = a.dtype.empty() ? fallback : a.dtype;
   std::optional<DType> d = parse_dtype(name);
   if (!d) throw OpError(fmt::format("dtype \"{}\" is not a dtype grove knows", name));
   return *d;
@@ -651,15 +640,18 @@ NDArray filled(DType dtype, const Shape &shape, double value) {
 }
 
 Type init_rel(const std::vector<Type> &, const Attrs &attrs) {
-  return TensorType::make(init_shape(attrs), init_dtype(attrs, "float32"));
+  const InitAttrs a = init_attrs(attrs);
+  return TensorType::make(a.shape, init_dtype(a, "float32"));
 }
 
 std::vector<NDArray> zeros_kernel(const std::vector<NDArray> &, const Attrs &attrs) {
-  return one(filled(init_dtype(attrs, "float32"), init_shape(attrs), 0.0));
+  const InitAttrs a = init_attrs(attrs);
+  return one(filled(init_dtype(a, "float32"), a.shape, 0.0));
 }
 
 std::vector<NDArray> ones_kernel(const std::vector<NDArray> &, const Attrs &attrs) {
-  return one(filled(init_dtype(attrs, "float32"), init_shape(attrs), 1.0));
+  const InitAttrs a = init_attrs(attrs);
+  return one(filled(init_dtype(a, "float32"), a.shape, 1.0));
 }
 
 Type full_rel(const std::vector<Type> &args, const Attrs &attrs) {
@@ -668,7 +660,8 @@ Type full_rel(const std::vector<Type> &args, const Attrs &attrs) {
   if (!fill->shape.empty())
     throw OpError(
         fmt::format("the fill value must be a scalar, found shape {}", shape_to_string(fill->shape)));
-  return TensorType::make(init_shape(attrs), init_dtype(attrs, to_string(fill->dtype)));
+  const InitAttrs a = init_attrs(attrs);
+  return TensorType::make(a.shape, init_dtype(a, to_string(fill->dtype)));
 }
 
 std::vector<NDArray> full_kernel(const std::vector<NDArray> &args, const Attrs &attrs) {
@@ -676,16 +669,17 @@ std::vector<NDArray> full_kernel(const std::vector<NDArray> &args, const Attrs &
   if (fill.ndim() != 0)
     throw OpError(
         fmt::format("the fill value must be a scalar, found shape {}", shape_to_string(fill.shape())));
-  const DType dtype = init_dtype(attrs, to_string(fill.dtype()));
+  const InitAttrs a = init_attrs(attrs);
+  const DType dtype = init_dtype(a, to_string(fill.dtype()));
   // Integers go through int64 so that large values survive exactly.
   if (is_int(dtype) && is_int(fill.dtype())) {
-    NDArray out(dtype, init_shape(attrs));
+    NDArray out(dtype, a.shape);
     const size_t esize = dtype_bytes(dtype);
     const int64_t v = fill.element_as_int(0);
     for (int64_t i = 0; i < out.size(); ++i) std::memcpy(out.raw() + i * esize, &v, esize);  // little-endian
     return one(out);
   }
-  return one(filled(dtype, init_shape(attrs), fill.element_as_double(0)));
+  return one(filled(dtype, a.shape, fill.element_as_double(0)));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -825,16 +819,15 @@ struct OneHot {
   DType dtype;
 };
 
-OneHot one_hot_attrs(const Attrs &attrs, int64_t rank, DType on_dtype) {
+OneHot one_hot_plan(const Attrs &attrs, int64_t rank, DType on_dtype) {
+  const OneHotAttrs a = one_hot_attrs(attrs);
   OneHot h;
-  h.depth = attr_int(attrs, "depth", 1);
-  if (h.depth < 0) throw OpError(fmt::format("depth must be >= 0, found {}", h.depth));
-  const int64_t axis = attr_int(attrs, "axis", -1);
-  if (axis < -1 || axis > rank)
+  h.depth = a.depth;
+  if (a.axis < -1 || a.axis > rank)
     throw OpError(fmt::format("axis {} is out of range for indices of rank {} (expected -1 <= axis <= {})",
-                              axis, rank, rank));
-  h.axis = axis == -1 ? rank : axis;
-  h.dtype = attr_none(attrs, "dtype") ? on_dtype : init_dtype(attrs, "");
+                              a.axis, rank, rank));
+  h.axis = a.axis == -1 ? rank : a.axis;
+  h.dtype = a.dtype.value_or(on_dtype);
   return h;
 }
 
@@ -852,7 +845,7 @@ Type one_hot_rel(const std::vector<Type> &args, const Attrs &attrs) {
   const TensorType *off = tensor_arg(args, 2, "off_value");
   if (!indices || !on || !off) return {};
   check_one_hot_args(indices->shape, indices->dtype, on->shape, off->shape);
-  const OneHot h = one_hot_attrs(attrs, static_cast<int64_t>(indices->shape.size()), on->dtype);
+  const OneHot h = one_hot_plan(attrs, static_cast<int64_t>(indices->shape.size()), on->dtype);
   Shape shape = indices->shape;
   shape.insert(shape.begin() + h.axis, h.depth);
   return TensorType::make(shape, h.dtype);
@@ -875,7 +868,7 @@ NDArray scalar_as(DType dtype, const NDArray &v) {
 std::vector<NDArray> one_hot_kernel(const std::vector<NDArray> &args, const Attrs &attrs) {
   const NDArray &indices = args[0], &on = args[1], &off = args[2];
   check_one_hot_args(indices.shape(), indices.dtype(), on.shape(), off.shape());
-  const OneHot h = one_hot_attrs(attrs, indices.ndim(), on.dtype());
+  const OneHot h = one_hot_plan(attrs, indices.ndim(), on.dtype());
   Shape shape = indices.shape();
   shape.insert(shape.begin() + h.axis, h.depth);
   NDArray out(h.dtype, shape);

@@ -237,6 +237,132 @@ TEST(OpAttrs, BatchMatmulNormAndClip) {
                  "attribute 'a_max' is required");
 }
 
+TEST(OpAttrs, Dense) {
+  const DenseAttrs d = dense_attrs(Attrs());
+  EXPECT_FALSE(d.units.has_value());
+  EXPECT_EQ(d.out_dtype, "");
+  EXPECT_FALSE(dense_attrs(attrs_in("nn.dense(%x, %w, units=None)")).units.has_value());
+  const DenseAttrs a = dense_attrs(attrs_in("nn.dense(%x, %w, units=8, out_dtype=\"float32\")"));
+  EXPECT_EQ(a.units, 8);
+  EXPECT_EQ(a.out_dtype, "float32");
+  expect_errors(
+      [](const Attrs &x) { dense_attrs(x); },
+      {{"nn.dense(%x, %w, units=\"8\")", "attribute 'units' must be an integer, not a string"},
+       {"nn.dense(%x, %w, out_dtype=1)", "attribute 'out_dtype' must be a string, not an integer"}});
+  expect_located("Tensor[(2, 5), float32]", "Tensor[(3, 5), float32]", "nn.dense(%x, %w, units=[3])",
+                 "nn.dense", "attribute 'units' must be an integer, not a list");
+}
+
+TEST(OpAttrs, BiasAdd) {
+  EXPECT_EQ(bias_add_attrs(Attrs()).axis, 1);
+  EXPECT_EQ(bias_add_attrs(attrs_in("nn.bias_add(%x, %w, axis=-1)")).axis, -1);  // as written
+  expect_errors([](const Attrs &x) { bias_add_attrs(x); },
+                {{"nn.bias_add(%x, %w, axis=\"c\")", "attribute 'axis' must be an integer, not a string"}});
+  expect_located("Tensor[(2, 5), float32]", "Tensor[(5), float32]", "nn.bias_add(%x, %w, axis=2)",
+                 "nn.bias_add", "axis 2 is out of range for a tensor of rank 2");
+}
+
+TEST(OpAttrs, Pad) {
+  const PadAttrs p = pad_attrs(attrs_in("nn.pad(%x, %w, pad_width=[[1, 2], [0, 3]])"));
+  EXPECT_EQ(p.before, (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(p.after, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(p.mode, "constant");
+  EXPECT_EQ(pad_attrs(attrs_in("nn.pad(%x, %w, pad_width=[[1, 1]], pad_mode=\"reflect\")")).mode, "reflect");
+  const std::string pairs =
+      "pad_width must be a list of [before, after] pairs of non-negative integers, one per dimension of the "
+      "data";
+  expect_errors([](const Attrs &x) { pad_attrs(x); },
+                {{"nn.pad(%x, %w)", "attribute 'pad_width' is required"},
+                 {"nn.pad(%x, %w, pad_width=1)", pairs},
+                 {"nn.pad(%x, %w, pad_width=[[1, 2, 3]])", pairs},
+                 {"nn.pad(%x, %w, pad_width=[[1, -1]])", pairs},
+                 {"nn.pad(%x, %w, pad_width=[[1, 0.5f]])", pairs},
+                 {"nn.pad(%x, %w, pad_width=[[1, 1]], pad_mode=\"wrap\")",
+                  "pad_mode must be \"constant\", \"edge\" or \"reflect\", found \"wrap\""},
+                 {"nn.pad(%x, %w, pad_width=[[1, 1]], pad_mode=0)",
+                  "attribute 'pad_mode' must be a string, not an integer"}});
+  // The count of pairs is the relation's, against the data.
+  expect_located("Tensor[(2, 3), float32]", "float32", "nn.pad(%x, %w, pad_width=[[1, 1]])", "nn.pad",
+                 "pad_width has 1 pair(s) but the data (2, 3) has rank 2");
+  expect_located("Tensor[(2, 3), float32]", "float32", "nn.pad(%x, %w, pad_width=[[1, 1], [0, -2]])",
+                 "nn.pad", pairs);
+}
+
+// ---------------------------------------------------------------------------------------------
+// concatenate, expand_dims, zeros/ones/full, take, one_hot
+// ---------------------------------------------------------------------------------------------
+
+TEST(OpAttrs, ConcatenateAndExpandDims) {
+  EXPECT_EQ(concatenate_attrs(Attrs()).axis, 0);
+  EXPECT_EQ(concatenate_attrs(attrs_in("concatenate((%x, %w), axis=-1)")).axis, -1);
+  expect_errors([](const Attrs &x) { concatenate_attrs(x); },
+                {{"concatenate((%x, %w), axis=[1])", "attribute 'axis' must be an integer, not a list"}});
+  expect_located("Tensor[(2, 3), float32]", "Tensor[(2, 3), float32]", "concatenate((%x, %w), axis=2)",
+                 "concatenate", "out of range");
+
+  const ExpandDimsAttrs e = expand_dims_attrs(attrs_in("expand_dims(%x, axis=-1)"));
+  EXPECT_EQ(e.axis, -1);
+  EXPECT_EQ(e.num_newaxis, 1);
+  EXPECT_EQ(expand_dims_attrs(attrs_in("expand_dims(%x, axis=0, num_newaxis=2)")).num_newaxis, 2);
+  expect_errors([](const Attrs &x) { expand_dims_attrs(x); },
+                {{"expand_dims(%x)", "attribute 'axis' is required"},
+                 {"expand_dims(%x, axis=0, num_newaxis=-1)", "num_newaxis must be >= 0, found -1"},
+                 {"expand_dims(%x, axis=\"0\")", "attribute 'axis' must be an integer, not a string"}});
+  expect_located("Tensor[(2, 3), float32]", "float32", "expand_dims(%x, axis=0, num_newaxis=-2)",
+                 "expand_dims", "num_newaxis must be >= 0, found -2");
+}
+
+TEST(OpAttrs, Init) {
+  const InitAttrs z = init_attrs(attrs_in("zeros(shape=[2, 3])"));
+  EXPECT_EQ(z.shape, (Shape{2, 3}));
+  EXPECT_EQ(z.dtype, "");
+  EXPECT_EQ(init_attrs(attrs_in("ones(shape=[], dtype=\"int32\")")).dtype, "int32");
+  EXPECT_EQ(init_attrs(attrs_in("zeros(shape=[1], dtype=None)")).dtype, "");
+  expect_errors([](const Attrs &x) { init_attrs(x); },
+                {{"zeros(dtype=\"float32\")", "attribute 'shape' is required"},
+                 {"zeros(shape=[2, -1])", "shape [2, -1] has a negative dimension"},
+                 {"zeros(shape=[2], dtype=1)", "attribute 'dtype' must be a string, not an integer"}});
+  expect_located("float32", "float32", "zeros(shape=[-3])", "zeros", "shape [-3] has a negative dimension");
+}
+
+TEST(OpAttrs, Take) {
+  const TakeAttrs d = take_attrs(Attrs());
+  EXPECT_FALSE(d.axis.has_value());  // the flattened data
+  EXPECT_EQ(d.batch_dims, 0);
+  EXPECT_EQ(d.mode, "clip");
+  EXPECT_FALSE(take_attrs(attrs_in("take(%x, %w, axis=None)")).axis.has_value());
+  const TakeAttrs a = take_attrs(attrs_in("take(%x, %w, axis=-1, mode=\"wrap\")"));
+  EXPECT_EQ(a.axis, -1);
+  EXPECT_EQ(a.mode, "wrap");
+  expect_errors(
+      [](const Attrs &x) { take_attrs(x); },
+      {{"take(%x, %w, batch_dims=1)", "grove supports take with batch_dims=0 only"},
+       {"take(%x, %w, mode=\"nearest\")", "mode must be \"clip\", \"wrap\" or \"fast\", found \"nearest\""},
+       {"take(%x, %w, axis=\"0\")", "attribute 'axis' must be an integer, not a string"}});
+  expect_located("Tensor[(4, 3), float32]", "Tensor[(2), int32]", "take(%x, %w, axis=0, mode=\"x\")", "take",
+                 "mode must be \"clip\", \"wrap\" or \"fast\", found \"x\"");
+}
+
+TEST(OpAttrs, OneHot) {
+  const OneHotAttrs d = one_hot_attrs(Attrs());
+  EXPECT_EQ(d.depth, 1);
+  EXPECT_EQ(d.axis, -1);
+  EXPECT_FALSE(d.dtype.has_value());  // the on value's
+  EXPECT_FALSE(one_hot_attrs(attrs_in("one_hot(%x, %w, %w, dtype=None)")).dtype.has_value());
+  const OneHotAttrs a = one_hot_attrs(attrs_in("one_hot(%x, %w, %w, depth=4, axis=0, dtype=\"int32\")"));
+  EXPECT_EQ(a.depth, 4);
+  EXPECT_EQ(a.axis, 0);
+  EXPECT_EQ(a.dtype, DType::Int32);
+  expect_errors([](const Attrs &x) { one_hot_attrs(x); },
+                {{"one_hot(%x, %w, %w, depth=-1)", "depth must be >= 0, found -1"},
+                 {"one_hot(%x, %w, %w, dtype=\"int3\")", "dtype \"int3\" is not a dtype grove knows"},
+                 {"one_hot(%x, %w, %w, dtype=3)", "attribute 'dtype' must be a string, not an integer"},
+                 {"one_hot(%x, %w, %w, axis=\"0\")", "attribute 'axis' must be an integer, not a string"}});
+  // The axis's range is the relation's, against the indices' rank.
+  expect_located("Tensor[(3), int32]", "float32", "one_hot(%x, %w, %w, depth=2, axis=2)", "one_hot",
+                 "axis 2 is out of range for indices of rank 1 (expected -1 <= axis <= 1)");
+}
+
 // ---------------------------------------------------------------------------------------------
 // split, reshape, squeeze, transpose, strided_slice
 // ---------------------------------------------------------------------------------------------
