@@ -691,5 +691,70 @@ def torch_pairs_of(trees):
     return [tuple(torch.from_numpy(a.astype(np.int64)) for a in to_parent_arrays(t)) for t in trees]
 
 
+# ---- target="cuda" ------------------------------------------------------------------------------
+
+GROVE_BINARY = os.environ.get("GROVE_BINARY")
+FAKE_CUDA = os.environ.get("GROVE_FAKE_CUDA")  # tests/backends/cuda/FakeDriver.cpp, the driver over host memory
+CUDA_ROOT = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda"))
+
+
+def host_kernels(directory, sizes, cuda_options):
+    """The host build of TreeLSTM's CUDA kernels at `sizes` in the form `cuda_options`, which the fake
+    driver runs in place of the cubin: `grove dump --stage cuda` built against backends/cuda/Simt.h,
+    as the C++ suites' emulation builds it (backends/cuda/HostEmulation.cpp)."""
+    source, library = Path(directory) / "kernels.cpp", Path(directory) / "kernels.so"
+    text = subprocess.run([GROVE_BINARY, "dump", str(TREELSTM), "--stage", "cuda", "--sizes", sizes,
+                           "--cuda", cuda_options], check=True, capture_output=True, text=True).stdout
+    source.write_text(text)
+    subprocess.run([os.environ.get("CXX", "c++"), "-std=c++20", "-O1", "-fPIC", "-shared", "-pthread",
+                    "-ffp-contract=off", f"-I{CUDA_ROOT / 'include' / 'cccl'}", "-include",
+                    str(SOURCE_DIR / "backends" / "cuda" / "Simt.h"), "-o", str(library), str(source)],
+                   check=True, capture_output=True, text=True)
+    return str(library)
+
+
+class CudaTarget(GroveTestCase):
+    """grove.compile(..., target="cuda"): the model's kernels through the device runner. This machine has
+    no GPU: the runs go through the fake driver, which runs the same kernels' host build."""
+
+    def test_without_a_driver_is_a_grove_error(self):
+        # Its own process: the driver is loaded once per process.
+        script = ("import grove, sys\n"
+                  "try:\n"
+                  f"    grove.compile({str(TREELSTM)!r}, sizes={{'H': 8, 'D': 6, 'V': 20}}, target='cuda')\n"
+                  "except grove.GroveError as e:\n"
+                  "    print(e); sys.exit(3)\n")
+        env = dict(os.environ, GROVE_CUDA_DRIVER="/nonexistent/libcuda.so.1")
+        r = subprocess.run([sys.executable, "-B", "-c", script], env=env, capture_output=True, text=True)
+        self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
+        self.assertIn("no CUDA driver", r.stdout)
+        self.assertIn("/nonexistent/libcuda.so.1", r.stdout)
+
+    def test_cuda_options_need_the_cuda_target(self):
+        with self.assertRaises(grove.GroveError) as caught:
+            grove.compile(TREELSTM, sizes={"H": 8, "D": 6, "V": 20}, cuda="form=per_level")
+        self.assertIn("cuda", str(caught.exception))
+
+    def test_both_forms_match_the_reference(self):
+        if not (GROVE_BINARY and FAKE_CUDA):
+            self.skipTest("the fake CUDA driver or the grove binary was not built ($GROVE_FAKE_CUDA, "
+                          "$GROVE_BINARY): tests/backends/cuda builds them")
+        rng = np.random.default_rng(11)
+        weights = treelstm_weights(rng)
+        trees = [random_tree(rng, n) for n in (1, 2, 3, 7, 20)]
+        expected = reference_roots(weights, trees)
+        os.environ["GROVE_CUDA_DRIVER"] = FAKE_CUDA
+        with tempfile.TemporaryDirectory() as tmp:
+            for form in ("form=persistent", "form=per_level"):  # graph=off: the C++ suites
+                with self.subTest(form=form):
+                    directory = Path(tmp) / form.replace("=", "_").replace(",", "_")
+                    directory.mkdir()
+                    os.environ["GROVE_FAKE_CUDA_KERNELS"] = host_kernels(directory, f"H={H},D={D},V={V}", form)
+                    model = grove.compile(TREELSTM, weights=weights, target="cuda", cuda=form)
+                    self.assertEqual(model.target, "cuda")
+                    self.assertClose(model(trees), expected)
+                    self.assertClose(model(trees, batch=2), expected)
+
+
 if __name__ == "__main__":
     unittest.main()
