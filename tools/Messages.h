@@ -99,10 +99,12 @@ inline constexpr char kRelayMetaMode[] =
 inline constexpr char kRelayInterpThreads[] =
     "--threads applies to the VM; the interpreter (--executor interp) runs on the calling thread";
 inline constexpr char kRelayDumpStage[] =
-    "--stage {}: grove relay dump knows --stage vm (the VM's bytecode), --stage ilir (the ILIR of each "
+    "--stage {}: grove relay dump knows --stage vm (the VM's bytecode), --stage claimed (the module after "
+    "grove's recursive compiler claimed its functions, before fusion), --stage ilir (the ILIR of each "
     "global grove's recursive compiler compiles) and --stage model (the model each one is translated to)";
 inline constexpr char kRelayDumpArgStage[] =
-    "--arg {}: grove relay dump takes --arg only with --stage ilir or model (the weights' shapes)";
+    "--arg {}: grove relay dump takes --arg only with --stage ilir or model (the weights' shapes), not with "
+    "--stage {}";
 inline constexpr char kRelayIlirNone[] =
     "{}: no global is compiled by grove's recursive compiler, so there is no ILIR to print:\n{}";
 inline constexpr char kRelayIlirShape[] =

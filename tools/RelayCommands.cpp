@@ -15,6 +15,7 @@
 #include "backends/relay/recursive/RecursiveFunctions.h"
 #include "backends/relay/recursive/SequenceFunctions.h"
 #include "backends/relay/vm/VM.h"
+#include "backends/relay/vm/VMCompiler.h"
 #include "datasets/PTBReader.h"
 #include "frontend/dsl/Printer.h"
 #include "frontend/onnx/OnnxImporter.h"
@@ -407,11 +408,15 @@ std::string dump_recursive(const Module &m, const std::string &file, const std::
 }  // namespace
 
 int relay_dump(const RelayDumpCommand &c) {
-  if (c.stage != "vm" && c.stage != "ilir" && c.stage != "model") user_error(msg::kRelayDumpStage, c.stage);
+  if (c.stage != "vm" && c.stage != "claimed" && c.stage != "ilir" && c.stage != "model")
+    user_error(msg::kRelayDumpStage, c.stage);
   std::map<std::string, std::string> arg_files = parse_relay_args(c.args);
-  if (c.stage == "vm") {
-    if (!arg_files.empty()) user_error(msg::kRelayDumpArgStage, arg_files.begin()->first);
-    std::cout << dump_vm(load_typed(c.file));
+  if (c.stage == "vm" || c.stage == "claimed") {
+    if (!arg_files.empty()) user_error(msg::kRelayDumpArgStage, arg_files.begin()->first, c.stage);
+    if (c.stage == "vm")
+      std::cout << dump_vm(load_typed(c.file));
+    else  // the module the VM compiler fuses: what grove's recursive compiler claimed, as Relay text
+      std::cout << print_module(vm::claim(load_typed(c.file)).module()).text;
     return 0;
   }
   std::cout << dump_recursive(load_typed(c.file), c.file, c.stage, arg_files);

@@ -335,7 +335,9 @@ int main(int argc, char **argv) {
   rd->add_option("file", relay_dump.file, "Relay text file")->required()->check(CLI::ExistingFile);
   rd->add_option(
       "--stage", relay_dump.stage,
-      "vm (the VM's bytecode: functions, registers, instructions), ilir (the ILIR of each global "
+      "vm (the VM's bytecode: functions, registers, instructions), claimed (the module after grove's "
+      "recursive compiler claimed its functions, before fusion, as Relay text), ilir (the ILIR of each "
+      "global "
       "grove's recursive compiler compiles) or model (the model each such global is translated to, "
       "in the model language)");
   rd->add_option(

@@ -17,6 +17,7 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
+using ::testing::StartsWith;
 
 const std::string kModels = std::string(GROVE_SOURCE_DIR) + "/models/relay/";
 
@@ -332,6 +333,17 @@ TEST(CliRelay, DumpShowsTheRecursiveFunctionCompiledByGrove) {
   EXPECT_THAT(r.output, HasSubstr("InvokeExternal $7 <- ext0($0, $1, $2, $3, $4, $5, $6)"));
   EXPECT_THAT(r.output,
               HasSubstr("ext0: @grove_map_treelstm: @treelstm over a List (grove recursive compiler)"));
+  // --stage claimed: the module the VM compiler fuses, as Relay text: the map over the trees became
+  // a call of the claimed function, whose body is the map as written, marked for grove.
+  r = run_grove("relay dump " + kModels + "treelstm.relay --stage claimed");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("def @grove_map_treelstm("));
+  EXPECT_THAT(r.output, HasSubstr("Compiler=\"grove\""));
+  EXPECT_THAT(r.output, HasSubstr("@grove_map_treelstm(%trees"));
+  EXPECT_THAT(r.output, StartsWith("#[version = \"0.0.5\"]"));
+  r = run_grove("relay dump " + kModels + "treelstm.relay --stage claimed --arg emb=x.npy");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("not with --stage claimed"));
   r = run_grove("relay dump " + kModels + "treelstm.relay --stage ilir" + args);
   ASSERT_EQ(r.status, 0) << r.output;
   const int64_t h = expected.shape()[1];

@@ -752,17 +752,21 @@ void FunctionCompiler::compile_pattern(const Pattern &p, int reg, std::vector<in
 
 // 1. Type the module as given, recognise its recursive functions once and claim their calls
 // (ClaimRecursive.h) before fusion. 2. The pipeline. 3. Bytecode.
+Claimed claim(const Module &module, const CompileOptions &options) {
+  // BYOC's region markers (compiler_begin/end) left in a module that was not partitioned are identities.
+  Claimed c{remove_annotations(module), std::nullopt};
+  if (options.recursive_functions) {
+    infer_types(c.base);
+    c.claimed = claim_recursive(c.base, RecursiveForms(c.base));
+  }
+  return c;
+}
+
 Executable compile(const Module &module, const CompileOptions &options) {
   Executable exe;
-  // BYOC's region markers (compiler_begin/end) left in a module that was not partitioned are identities.
-  Module base = remove_annotations(module);
-  std::optional<Module> claimed;
-  if (options.recursive_functions) {
-    infer_types(base);
-    claimed = claim_recursive(base, RecursiveForms(base));
-  }
-  exe.module = run_passes(claimed ? *claimed : base, parse_pass_list("fuse,anf"));
-  ModuleCompiler(exe, options, claimed ? &*claimed : nullptr).run();
+  const Claimed c = claim(module, options);
+  exe.module = run_passes(c.module(), parse_pass_list("fuse,anf"));
+  ModuleCompiler(exe, options, c.claimed ? &*c.claimed : nullptr).run();
   return exe;
 }
 

@@ -23,6 +23,8 @@
 // stacked results (StackList, the rest's kernels on N rows, UnstackList).
 // `recursive_functions = false` claims nothing: everything compiles node by node.
 
+#include <optional>
+
 #include "backends/relay/vm/Bytecode.h"
 #include "frontend/relay/IR.h"
 
@@ -33,5 +35,15 @@ struct CompileOptions {
 };
 
 Executable compile(const Module &module, const CompileOptions &options = {});
+
+// What compile() hands to fusion: the module with BYOC's leftover region markers removed and, with
+// `recursive_functions`, typed and its recursive functions' calls claimed (ClaimRecursive.h); nullopt
+// from the claim when nothing is claimed. `grove relay dump --stage claimed` prints it.
+struct Claimed {
+  Module base;                    // the markers removed
+  std::optional<Module> claimed;  // typed and claimed (recursive_functions only)
+  const Module &module() const { return claimed ? *claimed : base; }
+};
+Claimed claim(const Module &module, const CompileOptions &options = {});
 
 }  // namespace grove::relay::vm
