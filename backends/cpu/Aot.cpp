@@ -3,23 +3,15 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <sys/wait.h>
 
-#include <cctype>
-#include <cerrno>
 #include <climits>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <vector>
 
+#include "backends/aot/LibraryWriter.h"
 #include "backends/cpu/Abi.h"
 #include "backends/cpu/Messages.h"
 #include "backends/cpu/TsanParallel.h"
-#include "backends/runtime/BindWeights.h"
 #include "lowering/cpu/Codegen.h"
 #include "support/Error.h"
 #include "support/Safetensors.h"
@@ -31,106 +23,9 @@ namespace msg = cpu_messages;
 
 namespace {
 
-bool is_identifier(const std::string &s) {
-  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
-  for (char c : s)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
-  return true;
-}
-
-std::string lower(std::string s) {
-  for (char &c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-// One byte as it stands in a C (or GNU assembler) string literal: quotes, backslashes, question
-// marks (trigraphs) and every byte outside printable ASCII escaped, the latter as three octal digits
-// so that a following digit cannot extend the escape.
-std::string c_escape(unsigned char c) {
-  if (c == '"' || c == '\\' || c == '?') return std::string{'\\', char(c)};
-  if (c < 0x20 || c > 0x7e) return fmt::format("\\{:03o}", c);
-  return std::string(1, char(c));
-}
-
-// A C string literal of `text`, as adjacent literals of about 100 characters, one per line.
-std::string c_string_literal(const std::string &text) {
-  std::vector<std::string> lines{""};
-  for (unsigned char c : text) {
-    if (lines.back().size() >= 100) lines.emplace_back();
-    lines.back() += c_escape(c);
-  }
-  std::string out;
-  for (const std::string &line : lines) out += fmt::format("{}    \"{}\"", out.empty() ? "" : "\n", line);
-  return out;
-}
-
-std::string shell_quote(const std::string &s) {
-  std::string quoted = "'";
-  for (char c : s) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
-
-std::string tool(const char *variable, const char *fallback) {
-  const char *value = std::getenv(variable);
-  return value && *value ? value : fallback;
-}
-
-// Runs `program args...` through the shell (so that $CC may carry options, "ccache gcc"), its output
-// captured for the error message, which names what was being built.
-void run_tool(const std::string &program, const char *variable, const std::vector<std::string> &args,
-              const std::string &what) {
-  std::string command = program;
-  for (const std::string &a : args) command += " " + shell_quote(a);
-  FILE *pipe = popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) user_error(msg::kAotTool, what, command, std::strerror(errno), "");
-  std::string output;
-  char chunk[4096];
-  for (size_t n; (n = std::fread(chunk, 1, sizeof(chunk), pipe)) > 0;) output.append(chunk, n);
-  const int status = pclose(pipe);
-  if (status == 0) return;
-  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  user_error(msg::kAotTool, what, command,
-             code == 127 ? fmt::format(msg::kAotNoTool, variable) : fmt::format("exit status {}", code),
-             output);
-}
-
-void write_file(const fs::path &path, const std::string &text) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  if (!out.flush()) user_error(msg::kAotWrite, path.string(), std::strerror(errno));
-}
-
-std::string read_file(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) user_error(msg::kAotRead, path, std::strerror(errno));
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) user_error(msg::kAotRead, path, std::strerror(errno));
-  return bytes;
-}
-
-// A private directory inside out_dir (so that the results are renamed, not copied, into place),
-// removed with what is left in it when this goes.
-class TempDir {
- public:
-  explicit TempDir(const fs::path &parent) {
-    std::string pattern = (parent / ".grove-compile-XXXXXX").string();
-    std::vector<char> buffer(pattern.begin(), pattern.end());
-    buffer.push_back('\0');
-    if (!mkdtemp(buffer.data())) user_error(msg::kAotTempDir, parent.string(), std::strerror(errno));
-    path_ = buffer.data();
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir &) = delete;
-  TempDir &operator=(const TempDir &) = delete;
-  fs::path operator/(const std::string &name) const { return path_ / name; }
-  const fs::path &path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using aot::c_string_literal;
+using aot::read_file;
+using aot::write_file;
 
 // Directories whose parent may be an install prefix (bin/ or lib/ next to lib/ and include/): that of
 // this code's own file (the grove program, or libgrove_compiler.so), that of a libgrove_runtime.so
@@ -218,17 +113,8 @@ uint64_t write_embedded_weights(const ilir::Program &program, const std::map<std
     return 0;
   }
   const std::string bytes = read_file(image.string());
-  Weights weights = read_safetensors_bytes(bytes, where);
-  for (const auto &[var, value] : bind_weights(program, weights, where)) {
-    auto it = sizes.find(var);
-    if (it != sizes.end() && it->second != value)
-      user_error(msg::kAotWeightsSizes, where, var, value, var, it->second);
-  }
+  aot::check_weights_fit(program, sizes, read_safetensors_bytes(bytes, where), where);
   return bytes.size();
-}
-
-std::string join_shape(const std::vector<int64_t> &shape) {
-  return fmt::format("[{}]", fmt::join(shape, ", "));
 }
 
 // The C source of the descriptor: the ABI as JSON, the entry points, the embedded weights (an
@@ -347,79 +233,43 @@ __attribute__((constructor)) static void grove_tsan_route(void) {
 )";
 }
 
-// The shared library's one entry point, kept out of the static library so that two models linked
-// into one program do not both define it.
-std::string entry_source(const std::string &name) {
-  return fmt::format(
-      "/* Written by `grove compile`: what grove_model_open looks up in lib{0}.so. */\n"
-      "#include <grove/grove.h>\n\n"
-      "const grove_compiled_model *{0}_grove_model(void);\n"
-      "const grove_compiled_model *grove_compiled_model_entry(void) {{ return {0}_grove_model(); }}\n",
-      name);
-}
-
 // The weights file is found through the assembler's include path (-Wa,-I), so that its name needs
 // no quoting here.
 std::string weights_assembly(const std::string &name) {
-  return fmt::format(
-      "# Written by `grove compile`: the embedded weights, a safetensors image.\n"
-      "\t.section .rodata\n"
-      "\t.balign 64\n"
-      "\t.globl {0}_grove_weights\n"
-      "\t.hidden {0}_grove_weights\n"
-      "{0}_grove_weights:\n"
-      "\t.incbin \"weights.safetensors\"\n",
-      name);
+  return "# Written by `grove compile`: the embedded weights, a safetensors image.\n" +
+         aot::incbin_assembly(".rodata", name + "_grove_weights", "weights.safetensors");
 }
 
 std::string header_source(const std::string &name, const ModelAbi &abi, bool embedded,
                           const Toolchain &toolchain) {
-  std::string params;
-  for (const ModelAbi::Param &p : abi.params)
-    params += fmt::format(" *   {} {}\n", p.name, join_shape(p.shape));
-  std::string sizes;
-  for (const auto &[var, value] : abi.sizes)
-    sizes += fmt::format("{}{}={}", sizes.empty() ? "" : ",", var, value);
-  std::string guard = "GROVE_MODEL_" + name + "_H";
-  for (char &c : guard) c = char(std::toupper(static_cast<unsigned char>(c)));
   return fmt::format(
-      "/* lib{name}: model {model} ('structure {structure}') compiled ahead of time by `grove compile`.\n"
-      " *\n"
-      " * Target {target}; sizes {sizes}; schedule {schedule}.\n"
-      " * {weights}\n"
-      " *\n"
-      " * Use it through grove's C API (grove/grove.h):\n"
-      " *   grove_model *model;\n"
-      " *   grove_model_open_compiled({name}_grove_model(), &model);   (or "
-      "grove_model_open(\"lib{name}.so\", ...))\n"
-      " *   grove_model_bind_weights_file(model, \"weights.safetensors\");\n"
-      " *   grove_model_run_{run}(model, ...);\n"
-      " *\n"
-      " * Static library: cc app.c -I{include} lib{name}.a -L{lib} -lgrove_runtime -Wl,-rpath,{lib} \\\n"
-      " *   -lpthread -ldl -lm\n"
-      " * Shared library: cc app.c -I{include} -L. -l{name} -L{lib} -lgrove_runtime\n"
-      " *\n"
-      " * Its parameters (float32, row-major):\n"
-      "{params}"
-      " */\n"
-      "#ifndef {guard}\n"
-      "#define {guard}\n\n"
-      "#include <grove/grove.h>\n\n"
-      "#ifdef __cplusplus\n"
-      "extern \"C\" {{\n"
-      "#endif\n\n"
-      "/* The model's descriptor, for grove_model_open_compiled. */\n"
-      "const grove_compiled_model *{name}_grove_model(void);\n\n"
-      "#ifdef __cplusplus\n"
-      "}}\n"
-      "#endif\n\n"
-      "#endif /* {guard} */\n",
-      fmt::arg("name", name), fmt::arg("model", abi.model), fmt::arg("structure", abi.structure),
-      fmt::arg("target", abi.target), fmt::arg("sizes", sizes), fmt::arg("schedule", abi.schedule),
-      fmt::arg("weights", embedded ? "The weights are embedded: the model is ready to run when opened."
-                                   : "The weights are not embedded: bind them before running the model."),
-      fmt::arg("run", abi.runs_dags() ? "dags" : "trees"), fmt::arg("include", toolchain.include_dir),
-      fmt::arg("lib", toolchain.runtime_dir), fmt::arg("params", params), fmt::arg("guard", guard));
+             "/* lib{name}: model {model} ('structure {structure}') compiled ahead of time by `grove "
+             "compile`.\n"
+             " *\n"
+             " * Target {target}; sizes {sizes}; schedule {schedule}.\n"
+             " * {weights}\n"
+             " *\n"
+             " * Use it through grove's C API (grove/grove.h):\n"
+             " *   grove_model *model;\n"
+             " *   grove_model_open_compiled({name}_grove_model(), &model);   (or "
+             "grove_model_open(\"lib{name}.so\", ...))\n"
+             " *   grove_model_bind_weights_file(model, \"weights.safetensors\");\n"
+             " *   grove_model_run_{run}(model, ...);\n"
+             " *\n"
+             " * Static library: cc app.c -I{include} lib{name}.a -L{lib} -lgrove_runtime -Wl,-rpath,{lib} "
+             "\\\n"
+             " *   -lpthread -ldl -lm\n"
+             " * Shared library: cc app.c -I{include} -L. -l{name} -L{lib} -lgrove_runtime\n"
+             " *\n"
+             " * Its parameters (float32, row-major):\n"
+             "{params}"
+             " */\n",
+             fmt::arg("name", name), fmt::arg("model", abi.model), fmt::arg("structure", abi.structure),
+             fmt::arg("target", abi.target), fmt::arg("sizes", aot::header_sizes(abi)),
+             fmt::arg("schedule", abi.schedule), fmt::arg("weights", aot::header_weights(embedded)),
+             fmt::arg("run", abi.runs_dags() ? "dags" : "trees"), fmt::arg("include", toolchain.include_dir),
+             fmt::arg("lib", toolchain.runtime_dir), fmt::arg("params", aot::header_params(abi))) +
+         aot::header_declarations(name);
 }
 
 }  // namespace
@@ -437,17 +287,11 @@ std::string header_source(const std::string &name, const ModelAbi &abi, bool emb
 AotResult compile_library(const ilir::Program &program, const std::map<std::string, int64_t> &sizes,
                           const CompileOptions &options, const AotOptions &aot) {
   // 1.
-  const std::string name = aot.name.empty() ? lower(program.name) : aot.name;
-  if (!is_identifier(name)) user_error(msg::kAotBadName, name);
-  const fs::path out_dir = aot.out_dir.empty() ? fs::path(".") : fs::path(aot.out_dir);
-  std::error_code ec;
-  if (fs::exists(out_dir, ec) && !fs::is_directory(out_dir, ec))
-    user_error(msg::kAotOutDirNotDir, out_dir.string());
-  if (!fs::exists(out_dir, ec) && !fs::create_directories(out_dir, ec))
-    user_error(msg::kAotOutDir, out_dir.string(), ec ? ec.message() : "unknown error");
+  const std::string name = aot::library_name(aot.name, program.name);
+  const fs::path out_dir = aot::prepare_out_dir(aot.out_dir);
   const Toolchain toolchain = find_toolchain(aot);
-  TempDir tmp(out_dir);
-  const uint64_t weights_size = write_embedded_weights(program, sizes, aot, tmp / "weights.safetensors");
+  aot::LibraryWriter writer(name, out_dir);
+  const uint64_t weights_size = write_embedded_weights(program, sizes, aot, writer / "weights.safetensors");
 
   // 2. With bf16 kernels, an fp32 variant too (carrying the runtime both use).
   LoweredForCpu lowered = lower_for_cpu(program, sizes, options);
@@ -456,93 +300,55 @@ AotResult compile_library(const ilir::Program &program, const std::map<std::stri
   if (lowered.abi.bf16_panels()) {
     lowered = lower_for_cpu(program, sizes, options, false, "grove_model_bf16", /*runtime=*/false);
     variants = {lowered.abi};
-    objects.push_back((tmp / "model_bf16.o").string());
+    objects.push_back((writer / "model_bf16.o").string());
     lowering::write_code(lowered.lowered, Halide::OutputFileType::object, objects.back());
     CompileOptions fp32 = options;
     fp32.schedule += ",precision=fp32";
     LoweredForCpu fallback = lower_for_cpu(program, sizes, fp32);
     variants.push_back(fallback.abi);
-    objects.push_back((tmp / "model.o").string());
+    objects.push_back((writer / "model.o").string());
     lowering::write_code(fallback.lowered, Halide::OutputFileType::object, objects.back());
   } else {
-    objects.push_back((tmp / "model.o").string());
+    objects.push_back((writer / "model.o").string());
     lowering::write_code(lowered.lowered, Halide::OutputFileType::object, objects.back());
   }
 
-  // 3.
-  const std::string cc = tool("CC", "cc");
-  // Instrumented code (Halide's tsan feature) needs ThreadSanitizer's runtime. Its parallel loops, and
-  // in a GROVE_TSAN build those of any library (one for an explicit target is not instrumented, but
-  // Halide's pool would still read as races), run on threads TSan sees.
+  // 3. Instrumented code (Halide's tsan feature) needs ThreadSanitizer's runtime. Its parallel loops,
+  // and in a GROVE_TSAN build those of any library (one for an explicit target is not instrumented,
+  // but Halide's pool would still read as races), run on threads TSan sees.
   const bool tsan = lowered.lowered.module.target().has_feature(Halide::Target::TSAN);
-  write_file(tmp / "descriptor.c", descriptor_source(name, variants, weights_size) +
-                                       (tsan || kTsanBuild ? tsan_parallel_source() : ""));
-  std::vector<std::string> descriptor_flags{"-O2", "-fPIC", "-I" + toolchain.include_dir};
+  std::vector<std::string> descriptor_flags{"-I" + toolchain.include_dir};
   if (tsan) descriptor_flags.push_back("-fsanitize=thread");
-  descriptor_flags.insert(descriptor_flags.end(),
-                          {"-c", (tmp / "descriptor.c").string(), "-o", (tmp / "descriptor.o").string()});
-  run_tool(cc, "CC", descriptor_flags, "the model's descriptor");
-  objects.push_back((tmp / "descriptor.o").string());
-  if (weights_size > 0) {
-    write_file(tmp / "weights.s", weights_assembly(name));
-    run_tool(cc, "CC",
-             {"-c", "-Wa,--noexecstack", "-Wa,-I" + tmp.path().string(), (tmp / "weights.s").string(), "-o",
-              (tmp / "weights.o").string()},
-             "the embedded weights");
-    objects.push_back((tmp / "weights.o").string());
-  }
-  write_file(tmp / "entry.c", entry_source(name));
-  run_tool(cc, "CC",
-           {"-O2", "-fPIC", "-I" + toolchain.include_dir, "-c", (tmp / "entry.c").string(), "-o",
-            (tmp / "entry.o").string()},
-           "the library's entry point");
+  objects.push_back(writer.compile_c(
+      "descriptor",
+      descriptor_source(name, variants, weights_size) + (tsan || kTsanBuild ? tsan_parallel_source() : ""),
+      descriptor_flags, "the model's descriptor"));
+  if (weights_size > 0)
+    objects.push_back(writer.assemble("weights", weights_assembly(name), "the embedded weights"));
+  writer.compile_entry({"-I" + toolchain.include_dir});
 
   // 4.
-  const std::string so_name = "lib" + name + ".so";
-  write_file(
-      tmp / "exports.map",
-      fmt::format("{{\n  global: grove_compiled_model_entry; {}_grove_model;\n  local: *;\n}};\n", name));
-  std::vector<std::string> link{"-shared", "-o", (tmp / so_name).string()};
-  link.insert(link.end(), objects.begin(), objects.end());
-  const std::vector<std::string> rest{(tmp / "entry.o").string(),
-                                      "-Wl,--version-script=" + (tmp / "exports.map").string(),
-                                      "-Wl,-soname," + so_name,
-                                      "-Wl,-z,noexecstack",
-                                      "-Wl,--no-undefined",
-                                      "-L" + toolchain.runtime_dir,
-                                      "-lgrove_runtime",
-                                      "-Wl,-rpath," + toolchain.runtime_dir,
-                                      "-lpthread",
-                                      "-ldl",
-                                      "-lm"};
-  link.insert(link.end(), rest.begin(), rest.end());
-  if (tsan) link.push_back("-fsanitize=thread");
-  run_tool(cc, "CC", link, so_name);
+  std::vector<std::string> libraries{"-L" + toolchain.runtime_dir,
+                                     "-lgrove_runtime",
+                                     "-Wl,-rpath," + toolchain.runtime_dir,
+                                     "-lpthread",
+                                     "-ldl",
+                                     "-lm"};
+  if (tsan) libraries.push_back("-fsanitize=thread");
+  writer.link_shared(objects, libraries);
 
   // 5.
-  const std::string a_name = "lib" + name + ".a";
-  const fs::path combined = tmp / (name + ".o");
-  std::vector<std::string> relocatable{"-r", "-nostdlib", "-o", combined.string()};
-  relocatable.insert(relocatable.end(), objects.begin(), objects.end());
-  run_tool(cc, "CC", relocatable, a_name);
-  run_tool(tool("OBJCOPY", "objcopy"), "OBJCOPY",
-           {"--keep-global-symbol=" + name + "_grove_model", combined.string()}, a_name);
-  run_tool(tool("AR", "ar"), "AR", {"rcs", (tmp / a_name).string(), combined.string()}, a_name);
+  writer.link_static(objects);
 
   // 6.
-  const std::string h_name = name + ".h";
-  write_file(tmp / h_name, header_source(name, lowered.abi, weights_size > 0, toolchain));
+  writer.write_header(header_source(name, lowered.abi, weights_size > 0, toolchain));
   AotResult result;
   result.name = name;
   result.notes = lowered.notes(program.structure);
-  for (const std::string &file : {so_name, a_name, h_name}) {
-    const fs::path to = out_dir / file;
-    fs::rename(tmp / file, to, ec);
-    if (ec) user_error(msg::kAotRename, (tmp / file).string(), to.string(), ec.message());
-  }
-  result.shared_library = (out_dir / so_name).string();
-  result.static_library = (out_dir / a_name).string();
-  result.header = (out_dir / h_name).string();
+  const aot::LibraryFiles files = writer.move_into_place();
+  result.shared_library = files.shared_library;
+  result.static_library = files.static_library;
+  result.header = files.header;
   return result;
 }
 

@@ -2,22 +2,18 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <stdlib.h>
 
+#include <algorithm>
 #include <cctype>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <regex>
 
+#include "backends/aot/LibraryWriter.h"
 #include "backends/cuda/CudaEmitter.h"
 #include "backends/cuda/GroveHeaderText.h"
 #include "backends/cuda/KernelArgs.h"
 #include "backends/cuda/Messages.h"
 #include "backends/cuda/Nvrtc.h"
-#include "backends/runtime/BindWeights.h"
-#include "backends/runtime/SharedObject.h"
 #include "support/Error.h"
 #include "support/Safetensors.h"
 
@@ -28,83 +24,7 @@ namespace msg = cuda_messages;
 
 namespace {
 
-bool is_identifier(const std::string &s) {
-  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
-  for (char c : s)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
-  return true;
-}
-
-std::string lower(std::string s) {
-  for (char &c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-// A C string literal of `text` (printable ASCII kept, the rest as octal escapes), one line per
-// 100 characters.
-std::string c_string_literal(const std::string &text) {
-  std::vector<std::string> lines{""};
-  for (unsigned char c : text) {
-    if (lines.back().size() >= 100) lines.emplace_back();
-    if (c == '"' || c == '\\' || c == '?')
-      lines.back() += std::string{'\\', char(c)};
-    else if (c < 0x20 || c > 0x7e)
-      lines.back() += fmt::format("\\{:03o}", c);
-    else
-      lines.back() += char(c);
-  }
-  std::string out;
-  for (const std::string &line : lines) out += fmt::format("{}    \"{}\"", out.empty() ? "" : "\n", line);
-  return out;
-}
-
-std::string tool(const char *variable, const char *fallback) {
-  const char *value = std::getenv(variable);
-  return value && *value ? value : fallback;
-}
-
-// Runs `program args...` through the shell, its output kept for the message naming `what`.
-void run_tool(const std::string &program, const char *variable, const std::vector<std::string> &args,
-              const std::string &what) {
-  std::string command = program;
-  for (const std::string &a : args) command += " " + shell_quote(a);
-  CommandResult r = run_command(command + " 2>&1", "`grove compile`");
-  if (r.exit_code == 0) return;
-  user_error(msg::kAotTool, what, command,
-             r.exit_code == 127 ? fmt::format(msg::kAotNoTool, variable)
-                                : fmt::format("exit status {}", r.exit_code),
-             r.output);
-}
-
-void write_file(const fs::path &path, const std::string &bytes) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(bytes.data(), std::streamsize(bytes.size()));
-  if (!out.flush()) user_error(msg::kAotWrite, path.string(), std::strerror(errno));
-}
-
-// A private directory inside out_dir (the results are renamed, not copied, into place), removed with
-// what is left in it.
-class OutTemp {
- public:
-  explicit OutTemp(const fs::path &parent) {
-    std::string pattern = (parent / ".grove-compile-XXXXXX").string();
-    std::vector<char> buffer(pattern.begin(), pattern.end());
-    buffer.push_back('\0');
-    if (!mkdtemp(buffer.data())) user_error(msg::kAotTempDir, parent.string(), std::strerror(errno));
-    path_ = buffer.data();
-  }
-  ~OutTemp() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  OutTemp(const OutTemp &) = delete;
-  OutTemp &operator=(const OutTemp &) = delete;
-  fs::path operator/(const std::string &name) const { return path_ / name; }
-  const fs::path &path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using aot::write_file;
 
 // A section's name for an architecture: .grove_cuda.sm_90.
 std::string section_of(const std::string &arch) { return ".grove_cuda." + arch; }
@@ -114,23 +34,9 @@ std::string section_of(const std::string &arch) { return ".grove_cuda." + arch; 
 std::string images_assembly(const std::string &name, const std::vector<std::string> &arches, bool weights) {
   std::string s = "# Written by `grove compile --target cuda`: the kernels' images.\n";
   for (size_t i = 0; i < arches.size(); ++i)
-    s += fmt::format(
-        "\t.section {section},\"a\"\n"
-        "\t.balign 64\n"
-        "\t.globl {name}_grove_cuda_image{i}\n"
-        "\t.hidden {name}_grove_cuda_image{i}\n"
-        "{name}_grove_cuda_image{i}:\n"
-        "\t.incbin \"image{i}.bin\"\n",
-        fmt::arg("section", section_of(arches[i])), fmt::arg("name", name), fmt::arg("i", i));
-  if (weights)
-    s += fmt::format(
-        "\t.section .rodata\n"
-        "\t.balign 64\n"
-        "\t.globl {0}_grove_weights\n"
-        "\t.hidden {0}_grove_weights\n"
-        "{0}_grove_weights:\n"
-        "\t.incbin \"weights.safetensors\"\n",
-        name);
+    s += aot::incbin_assembly(section_of(arches[i]) + ",\"a\"", fmt::format("{}_grove_cuda_image{}", name, i),
+                              fmt::format("image{}.bin", i));
+  if (weights) s += aot::incbin_assembly(".rodata", name + "_grove_weights", "weights.safetensors");
   return s;
 }
 
@@ -158,68 +64,41 @@ std::string descriptor_source(const std::string &name, const ModelAbi &abi,
       "static const grove_compiled_model descriptor = {{\n"
       "    {version}, \"{name}\", abi_json, NULL, NULL, {weights}, {weights_size}u, {count}, images}};\n\n"
       "const grove_compiled_model *{name}_grove_model(void) {{ return &descriptor; }}\n",
-      fmt::arg("images", images), fmt::arg("json", c_string_literal(to_json(abi))),
+      fmt::arg("images", images), fmt::arg("json", aot::c_string_literal(to_json(abi))),
       fmt::arg("version", kModelAbiVersion), fmt::arg("name", name), fmt::arg("weights", weights),
       fmt::arg("weights_size", weights_size), fmt::arg("count", arches.size()));
   return s;
 }
 
-std::string entry_source(const std::string &name) {
-  return fmt::format(
-      "/* Written by `grove compile`: what grove_model_open looks up in lib{0}.so. */\n"
-      "#include <grove/grove.h>\n\n"
-      "const grove_compiled_model *{0}_grove_model(void);\n"
-      "const grove_compiled_model *grove_compiled_model_entry(void) {{ return {0}_grove_model(); }}\n",
-      name);
-}
-
 std::string header_source(const std::string &name, const ModelAbi &abi,
                           const std::vector<std::string> &arches, bool embedded) {
-  std::string params, sizes;
-  for (const ModelAbi::Param &p : abi.params)
-    params += fmt::format(" *   {} [{}]\n", p.name, fmt::join(p.shape, ", "));
-  for (const auto &[var, value] : abi.sizes)
-    sizes += fmt::format("{}{}={}", sizes.empty() ? "" : ",", var, value);
-  std::string guard = "GROVE_MODEL_" + name + "_H";
-  for (char &c : guard) c = char(std::toupper(static_cast<unsigned char>(c)));
   return fmt::format(
-      "/* lib{name}: model {model} ('structure {structure}') compiled for CUDA by `grove compile --target "
-      "cuda`.\n"
-      " *\n"
-      " * Kernels: {arches} ({form}, {blocks} x {threads}); sizes {sizes}; schedule {schedule}.\n"
-      " * {weights}\n"
-      " *\n"
-      " * Open it with grove's C API (grove/grove.h, libgrove_runtime), which loads the CUDA driver:\n"
-      " *   grove_model *model;\n"
-      " *   grove_model_open(\"lib{name}.so\", &model);   (or "
-      "grove_model_open_compiled({name}_grove_model(), ...))\n"
-      " *   grove_model_bind_weights_file(model, \"weights.safetensors\");\n"
-      " *   grove_model_run_{run}(model, ...);\n"
-      " *\n"
-      " * Its parameters (float32, row-major):\n"
-      "{params}"
-      " */\n"
-      "#ifndef {guard}\n"
-      "#define {guard}\n\n"
-      "#include <grove/grove.h>\n\n"
-      "#ifdef __cplusplus\n"
-      "extern \"C\" {{\n"
-      "#endif\n\n"
-      "/* The model's descriptor, for grove_model_open_compiled. */\n"
-      "const grove_compiled_model *{name}_grove_model(void);\n\n"
-      "#ifdef __cplusplus\n"
-      "}}\n"
-      "#endif\n\n"
-      "#endif /* {guard} */\n",
-      fmt::arg("name", name), fmt::arg("model", abi.model), fmt::arg("structure", abi.structure),
-      fmt::arg("arches", fmt::join(arches, ", ")),
-      fmt::arg("form", abi.cuda->persistent ? "persistent" : "per level"),
-      fmt::arg("blocks", abi.cuda->blocks), fmt::arg("threads", abi.cuda->threads), fmt::arg("sizes", sizes),
-      fmt::arg("schedule", abi.schedule),
-      fmt::arg("weights", embedded ? "The weights are embedded: the model is ready to run when opened."
-                                   : "The weights are not embedded: bind them before running the model."),
-      fmt::arg("run", abi.runs_dags() ? "dags" : "trees"), fmt::arg("params", params),
-      fmt::arg("guard", guard));
+             "/* lib{name}: model {model} ('structure {structure}') compiled for CUDA by `grove compile "
+             "--target "
+             "cuda`.\n"
+             " *\n"
+             " * Kernels: {arches} ({form}, {blocks} x {threads}); sizes {sizes}; schedule {schedule}.\n"
+             " * {weights}\n"
+             " *\n"
+             " * Open it with grove's C API (grove/grove.h, libgrove_runtime), which loads the CUDA driver:\n"
+             " *   grove_model *model;\n"
+             " *   grove_model_open(\"lib{name}.so\", &model);   (or "
+             "grove_model_open_compiled({name}_grove_model(), ...))\n"
+             " *   grove_model_bind_weights_file(model, \"weights.safetensors\");\n"
+             " *   grove_model_run_{run}(model, ...);\n"
+             " *\n"
+             " * Its parameters (float32, row-major):\n"
+             "{params}"
+             " */\n",
+             fmt::arg("name", name), fmt::arg("model", abi.model), fmt::arg("structure", abi.structure),
+             fmt::arg("arches", fmt::join(arches, ", ")),
+             fmt::arg("form", abi.cuda->persistent ? "persistent" : "per level"),
+             fmt::arg("blocks", abi.cuda->blocks), fmt::arg("threads", abi.cuda->threads),
+             fmt::arg("sizes", aot::header_sizes(abi)), fmt::arg("schedule", abi.schedule),
+             fmt::arg("weights", aot::header_weights(embedded)),
+             fmt::arg("run", abi.runs_dags() ? "dags" : "trees"),
+             fmt::arg("params", aot::header_params(abi))) +
+         aot::header_declarations(name);
 }
 
 }  // namespace
@@ -250,8 +129,7 @@ std::vector<std::string> parse_arch_list(const std::string &text, const std::str
 CudaAotResult compile_cuda_library(const ilir::Program &program, const std::map<std::string, int64_t> &sizes,
                                    const CudaAotOptions &options) {
   // 1.
-  const std::string name = options.name.empty() ? lower(program.name) : options.name;
-  if (!is_identifier(name)) user_error(msg::kAotBadName, name);
+  const std::string name = aot::library_name(options.name, program.name);
   std::vector<std::string> arches =
       options.arches.empty() ? std::vector<std::string>{"sm_90"} : options.arches;
   for (const std::string &a : arches) parse_arch_list(a, "--arch");
@@ -272,24 +150,15 @@ CudaAotResult compile_cuda_library(const ilir::Program &program, const std::map<
     arches.push_back("compute_" + digits);
   }
   const CudaOptions cuda = parse_cuda_options(options.cuda_options, "--cuda");
-  const fs::path out_dir = options.out_dir.empty() ? fs::path(".") : fs::path(options.out_dir);
-  std::error_code ec;
-  if (fs::exists(out_dir, ec) && !fs::is_directory(out_dir, ec))
-    user_error(msg::kAotOutDirNotDir, out_dir.string());
-  if (!fs::exists(out_dir, ec) && !fs::create_directories(out_dir, ec))
-    user_error(msg::kAotOutDir, out_dir.string(), ec ? ec.message() : "unknown error");
-  OutTemp tmp(out_dir);
+  const fs::path out_dir = aot::prepare_out_dir(options.out_dir);
+  aot::LibraryWriter writer(name, out_dir);
   uint64_t weights_size = 0;
   if (!options.embed_weights_file.empty()) {
     const std::string &where = options.embed_weights_file;
     Weights weights = read_safetensors(where);
-    for (const auto &[var, value] : bind_weights(program, weights, where)) {
-      auto it = sizes.find(var);
-      if (it != sizes.end() && it->second != value)
-        user_error(msg::kAotWeightsSizes, where, var, value, var, it->second);
-    }
-    write_safetensors((tmp / "weights.safetensors").string(), weights);
-    weights_size = fs::file_size(tmp / "weights.safetensors");
+    aot::check_weights_fit(program, sizes, weights, where);
+    write_safetensors((writer / "weights.safetensors").string(), weights);
+    weights_size = fs::file_size(writer / "weights.safetensors");
   }
 
   // 2.
@@ -306,61 +175,32 @@ CudaAotResult compile_cuda_library(const ilir::Program &program, const std::map<
   for (size_t i = 0; i < arches.size(); ++i) {
     std::string image = compile_with_nvrtc(source, arches[i], program.name).image;
     if (arches[i].rfind("compute_", 0) == 0) image.push_back('\0');  // PTX: text the driver reads to its NUL
-    write_file(tmp / fmt::format("image{}.bin", i), image);
+    write_file(writer / fmt::format("image{}.bin", i), image);
     abi.cuda->images.push_back({arches[i], image.size(), fnv1a64(image.data(), image.size())});
     image_sizes.push_back(image.size());
   }
 
   // 3.
-  fs::create_directories(tmp.path() / "grove", ec);
-  write_file(tmp / "grove" / "grove.h", kGroveHeaderText);
-  const std::string cc = tool("CC", "cc");
-  const std::string include = "-I" + tmp.path().string();
-  write_file(tmp / "descriptor.c", descriptor_source(name, abi, arches, image_sizes, weights_size));
-  run_tool(
-      cc, "CC",
-      {"-O2", "-fPIC", include, "-c", (tmp / "descriptor.c").string(), "-o", (tmp / "descriptor.o").string()},
-      "the model's descriptor");
-  write_file(tmp / "images.s", images_assembly(name, arches, weights_size > 0));
-  run_tool(cc, "CC",
-           {"-c", "-Wa,--noexecstack", "-Wa,-I" + tmp.path().string(), (tmp / "images.s").string(), "-o",
-            (tmp / "images.o").string()},
-           "the embedded kernels");
-  write_file(tmp / "entry.c", entry_source(name));
-  run_tool(cc, "CC",
-           {"-O2", "-fPIC", include, "-c", (tmp / "entry.c").string(), "-o", (tmp / "entry.o").string()},
-           "the library's entry point");
+  std::error_code ec;
+  fs::create_directories(writer.temp() / "grove", ec);
+  write_file(writer / "grove" / "grove.h", kGroveHeaderText);
+  const std::string include = "-I" + writer.temp().string();
+  const std::vector<std::string> objects{
+      writer.compile_c("descriptor", descriptor_source(name, abi, arches, image_sizes, weights_size),
+                       {include}, "the model's descriptor"),
+      writer.assemble("images", images_assembly(name, arches, weights_size > 0), "the embedded kernels")};
+  writer.compile_entry({include});
 
   // 4.
-  const std::string so_name = "lib" + name + ".so", a_name = "lib" + name + ".a", h_name = name + ".h";
-  write_file(
-      tmp / "exports.map",
-      fmt::format("{{\n  global: grove_compiled_model_entry; {}_grove_model;\n  local: *;\n}};\n", name));
-  run_tool(cc, "CC",
-           {"-shared", "-o", (tmp / so_name).string(), (tmp / "descriptor.o").string(),
-            (tmp / "images.o").string(), (tmp / "entry.o").string(),
-            "-Wl,--version-script=" + (tmp / "exports.map").string(), "-Wl,-soname," + so_name,
-            "-Wl,-z,noexecstack", "-Wl,--no-undefined"},
-           so_name);
-  const fs::path combined = tmp / (name + ".o");
-  run_tool(cc, "CC",
-           {"-r", "-nostdlib", "-o", combined.string(), (tmp / "descriptor.o").string(),
-            (tmp / "images.o").string()},
-           a_name);
-  run_tool(tool("OBJCOPY", "objcopy"), "OBJCOPY",
-           {"--keep-global-symbol=" + name + "_grove_model", combined.string()}, a_name);
-  run_tool(tool("AR", "ar"), "AR", {"rcs", (tmp / a_name).string(), combined.string()}, a_name);
-  write_file(tmp / h_name, header_source(name, abi, arches, weights_size > 0));
-  for (const std::string &file : {so_name, a_name, h_name}) {
-    const fs::path to = out_dir / file;
-    fs::rename(tmp / file, to, ec);
-    if (ec) user_error(msg::kAotRename, (tmp / file).string(), to.string(), ec.message());
-  }
+  writer.link_shared(objects, {});
+  writer.link_static(objects);
+  writer.write_header(header_source(name, abi, arches, weights_size > 0));
+  const aot::LibraryFiles files = writer.move_into_place();
   result.name = name;
   result.images = arches;
-  result.shared_library = (out_dir / so_name).string();
-  result.static_library = (out_dir / a_name).string();
-  result.header = (out_dir / h_name).string();
+  result.shared_library = files.shared_library;
+  result.static_library = files.static_library;
+  result.header = files.header;
   return result;
 }
 

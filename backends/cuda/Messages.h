@@ -57,18 +57,8 @@ inline constexpr char kAotBadArch[] =
     "{}: '{}' is not a GPU architecture: use sm_XX (a cubin) or compute_XX (PTX), e.g. sm_90,sm_80";
 inline constexpr char kAotNoArch[] = "{}: no GPU architecture given";
 inline constexpr char kAotNoImage[] = "{}: --no-ptx with only PTX architectures leaves no kernels to embed";
-inline constexpr char kAotBadName[] =
-    "--name '{}' is not a C identifier: the library's symbols are named after it (letters, digits and _, "
-    "not starting with a digit)";
-inline constexpr char kAotOutDirNotDir[] = "-o {}: exists and is not a directory";
-inline constexpr char kAotOutDir[] = "-o {}: cannot create the output directory: {}";
-inline constexpr char kAotTempDir[] = "-o {}: cannot create a temporary directory in it: {}";
-inline constexpr char kAotWrite[] = "cannot write {}: {}";
-inline constexpr char kAotRename[] = "cannot move {} into place as {}: {}";
-inline constexpr char kAotTool[] = "`grove compile` could not build {}: `{}` failed ({}):\n{}";
-inline constexpr char kAotNoTool[] = "no such program: install a C toolchain, or name it in ${}";
-inline constexpr char kAotWeightsSizes[] =
-    "{}: the weights give {} = {}, but the library is compiled with {} = {}";
+// Writing the libraries (the name, the output directory, the toolchain, the embedded weights' sizes):
+// backends/aot/Messages.h.
 
 // `grove run|bench|tune|compile --target cuda`.
 inline constexpr char kTargetCudaNeedsDriver[] =
