@@ -74,6 +74,65 @@ double round4(double x) { return std::round(x * 1e4) / 1e4; }
 
 }  // namespace
 
+BenchFigures bench_figures(const ilir::Program &program, const std::map<std::string, int64_t> &sizes,
+                           const Inputs &inputs, const Timing &timing) {
+  BenchFigures f;
+  f.median = percentile(timing.ms_per_batch, 50);
+  f.p10 = percentile(timing.ms_per_batch, 10);
+  f.p90 = percentile(timing.ms_per_batch, 90);
+  f.flops_per_batch = inputs_flops(node_flops(program, sizes), inputs) / double(timing.calls);
+  f.gflops = f.flops_per_batch / (f.median * 1e6);
+  f.trees_per_s = double(inputs.count()) / (f.median * double(timing.calls)) * 1e3;
+  return f;
+}
+
+nlohmann::json bench_json(const BenchCommand &c, const ilir::Program &program,
+                          const std::map<std::string, int64_t> &sizes, const Inputs &inputs,
+                          const Timing &timing, const BenchFigures &figures, const std::string &schedule,
+                          const std::string &precision, double compile_ms) {
+  return {{"tool", "grove"},
+          {"model", program.name},
+          {"model_file", c.model},
+          {"sizes", sizes},
+          {"schedule", schedule},
+          {"precision", precision},
+          {"batch", c.batch},
+          {"inputs", inputs.what},
+          {"trees", inputs.count()},
+          {"nodes", timing.pass.nodes},
+          {"levels", timing.pass.levels},
+          {"calls", timing.calls},
+          {"repeat", c.repeat},
+          {"median_ms_per_batch", round4(figures.median)},
+          {"p10_ms", round4(figures.p10)},
+          {"p90_ms", round4(figures.p90)},
+          {"trees_per_s", std::round(figures.trees_per_s * 10) / 10},
+          {"flops_per_batch", figures.flops_per_batch},
+          {"gflops", std::round(figures.gflops * 100) / 100},
+          {"compile_ms", std::round(compile_ms * 10) / 10},
+          {"inspector_ms", round4(timing.inspector_ms_per_batch)}};
+}
+
+void print_bench_head(std::ostream &out, const BenchCommand &c, const ilir::Program &program,
+                      const std::map<std::string, int64_t> &sizes, const Inputs &inputs,
+                      const Timing &timing) {
+  out << fmt::format("model     {} from {}, sizes {}\n", program.name, c.model, sizes_string(sizes));
+  out << fmt::format("{:<9} {} from {}: {} nodes, {} levels per pass, {} call(s) of up to {}\n", inputs.what,
+                     inputs.count(), inputs.path, timing.pass.nodes, timing.pass.levels, timing.calls,
+                     c.batch);
+}
+
+void print_bench_tail(std::ostream &out, const BenchCommand &c, const Inputs &inputs, const Timing &timing,
+                      const BenchFigures &figures, const char *time_note) {
+  out << fmt::format("inspector {:.4f} ms per batch (median; inside the timed passes)\n",
+                     timing.inspector_ms_per_batch);
+  out << fmt::format(
+      "time      {:.4f} ms per batch (median of {} passes after 1 warm-up; p10 {:.4f}, p90 {:.4f}{})\n",
+      figures.median, c.repeat, figures.p10, figures.p90, time_note);
+  out << fmt::format("rate      {:.0f} {}/s, {:.2f} GFLOP/s ({:.4g} FLOPs per batch)\n", figures.trees_per_s,
+                     inputs.what, figures.gflops, figures.flops_per_batch);
+}
+
 BenchInputs load_bench_inputs(const BenchCommand &c) {
   check_input_files(c.inputs, "bench");  // before the model: the cheapest mistakes first
   if (c.weights.empty() == !c.random_weights) user_error(msg::kBenchWeights);
@@ -129,51 +188,20 @@ int bench(const BenchCommand &c, std::ostream &out) {
 
   // The arithmetic that ran (precision=bf16 falls back to fp32 with a note where it has no kernel).
   const bool bf16 = model.abi().bf16_panels();
-  const char *precision = bf16 ? "bf16" : "fp32";
-  double median = percentile(timing.ms_per_batch, 50);
-  double flops_per_batch = inputs_flops(node_flops(program, sizes), inputs) / double(timing.calls);
-  double gflops = flops_per_batch / (median * 1e6);
-  double trees_per_s = double(inputs.count()) / (median * double(timing.calls)) * 1e3;
+  const BenchFigures figures = bench_figures(program, sizes, inputs, timing);
   if (c.json) {
-    nlohmann::json j = {{"tool", "grove"},
-                        {"model", program.name},
-                        {"model_file", c.model},
-                        {"sizes", sizes},
-                        {"schedule", model.schedule()},
-                        {"precision", precision},
-                        {"batch", c.batch},
-                        {"inputs", inputs.what},
-                        {"trees", inputs.count()},
-                        {"nodes", timing.pass.nodes},
-                        {"levels", timing.pass.levels},
-                        {"calls", timing.calls},
-                        {"repeat", c.repeat},
-                        {"median_ms_per_batch", round4(median)},
-                        {"p10_ms", round4(percentile(timing.ms_per_batch, 10))},
-                        {"p90_ms", round4(percentile(timing.ms_per_batch, 90))},
-                        {"trees_per_s", std::round(trees_per_s * 10) / 10},
-                        {"flops_per_batch", flops_per_batch},
-                        {"gflops", std::round(gflops * 100) / 100},
-                        {"compile_ms", std::round(model.compile_ms() * 10) / 10},
-                        {"inspector_ms", round4(timing.inspector_ms_per_batch)}};
-    out << j.dump() << std::endl;
+    out << bench_json(c, program, sizes, inputs, timing, figures, model.schedule(), bf16 ? "bf16" : "fp32",
+                      model.compile_ms())
+               .dump()
+        << std::endl;
     return 0;
   }
-  out << fmt::format("model     {} from {}, sizes {}\n", program.name, c.model, sizes_string(sizes));
-  out << fmt::format("{:<9} {} from {}: {} nodes, {} levels per pass, {} call(s) of up to {}\n", inputs.what,
-                     inputs.count(), inputs.path, timing.pass.nodes, timing.pass.levels, timing.calls,
-                     c.batch);
+  print_bench_head(out, c, program, sizes, inputs, timing);
   out << fmt::format("schedule  {}\n", model.schedule());
   out << fmt::format("precision {}\n",
                      bf16 ? "bf16 level GEMMs (bf16 weights and inputs, fp32 accumulation)" : "fp32");
   out << fmt::format("compile   {:.1f} ms\n", model.compile_ms());
-  out << fmt::format("inspector {:.4f} ms per batch (median; inside the timed passes)\n",
-                     timing.inspector_ms_per_batch);
-  out << fmt::format(
-      "time      {:.4f} ms per batch (median of {} passes after 1 warm-up; p10 {:.4f}, p90 {:.4f})\n", median,
-      c.repeat, percentile(timing.ms_per_batch, 10), percentile(timing.ms_per_batch, 90));
-  out << fmt::format("rate      {:.0f} {}/s, {:.2f} GFLOP/s ({:.4g} FLOPs per batch)\n", trees_per_s,
-                     inputs.what, gflops, flops_per_batch);
+  print_bench_tail(out, c, inputs, timing, figures, "");
   return 0;
 }
 

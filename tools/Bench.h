@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <span>
 #include <string>
@@ -71,6 +72,27 @@ Timing time_passes(const cpu::CompiledModel &model, const Inputs &inputs, int64_
 // (the GPU's, tools/CudaCommands.h).
 Timing time_passes(const std::function<void(cpu::RunStats *stats)> &pass, int64_t repeat,
                    Progress *progress = nullptr);
+
+// Step 4's figures from the timed passes: the median, p10 and p90 (ms per batch), the FLOPs per
+// batch (tools/Flops.h), GFLOP/s and trees (inputs) per second at the median.
+struct BenchFigures {
+  double median = 0, p10 = 0, p90 = 0, flops_per_batch = 0, gflops = 0, trees_per_s = 0;
+};
+BenchFigures bench_figures(const ilir::Program &program, const std::map<std::string, int64_t> &sizes,
+                           const Inputs &inputs, const Timing &timing);
+
+// The report's parts every target has: the JSON object's fields (a target adds its own), the text
+// report's first lines (the model, the inputs) and its last (inspector, time, rate; `time_note`
+// follows p90 in the time line).
+nlohmann::json bench_json(const BenchCommand &c, const ilir::Program &program,
+                          const std::map<std::string, int64_t> &sizes, const Inputs &inputs,
+                          const Timing &timing, const BenchFigures &figures, const std::string &schedule,
+                          const std::string &precision, double compile_ms);
+void print_bench_head(std::ostream &out, const BenchCommand &c, const ilir::Program &program,
+                      const std::map<std::string, int64_t> &sizes, const Inputs &inputs,
+                      const Timing &timing);
+void print_bench_tail(std::ostream &out, const BenchCommand &c, const Inputs &inputs, const Timing &timing,
+                      const BenchFigures &figures, const char *time_note);
 
 // "D=256,H=256,V=100": the sizes in name order.
 std::string sizes_string(const std::map<std::string, int64_t> &sizes);

@@ -4,7 +4,6 @@
 #include <sys/resource.h>
 
 #include <chrono>
-#include <cmath>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -19,7 +18,6 @@
 #include "ilir/IRPrinter.h"
 #include "support/Error.h"
 #include "support/Safetensors.h"
-#include "tools/Flops.h"
 #include "tools/Progress.h"
 #include "tools/Report.h"
 
@@ -96,12 +94,6 @@ void note_unused_cuda_options(const std::string &cuda) {
   if (!cuda.empty()) print_notes({fmt::format(msg::kNoteCudaWithoutTarget, cuda)});
 }
 
-namespace {
-
-double round4(double x) { return std::round(x * 1e4) / 1e4; }
-
-}  // namespace
-
 // Steps 1-4 of the bench protocol (tools/Bench.h) with the model on device 0: compiling it is
 // NVRTC's compile and the module's load; a pass runs every input in calls of --batch.
 int bench_cuda(const BenchCommand &c, std::ostream &out) {
@@ -131,56 +123,24 @@ int bench_cuda(const BenchCommand &c, std::ostream &out) {
     timing = time_passes(pass, c.repeat, &progress);
   }
 
-  double median = percentile(timing.ms_per_batch, 50);
-  double flops_per_batch = inputs_flops(node_flops(program, sizes), inputs) / double(timing.calls);
-  double gflops = flops_per_batch / (median * 1e6);
-  double trees_per_s = double(inputs.count()) / (median * double(timing.calls)) * 1e3;
+  const BenchFigures figures = bench_figures(program, sizes, inputs, timing);
   const cuda::DeviceInfo &device = model->device();
   if (c.json) {
-    nlohmann::json j = {{"tool", "grove"},
-                        {"model", program.name},
-                        {"model_file", c.model},
-                        {"sizes", sizes},
-                        {"target", "cuda"},
-                        {"cuda", cuda::to_string(model->source().options)},
-                        {"gpu", device.name},
-                        {"arch", device.arch()},
-                        {"schedule", model->abi().schedule},
-                        {"precision", "fp32"},
-                        {"batch", c.batch},
-                        {"inputs", inputs.what},
-                        {"trees", inputs.count()},
-                        {"nodes", timing.pass.nodes},
-                        {"levels", timing.pass.levels},
-                        {"calls", timing.calls},
-                        {"repeat", c.repeat},
-                        {"median_ms_per_batch", round4(median)},
-                        {"p10_ms", round4(percentile(timing.ms_per_batch, 10))},
-                        {"p90_ms", round4(percentile(timing.ms_per_batch, 90))},
-                        {"trees_per_s", std::round(trees_per_s * 10) / 10},
-                        {"flops_per_batch", flops_per_batch},
-                        {"gflops", std::round(gflops * 100) / 100},
-                        {"compile_ms", std::round(model->compile_ms() * 10) / 10},
-                        {"inspector_ms", round4(timing.inspector_ms_per_batch)}};
+    nlohmann::json j = bench_json(c, program, sizes, inputs, timing, figures, model->abi().schedule, "fp32",
+                                  model->compile_ms());
+    j["target"] = "cuda";
+    j["cuda"] = cuda::to_string(model->source().options);
+    j["gpu"] = device.name;
+    j["arch"] = device.arch();
     out << j.dump() << std::endl;
     return 0;
   }
-  out << fmt::format("model     {} from {}, sizes {}\n", program.name, c.model, sizes_string(sizes));
-  out << fmt::format("{:<9} {} from {}: {} nodes, {} levels per pass, {} call(s) of up to {}\n", inputs.what,
-                     inputs.count(), inputs.path, timing.pass.nodes, timing.pass.levels, timing.calls,
-                     c.batch);
+  print_bench_head(out, c, program, sizes, inputs, timing);
   out << fmt::format("target    {}\n", cuda_target_line(*model));
   out << fmt::format("schedule  {}\n", model->abi().schedule);
   out << "precision fp32\n";
   out << fmt::format("compile   {:.1f} ms (NVRTC cubin and module load)\n", model->compile_ms());
-  out << fmt::format("inspector {:.4f} ms per batch (median; inside the timed passes)\n",
-                     timing.inspector_ms_per_batch);
-  out << fmt::format(
-      "time      {:.4f} ms per batch (median of {} passes after 1 warm-up; p10 {:.4f}, p90 {:.4f}; copies, "
-      "launches and synchronization included)\n",
-      median, c.repeat, percentile(timing.ms_per_batch, 10), percentile(timing.ms_per_batch, 90));
-  out << fmt::format("rate      {:.0f} {}/s, {:.2f} GFLOP/s ({:.4g} FLOPs per batch)\n", trees_per_s,
-                     inputs.what, gflops, flops_per_batch);
+  print_bench_tail(out, c, inputs, timing, figures, "; copies, launches and synchronization included");
   return 0;
 }
 
