@@ -9,12 +9,12 @@
 #include <mutex>
 #include <tuple>
 
-#include "backends/runtime/BindWeights.h"
 #include "backends/runtime/Clock.h"
 #include "backends/runtime/CudaKernelArgs.h"
 #include "backends/runtime/CudaMessages.h"
 #include "backends/runtime/DagInspector.h"
 #include "backends/runtime/Messages.h"
+#include "backends/runtime/RunnerShared.h"
 #include "support/Error.h"
 
 namespace grove::cuda {
@@ -96,12 +96,6 @@ std::vector<const std::vector<int32_t> *> inspector_arrays(const LinearizedBatch
   return {&batch.level_begin, &batch.child_begin, &batch.children, &batch.token, &batch.team_begin};
 }
 
-std::string param_names(const ModelAbi &abi) {
-  std::string s;
-  for (const ModelAbi::Param &p : abi.params) s += (s.empty() ? "" : ", ") + p.name;
-  return s;
-}
-
 }  // namespace
 
 int choose_cuda_image(const std::vector<std::string> &arches, int major, int minor) {
@@ -150,8 +144,6 @@ struct CudaRunner::Impl {
     if (!w && !abi.params.empty()) user_error(rt_msg::kNoWeights, abi.model);
     return w;
   }
-  template <typename Map>
-  void check(const Map &weights, const std::string &file, auto shape_of) const;
   void upload(const std::vector<const float *> &data);
   CallState &call_state(const LinearizedBatch &batch, bool graphs);
   void launch_all(const DeviceWeights *w, const LinearizedBatch &batch, CallState &state, Handle on_stream);
@@ -235,23 +227,6 @@ const DeviceInfo &CudaRunner::device() const { return impl_->device; }
 const std::string &CudaRunner::loaded_arch() const { return impl_->loaded_arch; }
 bool CudaRunner::bound() const { return impl_->snapshot() != nullptr || impl_->abi.params.empty(); }
 
-template <typename Map>
-void CudaRunner::Impl::check(const Map &weights, const std::string &file, auto shape_of) const {
-  for (const ModelAbi::Param &p : abi.params) {
-    auto it = weights.find(p.name);
-    if (it == weights.end()) user_error(rt_msg::kWeightsMissing, file, p.name, shape_string(p.shape));
-    if (shape_of(it->second) != p.shape)
-      user_error(rt_msg::kWeightsShape, file, p.name, shape_string(shape_of(it->second)),
-                 shape_string(p.shape));
-  }
-  for (const auto &[name, value] : weights) {
-    if (is_training_state(name)) continue;
-    bool known = false;
-    for (const ModelAbi::Param &p : abi.params) known |= p.name == name;
-    if (!known) user_error(rt_msg::kWeightsExtra, file, name, abi.model, param_names(abi));
-  }
-}
-
 // The weights go to the device once: the params as they are, and their GEMM panels packed. Built
 // outside any lock, then swapped in.
 void CudaRunner::Impl::upload(const std::vector<const float *> &data) {
@@ -279,18 +254,15 @@ void CudaRunner::Impl::upload(const std::vector<const float *> &data) {
 
 void CudaRunner::bind(Weights weights, const std::string &weights_file) {
   Impl &m = *impl_;
-  m.check(weights, weights_file, [](const Tensor &t) { return t.shape; });
-  std::vector<const float *> data;
-  for (const ModelAbi::Param &p : m.abi.params) data.push_back(weights.at(p.name).data.data());
-  m.upload(data);
+  check_weights(m.abi, weights, weights_file);
+  m.upload(param_data(m.abi, weights));
 }
 
 void CudaRunner::bind(const std::map<std::string, WeightView> &weights, const std::string &weights_file) {
   Impl &m = *impl_;
-  m.check(weights, weights_file, [](const WeightView &v) { return v.shape; });
-  std::vector<const float *> data;
-  for (const ModelAbi::Param &p : m.abi.params) data.push_back(weights.at(p.name).data);
-  m.upload(data);  // copied to the device: the caller's buffers are free once this returns
+  check_weights(m.abi, weights, weights_file);
+  m.upload(
+      param_data(m.abi, weights));  // copied to the device: the caller's buffers are free once this returns
 }
 
 // The kept state of the batch's shape, or a new one (allocated here; the least recently used
@@ -424,17 +396,13 @@ Tensor CudaRunner::run(std::span<const Tree> trees, const RunOptions &options, R
   if (options.batch < 0) user_error(rt_msg::kNegativeBatch, options.batch);
   if (abi.runs_dags()) user_error(rt_msg::kTreesForDagModel, abi.model, abi.structure);
   std::shared_ptr<const DeviceWeights> w = impl_->bound_snapshot();
-  InspectorOptions inspector;
-  inspector.arity = {abi.min_children, abi.max_children};
-  inspector.vocab_size = abi.vocab_size;
+  InspectorOptions inspector = inspector_options(abi, options.first_number);
   std::vector<int64_t> shape{int64_t(trees.size())};
   shape.insert(shape.end(), abi.output_shape.begin(), abi.output_shape.end());
   Tensor result(shape);
   const int64_t width = abi.output_elements();
-  const int64_t batch = options.batch == 0 ? int64_t(trees.size()) : options.batch;
   if (stats) stats->trees += int64_t(trees.size());
-  for (int64_t begin = 0; begin < int64_t(trees.size()); begin += batch) {
-    const int64_t end = std::min<int64_t>(begin + batch, int64_t(trees.size()));
+  for_each_batch(int64_t(trees.size()), options.batch, [&](int64_t begin, int64_t end) {
     auto t0 = std::chrono::steady_clock::now();
     inspector.first_tree_number = options.first_number + begin;
     LinearizedBatch linear = linearize(trees.subspan(size_t(begin), size_t(end - begin)), inspector);
@@ -442,14 +410,8 @@ Tensor CudaRunner::run(std::span<const Tree> trees, const RunOptions &options, R
     auto t1 = std::chrono::steady_clock::now();
     std::vector<float> rows = impl_->execute(w.get(), linear);
     std::copy(rows.begin(), rows.end(), result.data.begin() + begin * width);
-    if (stats) {
-      stats->nodes += linear.num_nodes;
-      stats->levels += linear.num_levels;
-      stats->calls += 1;
-      stats->inspector_ms += inspector_ms;
-      stats->compute_ms += ms_since(t1);
-    }
-  }
+    add_call(stats, linear, inspector_ms, ms_since(t1));
+  });
   return result;
 }
 
@@ -458,16 +420,10 @@ Tensor CudaRunner::run_dags(std::span<const Dag> dags, const RunOptions &options
   if (options.batch < 0) user_error(rt_msg::kNegativeBatch, options.batch);
   if (!abi.runs_dags()) user_error(rt_msg::kDagsForTreeModel, abi.model, abi.structure, options.noun);
   std::shared_ptr<const DeviceWeights> w = impl_->bound_snapshot();
-  DagInspectorOptions inspector;
-  inspector.slots = abi.predecessor_slots;
-  inspector.vocab_size = abi.vocab_size;
-  inspector.noun = options.noun;
-  inspector.outputs = options.outputs;
+  DagInspectorOptions inspector = dag_inspector_options(abi, options);
   std::vector<float> rows;
-  const int64_t batch = options.batch == 0 ? int64_t(dags.size()) : options.batch;
   if (stats) stats->trees += int64_t(dags.size());
-  for (int64_t begin = 0; begin < int64_t(dags.size()); begin += batch) {
-    const int64_t end = std::min<int64_t>(begin + batch, int64_t(dags.size()));
+  for_each_batch(int64_t(dags.size()), options.batch, [&](int64_t begin, int64_t end) {
     auto t0 = std::chrono::steady_clock::now();
     inspector.first_dag_number = options.first_number + begin;
     LinearizedBatch linear = linearize_dags(dags.subspan(size_t(begin), size_t(end - begin)), inspector);
@@ -475,32 +431,9 @@ Tensor CudaRunner::run_dags(std::span<const Dag> dags, const RunOptions &options
     auto t1 = std::chrono::steady_clock::now();
     std::vector<float> out = impl_->execute(w.get(), linear);
     rows.insert(rows.end(), out.begin(), out.end());
-    if (stats) {
-      stats->nodes += linear.num_nodes;
-      stats->levels += linear.num_levels;
-      stats->calls += 1;
-      stats->inspector_ms += inspector_ms;
-      stats->compute_ms += ms_since(t1);
-    }
-  }
-  std::vector<int64_t> shape{int64_t(rows.size()) / abi.output_elements()};
-  shape.insert(shape.end(), abi.output_shape.begin(), abi.output_shape.end());
-  Tensor result(shape);
-  result.data = std::move(rows);
-  return result;
-}
-
-Tensor CudaRunner::run_sequences(std::span<const std::vector<int32_t>> sequences, const RunOptions &options,
-                                 RunStats *stats) const {
-  const ModelAbi &abi = impl_->abi;
-  if (!abi.runs_dags()) user_error(rt_msg::kDagsForTreeModel, abi.model, abi.structure, "sequence");
-  std::vector<Dag> chains;
-  chains.reserve(sequences.size());
-  for (const std::vector<int32_t> &tokens : sequences) chains.push_back(chain_dag(tokens));
-  RunOptions chain_options = options;
-  chain_options.noun = "sequence";
-  chain_options.outputs = DagOutputs::Sinks;  // a chain's one sink is its last token
-  return run_dags(chains, chain_options, stats);
+    add_call(stats, linear, inspector_ms, ms_since(t1));
+  });
+  return output_rows(abi, std::move(rows));
 }
 
 }  // namespace grove::cuda

@@ -71,8 +71,6 @@ class CudaRunner : public ModelRunner {
              RunStats *stats = nullptr) const override;
   Tensor run_dags(std::span<const Dag> dags, const RunOptions &options,
                   RunStats *stats = nullptr) const override;
-  Tensor run_sequences(std::span<const std::vector<int32_t>> sequences, const RunOptions &options,
-                       RunStats *stats = nullptr) const override;
   // One call over a linearized batch with the weights bound now: the output rows of batch.roots.
   std::vector<float> execute(const LinearizedBatch &batch) const;
 

@@ -10,11 +10,11 @@
 #include <optional>
 #include <utility>
 
-#include "backends/runtime/BindWeights.h"
 #include "backends/runtime/Clock.h"
 #include "backends/runtime/CpuFeatures.h"
 #include "backends/runtime/Inspector.h"
 #include "backends/runtime/Messages.h"
+#include "backends/runtime/RunnerShared.h"
 #include "backends/runtime/Team.h"
 #include "backends/runtime/TeamPartition.h"
 #include "support/Error.h"
@@ -23,16 +23,6 @@ namespace grove {
 
 namespace msg = runtime_messages;
 using Kind = ModelAbi::ArgKind;
-
-namespace {
-
-std::string param_names(const ModelAbi &abi) {
-  std::string s;
-  for (const ModelAbi::Param &p : abi.params) s += (s.empty() ? "" : ", ") + p.name;
-  return s;
-}
-
-}  // namespace
 
 // A packed weight's words, on a cache line boundary: the kernels read them a 64-byte vector at a
 // time, and a buffer where malloc happens to place it (16-byte aligned) would split every read in
@@ -79,9 +69,6 @@ struct Executor::Impl {
   // the set it replaces only if that set reads the caller's buffers.
   void publish(std::shared_ptr<WeightSet> next);
 
-  // Checks the names and shapes of `weights` against the params.
-  template <typename Map>
-  void check(const Map &weights, const std::string &file, auto shape_of) const;
   // Every packed weight's panels, from `data` (per abi.params).
   std::vector<Panels> pack_panels(const std::vector<const float *> &data) const;
 
@@ -112,22 +99,6 @@ const ModelAbi &Executor::abi() const { return impl_->abi; }
 
 bool Executor::bound() const { return impl_->snapshot() != nullptr || impl_->abi.params.empty(); }
 
-template <typename Map>
-void Executor::Impl::check(const Map &weights, const std::string &file, auto shape_of) const {
-  for (const ModelAbi::Param &p : abi.params) {
-    auto it = weights.find(p.name);
-    if (it == weights.end()) user_error(msg::kWeightsMissing, file, p.name, shape_string(p.shape));
-    if (shape_of(it->second) != p.shape)
-      user_error(msg::kWeightsShape, file, p.name, shape_string(shape_of(it->second)), shape_string(p.shape));
-  }
-  for (const auto &[name, value] : weights) {
-    if (is_training_state(name)) continue;
-    bool known = false;
-    for (const ModelAbi::Param &p : abi.params) known |= p.name == name;
-    if (!known) user_error(msg::kWeightsExtra, file, name, abi.model, param_names(abi));
-  }
-}
-
 std::vector<Panels> Executor::Impl::pack_panels(const std::vector<const float *> &data) const {
   std::vector<Panels> out;
   for (const PackedWeight &w : abi.packed) {
@@ -155,15 +126,15 @@ void Executor::Impl::publish(std::shared_ptr<WeightSet> next) {
 }
 
 void Executor::bind(Weights weights, const std::string &weights_file) {
-  impl_->check(weights, weights_file, [](const Tensor &t) { return t.shape; });
+  check_weights(impl_->abi, weights, weights_file);
   auto next = std::make_shared<WeightSet>();
   next->owned = std::move(weights);
-  for (const ModelAbi::Param &p : impl_->abi.params) next->data.push_back(next->owned.at(p.name).data.data());
+  next->data = param_data(impl_->abi, next->owned);
   impl_->publish(std::move(next));
 }
 
 void Executor::bind(const std::map<std::string, WeightView> &weights, const std::string &weights_file) {
-  impl_->check(weights, weights_file, [](const WeightView &v) { return v.shape; });
+  check_weights(impl_->abi, weights, weights_file);
   for (const auto &[name, view] : weights)
     if (!view.data && Tensor::num_elements(view.shape) > 0)
       user_error(msg::kWeightViewNull, weights_file, name);
@@ -174,7 +145,7 @@ void Executor::bind(const std::map<std::string, WeightView> &weights, const std:
     released->set_value();
   });
   next->released = released;
-  for (const ModelAbi::Param &p : impl_->abi.params) next->data.push_back(weights.at(p.name).data);
+  next->data = param_data(impl_->abi, weights);
   impl_->publish(std::move(next));
 }
 
@@ -191,11 +162,7 @@ std::shared_ptr<const Executor::WeightSet> Executor::Impl::bound_snapshot() cons
 void Executor::Impl::run_batch(const WeightSet &w, std::span<const Tree> trees, int64_t first_number,
                                float *out, RunStats *stats) const {
   auto t0 = std::chrono::steady_clock::now();
-  InspectorOptions options;
-  options.arity = {abi.min_children, abi.max_children};
-  options.vocab_size = abi.vocab_size;
-  options.first_tree_number = first_number;
-  LinearizedBatch batch = linearize(trees, options);
+  LinearizedBatch batch = linearize(trees, inspector_options(abi, first_number));
   if (abi.unroll_team > 0) partition_for_team(batch, abi.unroll_team, abi.unroll);
   execute(w, batch, trees.size(), ms_since(t0), out, stats);
 }
@@ -306,13 +273,7 @@ void Executor::Impl::execute(const WeightSet &w, const LinearizedBatch &batch, s
   for (size_t t = 0; t < batch.roots.size(); t++)
     std::copy(state + int64_t(batch.roots[t]) * width, state + int64_t(batch.roots[t] + 1) * width,
               out + t * width);
-  if (stats) {
-    stats->nodes += batch.num_nodes;
-    stats->levels += batch.num_levels;
-    stats->calls += 1;
-    stats->inspector_ms += inspector_ms;
-    stats->compute_ms += compute_ms;
-  }
+  add_call(stats, batch, inspector_ms, compute_ms);
 }
 
 Tensor Executor::run(std::span<const Tree> trees, const RunOptions &options, RunStats *stats) const {
@@ -324,13 +285,11 @@ Tensor Executor::run(std::span<const Tree> trees, const RunOptions &options, Run
   shape.insert(shape.end(), abi.output_shape.begin(), abi.output_shape.end());
   Tensor result(shape);
   int64_t width = abi.output_elements();
-  int64_t batch = options.batch == 0 ? int64_t(trees.size()) : options.batch;
   if (stats) stats->trees += int64_t(trees.size());
-  for (int64_t begin = 0; begin < int64_t(trees.size()); begin += batch) {
-    int64_t end = std::min<int64_t>(begin + batch, trees.size());
+  for_each_batch(int64_t(trees.size()), options.batch, [&](int64_t begin, int64_t end) {
     impl_->run_batch(*weights, trees.subspan(begin, end - begin), options.first_number + begin,
                      result.data.data() + begin * width, stats);
-  }
+  });
   return result;
 }
 
@@ -343,30 +302,20 @@ Tensor Executor::run_dags(std::span<const Dag> dags, const RunOptions &options, 
   if (options.batch < 0) user_error(msg::kNegativeBatch, options.batch);
   impl_->check_runs_dags(options.noun);
   std::shared_ptr<const WeightSet> weights = impl_->bound_snapshot();
-  DagInspectorOptions inspector;
-  inspector.slots = abi.predecessor_slots;
-  inspector.vocab_size = abi.vocab_size;
-  inspector.noun = options.noun;
-  inspector.outputs = options.outputs;
+  DagInspectorOptions inspector = dag_inspector_options(abi, options);
   std::vector<float> rows;
-  int64_t batch = options.batch == 0 ? int64_t(dags.size()) : options.batch;
   if (stats) stats->trees += int64_t(dags.size());
-  for (int64_t begin = 0; begin < int64_t(dags.size()); begin += batch) {
-    int64_t end = std::min<int64_t>(begin + batch, dags.size());
+  for_each_batch(int64_t(dags.size()), options.batch, [&](int64_t begin, int64_t end) {
     inspector.first_dag_number = options.first_number + begin;
     impl_->run_dag_batch(*weights, dags.subspan(begin, end - begin), inspector, rows, stats);
-  }
-  int64_t width = abi.output_elements();
-  std::vector<int64_t> shape{int64_t(rows.size()) / width};
-  shape.insert(shape.end(), abi.output_shape.begin(), abi.output_shape.end());
-  Tensor result(shape);
-  result.data = std::move(rows);
-  return result;
+  });
+  return output_rows(abi, std::move(rows));
 }
 
-Tensor Executor::run_sequences(std::span<const std::vector<int32_t>> sequences, const RunOptions &options,
-                               RunStats *stats) const {
-  impl_->check_runs_dags("sequence");
+Tensor ModelRunner::run_sequences(std::span<const std::vector<int32_t>> sequences, const RunOptions &options,
+                                  RunStats *stats) const {
+  const ModelAbi &m = abi();
+  if (!m.runs_dags()) user_error(msg::kDagsForTreeModel, m.model, m.structure, "sequence");
   std::vector<Dag> chains;
   chains.reserve(sequences.size());
   for (const std::vector<int32_t> &tokens : sequences) chains.push_back(chain_dag(tokens));

@@ -67,8 +67,10 @@ class ModelRunner {
                      RunStats *stats = nullptr) const = 0;
   virtual Tensor run_dags(std::span<const Dag> dags, const RunOptions &options,
                           RunStats *stats = nullptr) const = 0;
-  virtual Tensor run_sequences(std::span<const std::vector<int32_t>> sequences, const RunOptions &options,
-                               RunStats *stats = nullptr) const = 0;
+  // A dag or sequence model over sequences (chain DAGs, through run_dags): the last token's output
+  // state of each.
+  Tensor run_sequences(std::span<const std::vector<int32_t>> sequences, const RunOptions &options,
+                       RunStats *stats = nullptr) const;
 };
 
 class Executor : public ModelRunner {
@@ -97,9 +99,6 @@ class Executor : public ModelRunner {
   // nodes, options.outputs), DAG by DAG, [rows, output_shape...].
   Tensor run_dags(std::span<const Dag> dags, const RunOptions &options,
                   RunStats *stats = nullptr) const override;
-  // A dag or sequence model over sequences (chain DAGs): the last token's output state of each.
-  Tensor run_sequences(std::span<const std::vector<int32_t>> sequences, const RunOptions &options,
-                       RunStats *stats = nullptr) const override;
 
  private:
   struct WeightSet;
