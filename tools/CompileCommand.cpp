@@ -25,21 +25,32 @@ namespace grove::tool {
 
 namespace msg = tool_messages;
 
+namespace {
+
+// The command line's checks that both targets make, before the model is read.
+void check_compile_command(const CompileCommand &c) {
+  if (c.weights.empty() == c.sizes.empty()) user_error(msg::kCompileWeightsOrSizes);
+  if (c.embed_weights && c.weights.empty()) user_error(msg::kCompileEmbedWithoutWeights);
+  if (c.threads < 0) user_error(msg::kCompileThreads, c.threads);
+}
+
+// The sizes the library is compiled at: the weights' (checked against the model) or --sizes.
+std::map<std::string, int64_t> compile_sizes(const CompileCommand &c, const ilir::Program &program) {
+  if (!c.weights.empty()) return bind_weights(program, read_safetensors(c.weights), c.weights);
+  std::map<std::string, int64_t> sizes = parse_sizes(c.sizes);
+  check_sizes(program, sizes, true);
+  return sizes;
+}
+
+}  // namespace
+
 int compile(const CompileCommand &c) {
   if (is_cuda_target(c.target)) return compile_cuda(c);
   note_unused_cuda_options(c.cuda);
   if (!c.arch.empty() || c.no_ptx) user_error(msg::kCompileArchWithoutCuda);
-  if (c.weights.empty() == c.sizes.empty()) user_error(msg::kCompileWeightsOrSizes);
-  if (c.embed_weights && c.weights.empty()) user_error(msg::kCompileEmbedWithoutWeights);
-  if (c.threads < 0) user_error(msg::kCompileThreads, c.threads);
+  check_compile_command(c);
   ilir::Program program = dsl::parse_model_file(c.model);
-  std::map<std::string, int64_t> sizes;
-  if (!c.weights.empty()) {
-    sizes = bind_weights(program, read_safetensors(c.weights), c.weights);
-  } else {
-    sizes = parse_sizes(c.sizes);
-    check_sizes(program, sizes, true);
-  }
+  const std::map<std::string, int64_t> sizes = compile_sizes(c, program);
   cpu::CompileOptions options;
   options.target = c.target;
   options.weights_file = c.weights.empty() ? options.weights_file : c.weights;
@@ -61,9 +72,7 @@ int compile(const CompileCommand &c) {
 // `grove compile --target cuda`: the same checks of the options, then the kernels compiled by NVRTC
 // into the library (backends/cuda/Aot.h).
 int compile_cuda(const CompileCommand &c) {
-  if (c.weights.empty() == c.sizes.empty()) user_error(msg::kCompileWeightsOrSizes);
-  if (c.embed_weights && c.weights.empty()) user_error(msg::kCompileEmbedWithoutWeights);
-  if (c.threads < 0) user_error(msg::kCompileThreads, c.threads);
+  check_compile_command(c);
   cuda::CudaAotOptions aot;
   if (!c.arch.empty()) aot.arches = cuda::parse_arch_list(c.arch, "--arch");
   aot.ptx = !c.no_ptx;
@@ -71,13 +80,7 @@ int compile_cuda(const CompileCommand &c) {
   cuda::parse_cuda_options(c.cuda, "--cuda");  // a bad option before the model is read
   note_cpu_only_options(c.threads, false, "");
   ilir::Program program = dsl::parse_model_file(c.model);
-  std::map<std::string, int64_t> sizes;
-  if (!c.weights.empty()) {
-    sizes = bind_weights(program, read_safetensors(c.weights), c.weights);
-  } else {
-    sizes = parse_sizes(c.sizes);
-    check_sizes(program, sizes, true);
-  }
+  const std::map<std::string, int64_t> sizes = compile_sizes(c, program);
   aot.out_dir = c.out;
   aot.name = c.name;
   aot.schedule = c.schedule;

@@ -89,6 +89,31 @@ class LibraryModel : public RunModel {
   CompiledLibrary library_;
 };
 
+// The run's output: a .npy written through a temporary file (NpyWriter), opened at the first rows
+// (their shape but the first axis) and renamed into place by commit, which returns its shape.
+class NpyOutput {
+ public:
+  explicit NpyOutput(std::string path) : path_(std::move(path)) {}
+  void append(const Tensor &rows) {
+    if (!writer_) {
+      shape_ = rows.shape;
+      writer_.emplace(path_, std::vector<int64_t>(rows.shape.begin() + 1, rows.shape.end()));
+    }
+    writer_->append(rows.data.data(), rows.shape[0]);
+  }
+  bool opened() const { return writer_.has_value(); }
+  std::vector<int64_t> commit() {
+    shape_[0] = writer_->rows_appended();
+    writer_->commit();
+    return shape_;
+  }
+
+ private:
+  std::string path_;
+  std::optional<NpyWriter> writer_;
+  std::vector<int64_t> shape_;
+};
+
 }  // namespace
 
 InputStream RunInput::open() const { return InputStream(path, format, vocab ? &*vocab : nullptr, sweep); }
@@ -169,24 +194,16 @@ int run_cuda(const RunCommand &c) {
       prepare_device_model(program, sizes, c.schedule, c.cuda, weights);
 
   InputStream stream = input.open();
-  std::optional<NpyWriter> writer;
-  std::vector<int64_t> out_shape;
-  auto sink = [&](const Tensor &rows) {
-    if (!writer) {
-      out_shape = rows.shape;
-      writer.emplace(c.out, std::vector<int64_t>(rows.shape.begin() + 1, rows.shape.end()));
-    }
-    writer->append(rows.data.data(), rows.shape[0]);
-  };
+  NpyOutput output(c.out);
+  auto sink = [&](const Tensor &rows) { output.append(rows); };
   auto run = [&](InputFormat format, const InputChunk &chunk, const RunOptions &options, RunStats &stats) {
     return run_chunk_on_device(*model, format, chunk, options, stats);
   };
   Progress progress("run", plural_noun(input.format), progress_wanted(c.quiet));
   StreamRunResult result = run_stream_with(run, stream, stream_options(c), sink, &progress);
   progress.finish();
-  GROVE_CHECK(writer, "a run that read no input");  // an empty file is a UserError
-  out_shape[0] = writer->rows_appended();
-  writer->commit();
+  GROVE_CHECK(output.opened(), "a run that read no input");  // an empty file is a UserError
+  const std::vector<int64_t> out_shape = output.commit();
   double run_ms = ms_since(t0);
 
   if (c.stats) {
@@ -221,22 +238,14 @@ int run(const RunCommand &c) {
   };
 
   InputStream stream = input.open();
-  std::optional<NpyWriter> writer;
-  std::vector<int64_t> out_shape;
-  auto sink = [&](const Tensor &rows) {
-    if (!writer) {
-      out_shape = rows.shape;
-      writer.emplace(c.out, std::vector<int64_t>(rows.shape.begin() + 1, rows.shape.end()));
-    }
-    writer->append(rows.data.data(), rows.shape[0]);
-  };
+  NpyOutput output(c.out);
+  auto sink = [&](const Tensor &rows) { output.append(rows); };
   Progress progress("run", plural_noun(input.format), progress_wanted(c.quiet));
   StreamRunResult result = run_stream(executor, stream, stream_options(c), sink, &progress);
   progress.finish();
-  GROVE_CHECK(model && writer, "a run that read no input");  // an empty file is a UserError
+  GROVE_CHECK(model && output.opened(), "a run that read no input");  // an empty file is a UserError
   print_notes(model->notes());
-  out_shape[0] = writer->rows_appended();
-  writer->commit();
+  const std::vector<int64_t> out_shape = output.commit();
   double run_ms = ms_since(t0);
 
   if (c.stats) {
