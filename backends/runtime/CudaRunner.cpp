@@ -135,6 +135,23 @@ struct CudaRunner::Impl {
   mutable std::mutex call_lock;
   std::list<std::pair<CallShape, std::unique_ptr<CallState>>> calls;
 
+  // What the constructor acquired, released here rather than in ~CudaRunner, so that an open that
+  // fails part way (a grid too large for the device, a kernel missing from the image) releases what
+  // it had already taken: the calls' buffers and the weights before the module, the context last.
+  Impl() = default;
+  Impl(const Impl &) = delete;
+  Impl &operator=(const Impl &) = delete;
+  ~Impl() {
+    if (!context) return;
+    const CudaApi &a = cuda_api();
+    a.ctx_set_current(context);
+    calls.clear();
+    if (stream) a.stream_destroy(stream);
+    current.reset();
+    if (module) a.module_unload(module);
+    a.primary_ctx_release(device_handle);
+  }
+
   std::shared_ptr<const DeviceWeights> snapshot() const {
     std::lock_guard guard(weights_lock);
     return current;
@@ -210,17 +227,7 @@ CudaRunner::CudaRunner(ModelAbi abi, const std::vector<CudaImage> &images, const
   }
 }
 
-CudaRunner::~CudaRunner() {
-  if (!impl_ || !impl_->context) return;
-  Impl &m = *impl_;
-  const CudaApi &a = cuda_api();
-  a.ctx_set_current(m.context);
-  m.calls.clear();
-  if (m.stream) a.stream_destroy(m.stream);
-  m.current.reset();
-  if (m.module) a.module_unload(m.module);
-  a.primary_ctx_release(m.device_handle);
-}
+CudaRunner::~CudaRunner() = default;  // Impl releases what the runner holds
 
 const ModelAbi &CudaRunner::abi() const { return impl_->abi; }
 const DeviceInfo &CudaRunner::device() const { return impl_->device; }

@@ -11,9 +11,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* What main allocated, freed on every way out (the sanitized CI run checks for leaks). */
+static grove_model *model = NULL;
+static int64_t *node_begin = NULL, *child_begin = NULL;
+static int32_t *token = NULL, *children = NULL;
+static float *out = NULL;
+
+static int finish(int code) {
+  grove_model_free(model);
+  free(out);
+  free(node_begin);
+  free(child_begin);
+  free(token);
+  free(children);
+  return code;
+}
+
 static int fail(grove_status status) {
   fprintf(stderr, "%s: %s\n", grove_status_string(status), grove_last_error());
-  return 1;
+  return finish(1);
 }
 
 int main(int argc, char **argv) {
@@ -21,18 +37,17 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: %s LIBRARY WEIGHTS TREES OUT [BATCH]\n", argv[0]);
     return 2;
   }
-  grove_model *model = NULL;
   grove_status s = grove_model_open(argv[1], &model);
   if (s != GROVE_OK) return fail(s);
   if (argv[2][0] != '-' && (s = grove_model_bind_weights_file(model, argv[2])) != GROVE_OK) return fail(s);
 
   FILE *in = fopen(argv[3], "r");
-  if (!in) return 2;
+  if (!in) return finish(2);
   int64_t num_trees = 0, nodes = 0, edges = 0, capacity = 1 << 16;
-  int64_t *node_begin = calloc((size_t)capacity, sizeof(int64_t)),
-          *child_begin = calloc((size_t)capacity, sizeof(int64_t));
-  int32_t *token = calloc((size_t)capacity, sizeof(int32_t)),
-          *children = calloc((size_t)capacity, sizeof(int32_t));
+  node_begin = calloc((size_t)capacity, sizeof(int64_t));
+  child_begin = calloc((size_t)capacity, sizeof(int64_t));
+  token = calloc((size_t)capacity, sizeof(int32_t));
+  children = calloc((size_t)capacity, sizeof(int32_t));
   long n;
   while (fscanf(in, "%ld", &n) == 1) {
     for (long i = 0; i < n; ++i) fscanf(in, "%d", &token[nodes + i]);
@@ -57,7 +72,7 @@ int main(int argc, char **argv) {
   if ((s = grove_model_get_info(model, &info)) != GROVE_OK) return fail(s);
   grove_trees trees = {num_trees, node_begin, NULL, child_begin, children, token};
   grove_run_options options = {argc > 5 ? atoll(argv[5]) : 0};
-  float *out = malloc(sizeof(float) * (size_t)(num_trees * info.output_elements + 1));
+  out = malloc(sizeof(float) * (size_t)(num_trees * info.output_elements + 1));
   int64_t rows = 0;
   /* Twice: the second call of a shape reuses its buffers (and graph). */
   for (int pass = 0; pass < 2; ++pass)
@@ -65,16 +80,10 @@ int main(int argc, char **argv) {
         GROVE_OK)
       return fail(s);
   FILE *o = fopen(argv[4], "wb");
-  if (!o || fwrite(out, sizeof(float), (size_t)(rows * info.output_elements), o) !=
-                (size_t)(rows * info.output_elements))
-    return 2;
+  if (!o) return finish(2);
+  const size_t written = fwrite(out, sizeof(float), (size_t)(rows * info.output_elements), o);
   fclose(o);
+  if (written != (size_t)(rows * info.output_elements)) return finish(2);
   printf("%lld rows of %lld\n", (long long)rows, (long long)info.output_elements);
-  grove_model_free(model);
-  free(out);
-  free(node_begin);
-  free(child_begin);
-  free(token);
-  free(children);
-  return 0;
+  return finish(0);
 }
