@@ -96,7 +96,7 @@ typedef struct grove_compiled_model {
   int (*set_num_threads)(int);  /* the library's Halide runtime: halide_set_num_threads */
   const unsigned char *weights; /* with `--embed-weights`: a safetensors image; else NULL */
   uint64_t weights_size;
-  int32_t num_cuda_images;             /* a CUDA library: its cubins and PTX */
+  int32_t num_cuda_images; /* a CUDA library: its cubins and PTX */
   const grove_cuda_image *cuda_images;
 } grove_compiled_model;
 
