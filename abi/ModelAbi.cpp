@@ -29,6 +29,24 @@ float bf16_to_float(uint16_t h) {
   return x;
 }
 
+const char *to_string(GemmKernel kernel) {
+  switch (kernel) {
+    case GemmKernel::Fma:
+      return "fma";
+    case GemmKernel::Vdpbf16ps:
+      return "vdpbf16ps";
+    case GemmKernel::AmxBf16:
+      return "amx";
+  }
+  return "?";
+}
+
+std::optional<GemmKernel> gemm_kernel_named(const std::string &name) {
+  for (GemmKernel k : {GemmKernel::Fma, GemmKernel::Vdpbf16ps, GemmKernel::AmxBf16})
+    if (name == to_string(k)) return k;
+  return std::nullopt;
+}
+
 namespace {
 
 // pack() of w from `at(row, col)`, the value of the weight's row (from w.row_offset) and column. A
@@ -123,7 +141,8 @@ std::string to_json(const ModelAbi &abi) {
                            {"rows", w.rows},
                            {"cols", w.cols},
                            {"panel", w.panel},
-                           {"element", w.element == PackedElement::BF16 ? "bf16" : "f32"}});
+                           {"element", w.element == PackedElement::BF16 ? "bf16" : "f32"},
+                           {"bf16_col_align", w.bf16_col_align}});
   j["states"] = json::array();
   for (const ModelAbi::State &s : abi.states)
     j["states"].push_back({{"name", s.name}, {"row_elements", s.row_elements}});
@@ -146,6 +165,7 @@ std::string to_json(const ModelAbi &abi) {
   j["unroll"] = abi.unroll;
   j["unroll_team"] = abi.unroll_team;
   j["threads"] = abi.threads;
+  j["gemm_kernel"] = to_string(abi.gemm_kernel);
   if (abi.cuda) {
     const CudaLaunch &c = *abi.cuda;
     json images = json::array();
@@ -202,6 +222,11 @@ ModelAbi model_abi_from_json(const std::string &text, const std::string &where) 
       if (element != "f32" && element != "bf16")
         user_error(msg::kAbiBadField, where, "packed[].element", abi.packed.back().buffer);
       abi.packed.back().element = element == "bf16" ? PackedElement::BF16 : PackedElement::F32;
+      // Absent in libraries written before the AMX kernels: bf16 columns padded to a pair.
+      const int64_t align = w.value("bf16_col_align", int64_t{2});
+      if (align < 2 || align % 2 != 0)
+        user_error(msg::kAbiBadField, where, "packed[].bf16_col_align", abi.packed.back().buffer);
+      abi.packed.back().bf16_col_align = align;
     }
     for (const json &s : j.at("states"))
       abi.states.push_back({s.at("name").get<std::string>(), s.at("row_elements").get<int64_t>()});
@@ -220,6 +245,11 @@ ModelAbi model_abi_from_json(const std::string &text, const std::string &where) 
     abi.unroll = j.at("unroll").get<int>();
     abi.unroll_team = j.at("unroll_team").get<int>();
     abi.threads = j.at("threads").get<int>();
+    const std::string kernel = j.value("gemm_kernel", std::string(abi.bf16_panels() ? "vdpbf16ps" : "fma"));
+    std::optional<GemmKernel> gemm = gemm_kernel_named(kernel);
+    if (!gemm || (*gemm != GemmKernel::Fma) != abi.bf16_panels())
+      user_error(msg::kAbiBadField, where, "gemm_kernel", kernel);
+    abi.gemm_kernel = *gemm;
     if (j.contains("cuda")) {
       const json &c = j.at("cuda");
       CudaLaunch launch;

@@ -25,22 +25,42 @@ enum class PackedElement {
   BF16,  // bfloat16, rounded to nearest even from the float32 weight (round_to_bf16)
 };
 
+// The kernels a model's level GEMMs were emitted with (the ABI's "gemm_kernel"): what the CPU
+// running them must have.
+enum class GemmKernel {
+  Fma,        // float32 panels, vfmadd231ps (or whatever the target's vectors do)
+  Vdpbf16ps,  // bf16 panels, AVX512-BF16's vdpbf16ps
+  AmxBf16,    // bf16 panels, AMX tiles (tdpbf16ps): the process must hold the AMX state
+};
+
+// The columns a bf16 layout pads to: one AMX tile's depth (16 pairs of 64 bytes a row), so that
+// the last tile of a panel's columns reads zeros, not the next panel (libraries written before it
+// padded to a pair: PackedWeight::bf16_col_align 2).
+inline constexpr int64_t kBf16ColumnAlign = 32;
+
 // A weight's rows packed for a GEMM micro-kernel: rows [row_offset, row_offset + rows) of `param`
 // (shape [*, cols]) as panels of `panel` rows, panel-major then column then row, zero past `rows`:
 //   F32:  packed[(p * cols + k) * panel + r] = param[row_offset + p * panel + r, k]
 //   BF16: the columns in adjacent pairs, each row's pair one 32-bit word, so that one word of a
-//         panel's column pair is what a vdpbf16ps lane (and an AMX B-tile row element) reads:
+//         panel's column pair is what a vdpbf16ps lane reads and 16 rows' words of one pair are
+//         one row of an AMX B tile (16 pairs of a panel's 16 rows: one tile, stride panel words):
 //         packed[((p * kpairs + k / 2) * panel + r) * 2 + k % 2] = bf16(param[...]), with
-//         kpairs = ceil(cols / 2) and the last pair's second column zero when cols is odd.
+//         kpairs = padded_cols() / 2 and every column from cols to padded_cols() zero.
 // This struct owns the layout: offset() is the one definition of it, which the emitters' kernels
 // (with their own integer expressions as T) and pack() below both use.
 struct PackedWeight {
   std::string buffer, param;
   int64_t row_offset = 0, rows = 0, cols = 0, panel = 0;
   PackedElement element = PackedElement::F32;
+  int64_t bf16_col_align = kBf16ColumnAlign;  // BF16: padded_cols() is a multiple of it (even)
   int64_t panels() const { return (rows + panel - 1) / panel; }
-  // The columns the layout holds: cols, rounded up to a whole pair for BF16.
-  int64_t padded_cols() const { return element == PackedElement::BF16 ? (cols + 1) / 2 * 2 : cols; }
+  // The columns the layout holds: cols, rounded up to bf16_col_align for BF16.
+  int64_t padded_cols() const {
+    return element == PackedElement::BF16 ? (cols + bf16_col_align - 1) / bf16_col_align * bf16_col_align
+                                          : cols;
+  }
+  // The column pairs holding values (BF16): the last pair a kernel's k loop must reach.
+  int64_t value_pairs() const { return (cols + 1) / 2; }
   // Elements (floats or bf16 values) of the packed buffer.
   int64_t size() const { return panels() * panel * padded_cols(); }
   // Its storage in 32-bit words (one float, or one pair of bf16).
@@ -58,6 +78,10 @@ struct PackedWeight {
 
 // `x` rounded to the nearest bfloat16, ties to even (a NaN stays a NaN), as its 16 bits.
 uint16_t round_to_bf16(float x);
+// The ABI's name of a GemmKernel ("fma", "vdpbf16ps", "amx"), and the kernel a name says (nullopt
+// for another).
+const char *to_string(GemmKernel kernel);
+std::optional<GemmKernel> gemm_kernel_named(const std::string &name);
 // The float32 value of a bfloat16's bits.
 float bf16_to_float(uint16_t bits);
 
@@ -163,6 +187,9 @@ struct ModelAbi {
   bool runs_dags() const { return predecessor_slots > 0; }
   // Whether the GEMMs read bf16 panels (precision=bf16 with its kernels; the panels share one element).
   bool bf16_panels() const;
+  // Which kernels the GEMMs run (in the JSON as "gemm_kernel"; absent in libraries written before
+  // AMX kernels existed: vdpbf16ps over bf16 panels, else fma).
+  GemmKernel gemm_kernel = GemmKernel::Fma;
   int64_t output_elements() const;
 };
 

@@ -190,16 +190,19 @@ int bench(const BenchCommand &c, std::ostream &out) {
   const bool bf16 = model.abi().bf16_panels();
   const BenchFigures figures = bench_figures(program, sizes, inputs, timing);
   if (c.json) {
-    out << bench_json(c, program, sizes, inputs, timing, figures, model.schedule(), bf16 ? "bf16" : "fp32",
-                      model.compile_ms())
-               .dump()
-        << std::endl;
+    nlohmann::json j = bench_json(c, program, sizes, inputs, timing, figures, model.schedule(),
+                                  bf16 ? "bf16" : "fp32", model.compile_ms());
+    j["gemm_kernel"] = to_string(model.abi().gemm_kernel);
+    out << j.dump() << std::endl;
     return 0;
   }
   print_bench_head(out, c, program, sizes, inputs, timing);
   out << fmt::format("schedule  {}\n", model.schedule());
-  out << fmt::format("precision {}\n",
-                     bf16 ? "bf16 level GEMMs (bf16 weights and inputs, fp32 accumulation)" : "fp32");
+  out << fmt::format(
+      "precision {}\n",
+      bf16 ? fmt::format("bf16 level GEMMs (bf16 weights and inputs, fp32 accumulation; {} kernels)",
+                         model.abi().gemm_kernel == GemmKernel::AmxBf16 ? "AMX tile" : "vdpbf16ps")
+           : "fp32");
   out << fmt::format("compile   {:.1f} ms\n", model.compile_ms());
   print_bench_tail(out, c, inputs, timing, figures, "");
   return 0;

@@ -45,6 +45,7 @@ LoweredForCpu lower_for_cpu(const ilir::Program &program, const std::map<std::st
   lower_options.target = target;
   lower_options.schedule = out.schedule;
   lower_options.function_name = function;
+  lower_options.bf16_kernel = options.bf16_kernel;
   out.lowered = lowering::lower(program, lower_options);
   out.abi = make_abi(out.lowered, target.to_string());
   return out;

@@ -148,26 +148,34 @@ std::string descriptor_source(const std::string &name, const std::vector<ModelAb
   if (variants.size() == 1)
     return s +
            fmt::format("const grove_compiled_model *{}_grove_model(void) {{ return &descriptor0; }}\n", name);
-  // A bf16 library's two variants: bf16 where the CPU has AVX512-BF16 (cpuid leaf 7.1, eax bit 5)
-  // and no AMX (leaf 7.0, edx bit 22: there vdpbf16ps runs at half the fp32 rate), else fp32; the
-  // environment's GROVE_LIBRARY_VARIANT=fp32 forces fp32 (lowering::bf16_support decides the same).
+  // A bf16 library's three variants: AMX where the CPU has it (cpuid leaf 7.0, edx bits 22 and 24)
+  // and Linux grants the process its tile state (arch_prctl), unless GROVE_AMX=off; else fp32 on
+  // such a CPU (its vdpbf16ps runs at half the fp32 rate); vdpbf16ps where the CPU has AVX512-BF16
+  // (leaf 7.1, eax bit 5) and no AMX; else fp32. The environment's GROVE_LIBRARY_VARIANT=fp32 forces
+  // fp32 (lowering::bf16_support decides the same, backends/runtime/CpuFeatures the AMX state).
+  GROVE_CHECK(variants.size() == 3, "a library of {} variants", variants.size());
   return s + fmt::format(
                  "#include <cpuid.h>\n"
                  "#include <stdlib.h>\n"
-                 "#include <string.h>\n\n"
-                 "static int use_bf16(void) {{\n"
+                 "#include <string.h>\n"
+                 "#include <sys/syscall.h>\n"
+                 "#include <unistd.h>\n\n"
+                 "static const grove_compiled_model *variant(void) {{\n"
                  "  const char *forced = getenv(\"GROVE_LIBRARY_VARIANT\");\n"
-                 "  if (forced && strcmp(forced, \"fp32\") == 0) return 0;\n"
+                 "  if (forced && strcmp(forced, \"fp32\") == 0) return &descriptor2;\n"
                  "  unsigned a, b, c, d;\n"
-                 "  if (__get_cpuid_max(0, NULL) < 7) return 0;\n"
+                 "  if (__get_cpuid_max(0, NULL) < 7) return &descriptor2;\n"
                  "  __cpuid_count(7, 0, a, b, c, d);\n"
-                 "  const int amx_bf16 = (d >> 22) & 1;\n"
+                 "  if (((d >> 22) & 1) && ((d >> 24) & 1)) {{\n"
+                 "    const char *amx = getenv(\"GROVE_AMX\");\n"
+                 "    if (amx && strcmp(amx, \"off\") == 0) return &descriptor2;\n"
+                 "    /* ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA */\n"
+                 "    return syscall(SYS_arch_prctl, 0x1023, 18) == 0 ? &descriptor0 : &descriptor2;\n"
+                 "  }}\n"
                  "  __cpuid_count(7, 1, a, b, c, d);\n"
-                 "  return ((a >> 5) & 1) && !amx_bf16;\n"
+                 "  return ((a >> 5) & 1) ? &descriptor1 : &descriptor2;\n"
                  "}}\n\n"
-                 "const grove_compiled_model *{}_grove_model(void) {{\n"
-                 "  return use_bf16() ? &descriptor0 : &descriptor1;\n"
-                 "}}\n",
+                 "const grove_compiled_model *{}_grove_model(void) {{ return variant(); }}\n",
                  name);
 }
 
@@ -293,15 +301,24 @@ AotResult compile_library(const ilir::Program &program, const std::map<std::stri
   aot::LibraryWriter writer(name, out_dir);
   const uint64_t weights_size = write_embedded_weights(program, sizes, aot, writer / "weights.safetensors");
 
-  // 2. With bf16 kernels, an fp32 variant too (carrying the runtime both use).
-  LoweredForCpu lowered = lower_for_cpu(program, sizes, options);
+  // 2. With bf16 kernels, one variant per kernel (AMX, then vdpbf16ps), whatever this CPU is, and an
+  // fp32 one (carrying the runtime they all use).
+  CompileOptions amx = options;
+  amx.bf16_kernel = GemmKernel::AmxBf16;
+  LoweredForCpu lowered = lower_for_cpu(program, sizes, amx);
   std::vector<ModelAbi> variants{lowered.abi};
   std::vector<std::string> objects;
   if (lowered.abi.bf16_panels()) {
-    lowered = lower_for_cpu(program, sizes, options, false, "grove_model_bf16", /*runtime=*/false);
-    variants = {lowered.abi};
-    objects.push_back((writer / "model_bf16.o").string());
-    lowering::write_code(lowered.lowered, Halide::OutputFileType::object, objects.back());
+    variants.clear();
+    for (auto [kernel, function] : {std::pair{GemmKernel::AmxBf16, "grove_model_amx"},
+                                    std::pair{GemmKernel::Vdpbf16ps, "grove_model_bf16"}}) {
+      CompileOptions o = options;
+      o.bf16_kernel = kernel;
+      LoweredForCpu v = lower_for_cpu(program, sizes, o, false, function, /*runtime=*/false);
+      variants.push_back(v.abi);
+      objects.push_back((writer / fmt::format("{}.o", function)).string());
+      lowering::write_code(v.lowered, Halide::OutputFileType::object, objects.back());
+    }
     CompileOptions fp32 = options;
     fp32.schedule += ",precision=fp32";
     LoweredForCpu fallback = lower_for_cpu(program, sizes, fp32);

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -29,6 +30,8 @@ struct CompileOptions {
   std::string weights_file = "the weights";  // names the weights in error messages
   // Overrides over the model's default schedule, e.g. "batch=off,fuse=off" (scheduling/Schedule.h).
   std::string schedule;
+  // precision=bf16's kernels (lowering::LowerOptions::bf16_kernel): nullopt, the running CPU's.
+  std::optional<GemmKernel> bf16_kernel;
 };
 
 using grove::RunOptions;

@@ -3,6 +3,16 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
+#if defined(__linux__) && defined(__x86_64__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 
 namespace grove {
 
@@ -34,6 +44,24 @@ CpuFeatures cpu_features() {
   f.avx512bf16 = a & (1u << 5);
 #endif
   return f;
+}
+
+std::string amx_state_refusal() {
+  static const std::string refusal = [] {
+    const CpuFeatures f = cpu_features();
+    if (!f.amx_tile || !f.amx_bf16) return std::string("this CPU has no AMX");
+    if (const char *amx = std::getenv("GROVE_AMX"); amx && std::string(amx) == "off")
+      return std::string("GROVE_AMX=off is set");
+#if defined(__linux__) && defined(__x86_64__)
+    constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+    if (::syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0) return std::string();
+    return fmt::format("Linux refused this process the AMX tile state (arch_prctl: {})",
+                       std::strerror(errno));
+#else
+    return std::string("AMX tiles are only requested from Linux on x86-64");
+#endif
+  }();
+  return refusal;
 }
 
 }  // namespace grove

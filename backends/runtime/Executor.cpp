@@ -85,8 +85,11 @@ struct Executor::Impl {
 
 Executor::Executor(ModelAbi abi, EntryPoints entry) : impl_(std::make_unique<Impl>()) {
   GROVE_CHECK(entry.argv, "a compiled model without an entry function");
-  if (abi.bf16_panels() && !cpu_features().avx512bf16)
+  if (abi.gemm_kernel == GemmKernel::Vdpbf16ps && !cpu_features().avx512bf16)
     user_error(msg::kNeedsAvx512Bf16, abi.model, abi.target);
+  if (abi.gemm_kernel == GemmKernel::AmxBf16)
+    if (std::string refused = amx_state_refusal(); !refused.empty())
+      user_error(msg::kNeedsAmx, abi.model, abi.target, refused);
   impl_->abi = std::move(abi);
   impl_->entry = entry;
   if (impl_->abi.threads > 0 && entry.set_num_threads)

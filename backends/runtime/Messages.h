@@ -36,6 +36,9 @@ inline constexpr char kWeightsUnsolvableUnused[] = "no parameter's shape uses it
 inline constexpr char kNeedsAvx512Bf16[] =
     "model {} was compiled with precision=bf16, whose kernels use AVX512-BF16 (target {}); this CPU lacks "
     "AVX512-BF16: compile it with precision=fp32 to run here";
+inline constexpr char kNeedsAmx[] =
+    "model {} was compiled with precision=bf16 for AMX tiles (target {}), which cannot run here: {}; compile "
+    "it with precision=fp32 to run here";
 inline constexpr char kNoWeights[] =
     "model '{}' has no weights bound: bind a safetensors file or the model's tensors before running it";
 inline constexpr char kWeightViewNull[] = "{}: tensor '{}' has no data (a null pointer)";

@@ -80,13 +80,23 @@ Stmt node_lets(int nb, const HExpr &first, Stmt body) {
 
 // The bf16 operand rows of a register block: x(node_i, k) for its `nb` nodes (node0 ...
 // node<nb-1>) rounded to bf16 (vcvtneps2bf16) into `xs`, one row of the packed weight's padded
-// columns per node, a zero after an odd last column.
+// columns per node, zeros from the last column to the padding (PackedWeight::padded_cols).
 struct Bf16Operand {
   std::string xs;  // the buffer
   HExpr x;         // in n and k
   std::string k;
   int cols = 0, padded = 0;
 };
+
+// The rows of an AMX operand tile: a block's staged buffer always holds this many (a block of
+// fewer nodes leaves the rest as they are: row i of a product tile reads only row i of the operand
+// tile, and the epilogue reads only the block's rows).
+constexpr int kAmxRows = 16;
+
+// The rows of a block's staged operand buffer and of its accumulators.
+int staged_rows(GemmKernel kernel, int nb) {
+  return kernel == GemmKernel::AmxBf16 ? std::max(nb, kAmxRows) : nb;
+}
 
 Stmt stage_bf16(const Bf16Operand &o, int nb) {
   std::vector<Stmt> stage;
@@ -96,13 +106,15 @@ Stmt stage_bf16(const Bf16Operand &o, int nb) {
         o.k, o.cols, store(o.xs, HI::Cast::make(Halide::BFloat(16), xi), i * o.padded + var(o.k), false),
         kBf16Rows));
     if (o.padded > o.cols)
-      stage.push_back(store(o.xs, HI::make_zero(Halide::BFloat(16)), i * o.padded + o.cols, false));
+      stage.push_back(
+          HI::For::make(o.k, o.cols, o.padded - o.cols, HI::ForType::Serial, Halide::DeviceAPI::None,
+                        store(o.xs, HI::make_zero(Halide::BFloat(16)), i * o.padded + var(o.k), false)));
   }
   return HI::Block::make(stage);
 }
 
-Stmt allocate_bf16(const Bf16Operand &o, int nb, Stmt body) {
-  return HI::Allocate::make(o.xs, Halide::BFloat(16), Halide::MemoryType::Stack, {nb * o.padded},
+Stmt allocate_bf16(const Bf16Operand &o, int rows, Stmt body) {
+  return HI::Allocate::make(o.xs, Halide::BFloat(16), Halide::MemoryType::Stack, {rows * o.padded},
                             HI::const_true(), std::move(body));
 }
 
@@ -113,6 +125,7 @@ Stmt allocate_bf16(const Bf16Operand &o, int nb, Stmt body) {
 // products f32(bf16) · f32(bf16) added to the fp32 accumulator, the bf16 weights bound in a let.
 Stmt bf16_products(const PackedWeight &pw, const std::string &acc, const std::string &xs, int nb, int pr) {
   GROVE_CHECK(pr % kBf16Rows == 0, "a bf16 GEMM panel of {} rows", pr);
+  // The staged rows' stride is the padded columns; the products stop at the last pair of values.
   const int pairs = int(pw.padded_cols()) / 2;
   const int lanes = kBf16Rows;
   const Halide::Type bf16x = Halide::BFloat(16, 2 * lanes), f32x = Halide::Float(32, 2 * lanes);
@@ -134,8 +147,93 @@ Stmt bf16_products(const PackedWeight &pw, const std::string &acc, const std::st
     }
     per_pair.push_back(HI::LetStmt::make(w, weights, HI::Block::make(nodes)));
   }
-  return HI::For::make("kpair", 0, pairs, HI::ForType::Serial, Halide::DeviceAPI::None,
+  return HI::For::make("kpair", 0, int(pw.value_pairs()), HI::ForType::Serial, Halide::DeviceAPI::None,
                        HI::Block::make(per_pair));
+}
+
+// The C tiles one pass over the k tiles keeps: with the operand and a weight tile, 6 of the 8 tile
+// registers (LLVM 14 reloads a spilled tile without its stride: never more than 8 live).
+constexpr int kAmxProductTiles = 4;
+
+// One term's products for a block's nodes with AMX, from their staged operand rows `xs` (kAmxRows
+// rows of the padded columns) into `acc` (kAmxRows × pr floats; every row written, a row past the
+// block's nodes holds whatever its operand row did): per 16 rows of the panel one fp32 product tile
+// (16 nodes × 16 rows), per 32 columns one operand tile (16 nodes × 32 bf16) and one weight tile
+// (PackedWeight's BF16 layout: 16 column pairs × the 16 rows' pairs, a row every panel words),
+// tdpbf16ps accumulating, the tiles stored into `acc` once. Halide's x86 tile intrinsics in its own
+// IR (tile_load, tile_matmul, tile_store: offsets and strides in bytes, shapes constant
+// 16 rows × 64 bytes, so that the function's one ldtilecfg fits every tile), the product tiles as
+// allocations in MemoryType::AMXTile; up to kAmxProductTiles per pass over the columns.
+Stmt amx_products(const PackedWeight &pw, const std::string &acc, const std::string &xs, int pr) {
+  GROVE_CHECK(pr % kBf16Rows == 0, "an AMX GEMM panel of {} rows", pr);
+  GROVE_CHECK(pw.padded_cols() % kBf16ColumnAlign == 0, "AMX panels of {} columns", pw.padded_cols());
+  const Halide::Type acc_t = Halide::Float(32, 256), tile_t = Halide::BFloat(16, 512);
+  auto i16 = [](int v) { return HI::make_const(Halide::Int(16), v); };
+  auto i64 = [](const HExpr &e) { return HI::Cast::make(Halide::Int(64), e); };
+  auto call = [](Halide::Type t, const char *name, const std::vector<HExpr> &args) {
+    return HI::Call::make(t, name, args, HI::Call::Intrinsic);
+  };
+  const HExpr rows = i16(kAmxRows), row_bytes = i16(64);
+  const HExpr xs_ptr = HI::Variable::make(Halide::Handle(), xs);
+  const HExpr acc_ptr = HI::Variable::make(Halide::Handle(), acc);
+  const HExpr w_ptr =
+      HI::Variable::make(Halide::Handle(), pw.buffer, HI::Parameter(Halide::BFloat(16), true, 1, pw.buffer));
+  const int tiles = pr / kBf16Rows, padded = int(pw.padded_cols());
+  const HExpr kt = var("ktile");
+  std::vector<Stmt> passes;
+  for (int first = 0; first < tiles; first += kAmxProductTiles) {
+    const int n = std::min(kAmxProductTiles, tiles - first);
+    auto tile_name = [&](int c) { return fmt::format("{}.tile{}", acc, first + c); };
+    auto tile = [&](int c) {
+      return HI::Load::make(acc_t, tile_name(c), HI::Ramp::make(0, 1, 256), Halide::Buffer<>(),
+                            HI::Parameter(), HI::const_true(256), HI::ModulusRemainder());
+    };
+    auto set_tile = [&](int c, HExpr value) {
+      return HI::Store::make(tile_name(c), std::move(value), HI::Ramp::make(0, 1, 256), HI::Parameter(),
+                             HI::const_true(256), HI::ModulusRemainder());
+    };
+    // Each product tile starts from a zero row of its own in `zeros`, loaded with stride 0 and
+    // written on every pass: tile_zero is a pure call that LLVM 14 merges into one value (and hoists
+    // out of the loops), which the tiles then copy through a spill and a strideless reload.
+    const std::string zeros = acc + ".zeros";
+    const HExpr zeros_ptr = HI::Variable::make(Halide::Handle(), zeros);
+    std::vector<Stmt> zero, step, out;
+    for (int c = 0; c < n; c++) {
+      zero.push_back(store(zeros, HI::Broadcast::make(0.0f, kBf16Rows),
+                           HI::Ramp::make(c * kBf16Rows, 1, kBf16Rows), false));
+    }
+    for (int c = 0; c < n; c++) {
+      const int row0 = (first + c) * kBf16Rows;
+      // (Halide types its tile loads as bf16 or int8 tiles: the same 1 KiB, reinterpreted.)
+      HExpr zero_tile =
+          call(tile_t, "tile_load", {rows, row_bytes, zeros_ptr, i64(HExpr(c * 64)), i64(HExpr(0))});
+      zero.push_back(
+          set_tile(c, HI::Call::make(acc_t, HI::Call::reinterpret, {zero_tile}, HI::Call::PureIntrinsic)));
+      // Column pair kt · 16 of rows row0 ... of the panel, in bytes; the next pair a panel on.
+      HExpr at = pw.offset<HExpr>(var("panel"), kt * int(kBf16ColumnAlign), HExpr(row0)) * 2;
+      HExpr weights = call(tile_t, "tile_load", {rows, row_bytes, w_ptr, i64(at), i64(HExpr(pr * 4))});
+      step.push_back(set_tile(
+          c, call(acc_t, "tile_matmul",
+                  {rows, row_bytes, row_bytes, tile(c), HI::Variable::make(tile_t, "xtile"), weights})));
+      out.push_back(HI::Evaluate::make(
+          call(Halide::Int(32), "tile_store",
+               {rows, row_bytes, acc_ptr, i64(HExpr(row0 * 4)), i64(HExpr(pr * 4)), tile(c)})));
+    }
+    HExpr operand =
+        call(tile_t, "tile_load",
+             {rows, row_bytes, xs_ptr, i64(kt * int(kBf16ColumnAlign * 2)), i64(HExpr(padded * 2))});
+    Stmt k_loop =
+        HI::For::make("ktile", 0, padded / int(kBf16ColumnAlign), HI::ForType::Serial,
+                      Halide::DeviceAPI::None, HI::LetStmt::make("xtile", operand, HI::Block::make(step)));
+    Stmt pass = HI::Block::make({HI::Block::make(zero), k_loop, HI::Block::make(out)});
+    for (int c = n; c-- > 0;)
+      pass =
+          HI::Allocate::make(tile_name(c), acc_t, Halide::MemoryType::AMXTile, {1}, HI::const_true(), pass);
+    pass = HI::Allocate::make(zeros, Halide::Float(32), Halide::MemoryType::Stack, {n * kBf16Rows},
+                              HI::const_true(), pass);
+    passes.push_back(pass);
+  }
+  return HI::Block::make(passes);
 }
 
 // The distinct bf16 operands of a group's GEMMs (terms reading the same x share one), and which
@@ -174,8 +272,9 @@ Bf16Operands bf16_operands(const TensorAccess &access, const std::vector<plan::G
 // bf16 terms read their operand rows from the buffers `staged` names (staged by the caller for these
 // nodes); without `staged` the block stages its own. Without `first` the caller binds node0 ....
 Stmt block_kernel(const TensorAccess &access, const ilir::Compute &op, const plan::Gemm &gemm,
-                  const std::vector<PackedWeight> &packed, int nb, const HExpr &first,
+                  const std::vector<PackedWeight> &packed, GemmKernel kernel, int nb, const HExpr &first,
                   const std::map<const ilir::ExprNode *, std::string> *staged = nullptr) {
+  const bool amx = kernel == GemmKernel::AmxBf16;
   const ilir::TensorDecl &t = access.program().get(op.tensor);
   const int pr = int(gemm.panel);
   const std::string &j = op.indices[0];
@@ -190,18 +289,23 @@ Stmt block_kernel(const TensorAccess &access, const ilir::Compute &op, const pla
     GROVE_CHECK(term.packed >= 0 && term.packed < int(packed.size()), "a GEMM term of {} without its panels",
                 op.tensor);
     accs.push_back(fmt::format("gacc{}_{}", m, nb));
-    for (int i = 0; i < nb; i++)
-      body.push_back(HI::For::make("lane", 0, pr, HI::ForType::Vectorized, Halide::DeviceAPI::None,
-                                   store(accs[m], 0.0f, i * pr + lane, false)));
     const PackedWeight &pw = packed[term.packed];
+    const bool bf16 = pw.element == PackedElement::BF16;
+    if (!(bf16 && amx))  // AMX stores whole tiles
+      for (int i = 0; i < nb; i++)
+        body.push_back(HI::For::make("lane", 0, pr, HI::ForType::Vectorized, Halide::DeviceAPI::None,
+                                     store(accs[m], 0.0f, i * pr + lane, false)));
     auto lowered_x = [&] { return ExprLowering(access, nullptr, nullptr).lower(term.x); };
-    if (pw.element == PackedElement::BF16 && staged) {
-      body.push_back(bf16_products(pw, accs[m], staged->at(term.sum), nb, pr));
-    } else if (pw.element == PackedElement::BF16) {
+    auto products = [&](const std::string &xs) {
+      return amx ? amx_products(pw, accs[m], xs, pr) : bf16_products(pw, accs[m], xs, nb, pr);
+    };
+    if (bf16 && staged) {
+      body.push_back(products(staged->at(term.sum)));
+    } else if (bf16) {
       Bf16Operand o{fmt::format("gxs{}_{}", m, nb), lowered_x(), term.sum->var, int(term.cols),
                     int(pw.padded_cols())};
       body.push_back(
-          allocate_bf16(o, nb, HI::Block::make(stage_bf16(o, nb), bf16_products(pw, accs[m], o.xs, nb, pr))));
+          allocate_bf16(o, staged_rows(kernel, nb), HI::Block::make(stage_bf16(o, nb), products(o.xs))));
     } else {
       const HExpr x = lowered_x();
       std::vector<Stmt> fmas;
@@ -238,7 +342,8 @@ Stmt block_kernel(const TensorAccess &access, const ilir::Compute &op, const pla
   body.push_back(specialize_panels(epilogue, gemm));
   Stmt s = HI::Block::make(body);
   for (const std::string &acc : accs)
-    s = HI::Allocate::make(acc, Halide::Float(32), Halide::MemoryType::Stack, {nb * pr}, HI::const_true(), s);
+    s = HI::Allocate::make(acc, Halide::Float(32), Halide::MemoryType::Stack, {staged_rows(kernel, nb) * pr},
+                           HI::const_true(), s);
   return first.defined() ? node_lets(nb, first, s) : s;
 }
 
@@ -264,15 +369,16 @@ Stmt lower_gemms(const TensorAccess &access, const ilir::Case &c, const std::vec
   auto full_blocks = [&] {
     std::vector<Stmt> blocks;
     for (const plan::Gemm &gemm : gemms)
-      blocks.push_back(
-          block_kernel(access, c.body[gemm.compute], gemm, packed, nb, base + var("block") * nb));
+      blocks.push_back(block_kernel(access, c.body[gemm.compute], gemm, packed, loops.kernel, nb,
+                                    base + var("block") * nb));
     return blocks;
   };
   auto tail_blocks = [&] {
     std::vector<Stmt> blocks;
     for (const plan::Gemm &gemm : gemms)
-      blocks.push_back(tail(
-          [&](int r) { return block_kernel(access, c.body[gemm.compute], gemm, packed, r, base + full); }));
+      blocks.push_back(tail([&](int r) {
+        return block_kernel(access, c.body[gemm.compute], gemm, packed, loops.kernel, r, base + full);
+      }));
     return blocks;
   };
 
@@ -311,16 +417,18 @@ Stmt lower_gemms(const TensorAccess &access, const ilir::Case &c, const std::vec
       return node_lets(r, first, HI::Block::make(HI::Block::make(stage), panels_loop));
     };
     auto allocated = [&](Stmt body) {
-      for (const Bf16Operand &o : bf16.operands) body = allocate_bf16(o, nb, body);
+      for (const Bf16Operand &o : bf16.operands) body = allocate_bf16(o, staged_rows(loops.kernel, nb), body);
       return body;
     };
     std::vector<Stmt> full_kernels;
     std::vector<std::vector<Stmt>> tail_kernels(nb);
     for (const plan::Gemm &gemm : gemms) {
       const ilir::Compute &op = c.body[gemm.compute];
-      full_kernels.push_back(block_kernel(access, op, gemm, packed, nb, HExpr(), &bf16.of_term));
+      full_kernels.push_back(
+          block_kernel(access, op, gemm, packed, loops.kernel, nb, HExpr(), &bf16.of_term));
       for (int r = 1; r < nb; r++)
-        tail_kernels[r].push_back(block_kernel(access, op, gemm, packed, r, HExpr(), &bf16.of_term));
+        tail_kernels[r].push_back(
+            block_kernel(access, op, gemm, packed, loops.kernel, r, HExpr(), &bf16.of_term));
     }
     const int total = by_panel(full_kernels).second;
     if (loops.persist) {

@@ -2,7 +2,9 @@
 // Level GEMMs (plan::Gemm): a Compute `t[n, j] = E(Σ_k P[j + c, k] · X(n, k), ...)` over a level's
 // nodes, lowered to a register-blocked micro-kernel: P's rows packed into panels (PackedWeight),
 // `node_block` nodes × `panel` rows of accumulators kept in vector registers, the k loop outside
-// them, and E (biases, activations) applied in the epilogue before the tile is stored.
+// them, and E (biases, activations) applied in the epilogue before the tile is stored. Over bf16
+// panels the products are vdpbf16ps into accumulators in memory, or AMX tiles stored into them;
+// the epilogue is the same.
 
 #include <vector>
 
@@ -25,6 +27,8 @@ struct GemmLoops {
   HI::ForType type = HI::ForType::Serial;
   int threads = 1;  // a parallel dispatch's most tasks (plan::Recursion::threads)
   const Team *team = nullptr;
+  // The kernels over bf16 panels (ModelAbi::gemm_kernel: Vdpbf16ps or AmxBf16; Fma for fp32).
+  GemmKernel kernel = GemmKernel::Fma;
 };
 
 // The micro-kernels of a GemmGroup's GEMMs (Computes of case `c`; none reads another's result) in

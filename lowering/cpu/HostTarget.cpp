@@ -43,27 +43,39 @@ int vector_bytes(const Halide::Target &target) {
   return 16;
 }
 
-Bf16Support bf16_support(const Halide::Target &target) {
+Bf16Support bf16_support(const Halide::Target &target, std::optional<GemmKernel> kernel) {
   using T = Halide::Target;
   Bf16Support s;
-  const CpuFeatures f = cpu_features();
   if (target.arch != T::X86 || target.bits != 64 || !target.has_feature(T::AVX512_Cannonlake)) {
     s.why_not = fmt::format("the target {} has no AVX512-BF16", target.to_string());
-  } else if (target.has_feature(T::TSAN)) {
+    return s;
+  }
+  if (target.has_feature(T::TSAN)) {
     s.why_not = "a ThreadSanitizer build compiles for SSE4.1 at most";
-  } else if (f.amx_bf16) {
-    s.why_not =
-        "this CPU has AMX, whose tile kernels grove does not emit yet, and its vdpbf16ps runs at half the "
-        "fp32 rate";
-  } else if (target.has_feature(T::AVX512_SapphireRapids)) {
-    s.why_not = fmt::format(
-        "the target {} is a Sapphire Rapids, whose bf16 path is AMX (tile kernels grove does not emit yet)",
-        target.to_string());
-  } else if (!f.avx512bf16) {
-    s.why_not = "this CPU has neither AVX512-BF16 nor AMX";
-  } else {
-    s.vdpbf16ps = true;
-    s.codegen_target = target.with_feature(T::AVX512_SapphireRapids);
+    return s;
+  }
+  if (!kernel) {
+    const CpuFeatures f = cpu_features();
+    if (f.amx_bf16 && f.amx_tile) {
+      // Intel: AMX or nothing (its vdpbf16ps runs at half the fp32 rate).
+      if (std::string refused = amx_state_refusal(); !refused.empty()) {
+        s.why_not = refused + ", and this CPU's vdpbf16ps runs at half the fp32 rate";
+        return s;
+      }
+      kernel = GemmKernel::AmxBf16;
+    } else if (target.has_feature(T::AVX512_SapphireRapids)) {
+      kernel = GemmKernel::AmxBf16;  // a Sapphire Rapids target asked for by name: its bf16 path
+    } else if (f.avx512bf16) {
+      kernel = GemmKernel::Vdpbf16ps;
+    } else {
+      s.why_not = "this CPU has neither AVX512-BF16 nor AMX";
+      return s;
+    }
+  }
+  s.kernel = *kernel;
+  s.codegen_target = target.with_feature(T::AVX512_SapphireRapids);
+  // AMX: LLVM's Sapphire Rapids model, which Halide selects for that target (with amx-bf16).
+  if (s.kernel == GemmKernel::Vdpbf16ps) {
     // Sapphire Rapids' features but AMX, AVX512-FP16 and VEX VNNI, on a CPU model without them.
     s.mcpu = "icelake-server";
     s.mattrs =

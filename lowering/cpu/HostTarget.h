@@ -7,9 +7,11 @@
 // die with an illegal instruction. host_target() keeps a generation's feature only when the CPU has
 // every instruction set LLVM assumes for it.
 
+#include <optional>
 #include <string>
 
 #include "Halide.h"
+#include "abi/ModelAbi.h"
 #include "backends/runtime/CpuFeatures.h"
 
 namespace grove::lowering {
@@ -17,6 +19,7 @@ namespace grove::lowering {
 // The running CPU's instruction sets (cpuid): backends/runtime/CpuFeatures.h.
 using grove::cpu_features;
 using grove::CpuFeatures;
+using grove::GemmKernel;
 
 // Halide's host target with the AVX-512 generations the CPU cannot run removed (on x86; elsewhere
 // get_host_target() unchanged). In a ThreadSanitizer build (GROVE_TSAN) it has the tsan feature
@@ -28,26 +31,32 @@ Halide::Target host_target();
 // Relay kernels' schedules: 64 with AVX-512, 32 with AVX/AVX2, 16 otherwise (SSE, NEON).
 int vector_bytes(const Halide::Target &target);
 
-// Whether level GEMMs in bf16 (Schedule::precision) can run on `target`, and how.
+// Whether level GEMMs in bf16 (Schedule::precision) can run on `target`, and with which kernels.
 //
-// grove's bf16 kernels use AVX512-BF16's vdpbf16ps, which runs at the fp32 FMA's instruction rate
-// (twice its FLOPs) on AMD Zen 4/5 but at half that on Intel cores, whose AMX tile units are the
-// fast bf16 path (not emitted yet). So: vdpbf16ps on a CPU with AVX512-BF16 and no AMX, for a
-// target with AVX-512 (Cannon Lake's set, what host_target() keeps on those CPUs); elsewhere no
-// kernel, with the reason as a note.
-//
-// Halide 14 pattern-matches vdpbf16ps only for its Sapphire Rapids target, whose LLVM CPU model
-// also has AVX512-FP16, AMX and VEX VNNI, which these CPUs lack. The module is therefore generated
-// for `codegen_target` and LLVM compiles it for `mcpu` with `mattrs` (lowering/Codegen.h).
-// The fp32 lanes of one 512-bit vdpbf16ps: the rows of a GEMM panel one instruction computes.
+// Two kernels, chosen by what the running CPU has (or as asked, for an ahead-of-time library's
+// variants, whatever this CPU is):
+// - AMX (GemmKernel::AmxBf16): tdpbf16ps on 16 × 32 tiles, the fast bf16 path of the Intel cores
+//   that have it; the process must be granted the tile state (amx_state_refusal), else fp32.
+//   Generated for Halide's Sapphire Rapids target, LLVM's own CPU model.
+// - vdpbf16ps (GemmKernel::Vdpbf16ps): AVX512-BF16, which runs at the fp32 FMA's instruction rate
+//   (twice its FLOPs) on AMD Zen 4/5 but at half that on Intel cores: never chosen where there is
+//   AMX. Halide 14 pattern-matches vdpbf16ps only for its Sapphire Rapids target, whose LLVM CPU
+//   model also has AVX512-FP16, AMX and VEX VNNI, which those CPUs lack: the module is generated
+//   for `codegen_target` and LLVM compiles it for `mcpu` with `mattrs` (lowering/Codegen.h).
+// Either needs a target with AVX-512 (Cannon Lake's set, what host_target() keeps on those CPUs);
+// elsewhere no kernel (kernel Fma), with the reason as a note.
+// The fp32 lanes of one 512-bit vdpbf16ps, and the columns of one AMX accumulator tile: the rows of
+// a GEMM panel one instruction computes.
 inline constexpr int kBf16Rows = 16;
 
 struct Bf16Support {
-  bool vdpbf16ps = false;
-  std::string why_not;  // when there is no kernel
+  GemmKernel kernel = GemmKernel::Fma;  // Fma: none
+  std::string why_not;                  // when there is no kernel
   Halide::Target codegen_target;
   std::string mcpu, mattrs;
 };
-Bf16Support bf16_support(const Halide::Target &target);
+// `kernel`: the one asked for (Vdpbf16ps or AmxBf16, generated for any CPU); nullopt: the running
+// CPU's.
+Bf16Support bf16_support(const Halide::Target &target, std::optional<GemmKernel> kernel = std::nullopt);
 
 }  // namespace grove::lowering

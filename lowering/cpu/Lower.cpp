@@ -58,17 +58,35 @@ LoweredModel lower(const ilir::Program &program, const LowerOptions &options) {
   LoweredModel result;
   Halide::Target target = options.target;
   scheduling::Schedule schedule = options.schedule;
+  GemmKernel gemm_kernel = GemmKernel::Fma;
   if (schedule.precision == scheduling::Schedule::Precision::Bf16) {
-    // bf16 GEMMs need a kernel for the target, and panels of whole 16-row vdpbf16ps blocks.
-    Bf16Support bf16 = bf16_support(target);
-    if (bf16.vdpbf16ps && schedule.panel % kBf16Rows != 0)
-      bf16 = Bf16Support{.why_not = fmt::format(msg::kBf16Panel, schedule.panel, kBf16Rows)};
-    if (bf16.vdpbf16ps) {
+    // bf16 GEMMs need a kernel for the target, and panels of whole 16-row blocks (one vdpbf16ps, or
+    // one AMX product tile's columns).
+    Bf16Support bf16 = bf16_support(target, options.bf16_kernel);
+    const bool amx = bf16.kernel == GemmKernel::AmxBf16;
+    if (bf16.kernel != GemmKernel::Fma && schedule.panel % kBf16Rows != 0)
+      bf16 = Bf16Support{.why_not = fmt::format(msg::kBf16Panel, schedule.panel, kBf16Rows,
+                                                amx ? "AMX product tile" : "vdpbf16ps")};
+    if (bf16.kernel == GemmKernel::Vdpbf16ps) {
       // Unless asked otherwise, blocks of 64 rows × 6 nodes: 24 accumulators of the 32 registers,
       // one operand broadcast per four vdpbf16ps (not two) and half the panels of 32 × 8; measured
       // faster or equal at H = 150, 256 and 512, batches 1 to 25, on a Zen 5.
       if (!schedule.asked("panel") && !schedule.asked("vector")) schedule.panel = 4 * kBf16Rows;
       if (!schedule.asked("node_block")) schedule.node_block = 6;
+    } else if (amx) {
+      // Unless asked otherwise, blocks of one operand tile's 16 nodes × 64 rows: four product tiles
+      // per operand tile loaded. A block of more nodes than a tile's rows is cut to them.
+      if (!schedule.asked("panel") && !schedule.asked("vector")) schedule.panel = 4 * kBf16Rows;
+      if (!schedule.asked("node_block")) {
+        schedule.node_block = kBf16Rows;
+      } else if (schedule.node_block > kBf16Rows) {
+        result.notes.push_back(
+            fmt::format(msg::kNoteAmxNodeBlock, schedule.node_block, kBf16Rows, kBf16Rows));
+        schedule.node_block = kBf16Rows;
+      }
+    }
+    if (bf16.kernel != GemmKernel::Fma) {
+      gemm_kernel = bf16.kernel;
       target = bf16.codegen_target;
       result.llvm_cpu = bf16.mcpu;
       result.llvm_features = bf16.mattrs;
@@ -85,6 +103,9 @@ LoweredModel lower(const ilir::Program &program, const LowerOptions &options) {
   result.plan = run_pass("plan_levels", p, [&](const ilir::Program &q) {
     return plan::plan_levels(q, options.sizes, schedule);
   });
+  // The kernels the target chose are the contract's: the emitter reads them from it, the runtime
+  // checks the CPU for them.
+  if (result.plan.abi.bf16_panels()) result.plan.abi.gemm_kernel = gemm_kernel;
   LoopNest nest = run_pass("lower_to_loops", result.plan, lower_to_loops);
   HI::Stmt s = nest.body;
   s = run_pass("simplify", s, [](const HI::Stmt &s) { return HI::simplify(s); });

@@ -5,6 +5,7 @@
 // GROVE_DEBUG=2 also prints the IR after each pass.
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,9 @@ struct LowerOptions {
   Halide::Target target = host_target();
   std::string function_name = "grove_model";
   scheduling::Schedule schedule;
+  // precision=bf16's kernels: nullopt, the running CPU's (Bf16Support); else Vdpbf16ps or AmxBf16
+  // whatever this CPU is (an ahead-of-time library's variants).
+  std::optional<GemmKernel> bf16_kernel;
 };
 
 struct LoweredModel {

@@ -209,9 +209,10 @@ class Lowerer {
     for (const plan::Stage &stage : plan_.plan_of(kind).stages) {
       switch (stage.kind) {
         case plan::StageKind::GemmGroup:
-          stages.push_back(lower_gemms(access, c, stage.gemms, plan_.abi.packed,
-                                       GemmLoops{first, count, plan_.schedule.node_block,
-                                                 plan_.schedule.persist, type, recursion_.threads, team_}));
+          stages.push_back(
+              lower_gemms(access, c, stage.gemms, plan_.abi.packed,
+                          GemmLoops{first, count, plan_.schedule.node_block, plan_.schedule.persist, type,
+                                    recursion_.threads, team_, plan_.abi.gemm_kernel}));
           break;
         case plan::StageKind::Matmuls: {
           // Over (node, row block) pairs: a level of one node still keeps every thread busy.

@@ -195,11 +195,12 @@ TEST(Aot, EmbeddedWeightsFromAFile) {
   EXPECT_THAT(testing::read_bytes(r.header), HasSubstr("The weights are embedded"));
 }
 
-// precision=bf16: the library carries a bf16 variant (its ABI says bf16 panels; the same vdpbf16ps
-// kernels as the JIT) and an fp32 one, and opens the one cpuid chooses (skipped, saying why, where
-// this CPU has no bf16 kernel).
+// precision=bf16: the library carries an AMX variant, a vdpbf16ps one and an fp32 one, and opens the
+// one cpuid chooses: the kernels the JIT chooses on this CPU (skipped, saying why, where this CPU has
+// no bf16 kernel).
 TEST(Aot, Bf16LibraryRunsAsTheJit) {
-  if (lowering::Bf16Support s = lowering::bf16_support(lowering::host_target()); !s.vdpbf16ps)
+  const lowering::Bf16Support s = lowering::bf16_support(lowering::host_target());
+  if (s.kernel == GemmKernel::Fma)
     GTEST_SKIP() << "precision=bf16 has no kernel on this machine (" << s.why_not << "): skipped";
   const std::string schedule = "precision=bf16";
   cpu::AotResult r = compile("treelstm", treelstm_sizes(), "bf16", schedule);
@@ -207,18 +208,20 @@ TEST(Aot, Bf16LibraryRunsAsTheJit) {
   CompiledLibrary library = open_compiled_library(r.shared_library);
   ASSERT_FALSE(library.executor->abi().packed.empty());
   EXPECT_EQ(library.executor->abi().packed[0].element, PackedElement::BF16);
+  EXPECT_EQ(library.executor->abi().gemm_kernel, s.kernel);
   library.executor->bind(treelstm_weights(), "w");
   cpu::CompileOptions options;
   options.schedule = schedule;
   cpu::CompiledModel jit = cpu::CompiledModel::compile(model("treelstm"), treelstm_weights(), options);
   expect_close(library.executor->run(sst_trees(), {.batch = 5}), jit.run(sst_trees(), {.batch = 5}), "bf16");
-  // The library's fp32 variant (what a CPU without AVX512-BF16, or with AMX, opens), forced.
+  // The library's fp32 variant (what a CPU without AVX512-BF16, or with AMX refused, opens), forced.
   ::setenv("GROVE_LIBRARY_VARIANT", "fp32", 1);
   CompiledLibrary fallback = open_compiled_library(r.shared_library);
   ::unsetenv("GROVE_LIBRARY_VARIANT");
   ASSERT_FALSE(fallback.executor->abi().packed.empty());
   EXPECT_EQ(fallback.executor->abi().packed[0].element, PackedElement::F32);
   EXPECT_THAT(fallback.executor->abi().schedule, HasSubstr("precision=fp32"));
+  EXPECT_EQ(fallback.executor->abi().gemm_kernel, GemmKernel::Fma);
   fallback.executor->bind(treelstm_weights(), "w");
   expect_close(fallback.executor->run(sst_trees(), {.batch = 5}),
                treelstm_jit().run(sst_trees(), {.batch = 5}), "the fp32 variant");

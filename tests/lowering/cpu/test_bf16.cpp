@@ -1,6 +1,7 @@
 // precision=bf16 (scheduling/Schedule.h): level GEMMs with bf16 weights and inputs, fp32
-// accumulation, on CPUs with AVX512-BF16 and no AMX (lowering::bf16_support); fp32 with a note
-// elsewhere.
+// accumulation: AMX tiles on CPUs with AMX, vdpbf16ps on CPUs with AVX512-BF16 and no AMX
+// (lowering::bf16_support); fp32 with a note elsewhere. Both kernels' code is generated and checked
+// on every machine (an ahead-of-time library carries both); what runs them needs the CPU's.
 //
 // Numerics: every model's outputs against the independent reference computing its weight products
 // as bf16 does (tests/reference: ScopedProducts(Bf16), weights and vectors rounded to bfloat16,
@@ -19,6 +20,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <regex>
 #include <sstream>
@@ -49,7 +53,7 @@ using testing::user_error_of;
 // Empty when this CPU runs grove's bf16 kernels, else why not.
 std::string bf16_unavailable() {
   lowering::Bf16Support s = lowering::bf16_support(lowering::host_target());
-  return s.vdpbf16ps ? "" : s.why_not;
+  return s.kernel != GemmKernel::Fma ? "" : s.why_not;
 }
 
 #define SKIP_WITHOUT_BF16_KERNELS()                             \
@@ -95,8 +99,9 @@ TEST(Bf16Rounding, NearestTiesToEvenAndSpecialValues) {
 }
 
 TEST(Bf16Packing, ColumnPairsPerPanelRowWithZeroPadding) {
-  // Rows [1, 6) of a 7 × 3 weight in panels of 4: a partial second panel and an odd last column.
-  PackedWeight w{"pk0", "W", 1, 5, 3, 4, PackedElement::BF16};
+  // Rows [1, 6) of a 7 × 3 weight in panels of 4: a partial second panel and an odd last column,
+  // padded to a pair (as libraries written before the AMX kernels).
+  PackedWeight w{"pk0", "W", 1, 5, 3, 4, PackedElement::BF16, 2};
   EXPECT_EQ(w.padded_cols(), 4);
   EXPECT_EQ(w.size(), 2 * 4 * 4);
   EXPECT_EQ(w.words(), 16);
@@ -112,6 +117,21 @@ TEST(Bf16Packing, ColumnPairsPerPanelRowWithZeroPadding) {
         const int64_t row = 1 + p * 4 + r;
         const uint16_t want = k < 3 && row < 6 ? round_to_bf16(param[row * 3 + k]) : 0;
         EXPECT_EQ(out[at], want) << "panel " << p << " column " << k << " row " << r;
+      }
+  // Today's layout pads to an AMX tile's 32 columns: the same values, zeros to column 32.
+  PackedWeight t{"pk0", "W", 1, 5, 3, 4, PackedElement::BF16};
+  EXPECT_EQ(t.padded_cols(), 32);
+  EXPECT_EQ(t.value_pairs(), 2);
+  std::vector<uint16_t> tiled(t.size(), 0xffff);
+  pack(t, param.data(), tiled.data());
+  for (int p = 0; p < 2; p++)
+    for (int k = 0; k < 32; k++)
+      for (int r = 0; r < 4; r++) {
+        const int64_t at = t.offset(int64_t(p), int64_t(k), int64_t(r));
+        EXPECT_EQ(at, ((p * 16 + k / 2) * 4 + r) * 2 + k % 2);
+        const int64_t row = 1 + p * 4 + r;
+        EXPECT_EQ(tiled[at], k < 3 && row < 6 ? round_to_bf16(param[row * 3 + k]) : 0)
+            << "panel " << p << " column " << k << " row " << r;
       }
   // fp32 packing is unchanged by the element field.
   PackedWeight f{"pk0", "W", 1, 5, 3, 4};
@@ -147,9 +167,10 @@ TEST(Bf16Schedule, FromTheModelFilesScheduleBlock) {
   EXPECT_EQ(scheduling::default_schedule(program).precision, scheduling::Schedule::Precision::Bf16);
 }
 
-lowering::LoweredModel lower_treelstm(const std::string &schedule, const std::string &target,
-                                      int64_t H = 32) {
+lowering::LoweredModel lower_treelstm(const std::string &schedule, const std::string &target, int64_t H = 32,
+                                      std::optional<GemmKernel> kernel = std::nullopt) {
   lowering::LowerOptions options;
+  options.bf16_kernel = kernel;
   options.sizes = {{"H", H}, {"D", H}, {"V", 30}};
   options.target = (target == "host" ? lowering::host_target() : Halide::Target(target))
                        .with_feature(Halide::Target::NoRuntime);
@@ -172,18 +193,56 @@ TEST(Bf16Lowering, ATargetWithoutAvx512Bf16RunsFp32WithANote) {
   EXPECT_TRUE(m.llvm_cpu.empty());
 }
 
-TEST(Bf16Lowering, PanelsMustBeWholeVdpbf16psBlocks) {
-  SKIP_WITHOUT_BF16_KERNELS();
-  lowering::LoweredModel m = lower_treelstm("precision=bf16,vector=8,panel=24", "host");
-  ASSERT_EQ(m.notes.size(), 1u);
-  EXPECT_EQ(m.notes[0],
+// An AVX-512 target any x86-64 machine generates code for (both kernels' variants are generated
+// whatever the CPU: an ahead-of-time library carries them).
+constexpr char kAvx512Target[] =
+    "x86-64-linux-avx-avx2-avx512-avx512_cannonlake-avx512_skylake-f16c-fma-sse41";
+
+TEST(Bf16Lowering, PanelsMustBeWholeBlocksOf16Rows) {
+  lowering::LoweredModel v =
+      lower_treelstm("precision=bf16,vector=8,panel=24", kAvx512Target, 32, GemmKernel::Vdpbf16ps);
+  ASSERT_EQ(v.notes.size(), 1u);
+  EXPECT_EQ(v.notes[0],
             "precision=bf16 does nothing here: panel=24 is not a multiple of the 16 rows of one vdpbf16ps; "
             "everything runs in fp32");
+  lowering::LoweredModel a =
+      lower_treelstm("precision=bf16,vector=8,panel=24", kAvx512Target, 32, GemmKernel::AmxBf16);
+  ASSERT_EQ(a.notes.size(), 1u);
+  EXPECT_THAT(a.notes[0], HasSubstr("16 rows of one AMX product tile"));
+  EXPECT_EQ(a.plan.abi.gemm_kernel, GemmKernel::Fma);
+}
+
+TEST(Bf16Lowering, AmxBlocksAreAtMostOneTilesNodes) {
+  lowering::LoweredModel m =
+      lower_treelstm("precision=bf16,node_block=20", kAvx512Target, 32, GemmKernel::AmxBf16);
+  ASSERT_EQ(m.notes.size(), 1u);
+  EXPECT_EQ(m.notes[0],
+            "node_block=20 is more than the 16 rows of an AMX tile: the bf16 GEMMs run blocks of 16 nodes");
+  EXPECT_EQ(m.plan.schedule.node_block, 16);
+  EXPECT_EQ(m.plan.abi.gemm_kernel, GemmKernel::AmxBf16);
+  // Unasked, a block is one tile's 16 nodes and a panel four product tiles' 64 rows.
+  lowering::LoweredModel d = lower_treelstm("precision=bf16", kAvx512Target, 32, GemmKernel::AmxBf16);
+  EXPECT_TRUE(d.notes.empty());
+  EXPECT_EQ(d.plan.schedule.node_block, 16);
+  EXPECT_EQ(d.plan.schedule.panel, 64);
+}
+
+// The running CPU's kernel: AMX where it has AMX (and Linux grants the tile state), vdpbf16ps where
+// it has AVX512-BF16 alone.
+TEST(Bf16Lowering, TheHostsKernelFollowsItsCpu) {
+  SKIP_WITHOUT_BF16_KERNELS();
+  const CpuFeatures f = cpu_features();
+  lowering::LoweredModel m = lower_treelstm("precision=bf16", "host");
+  EXPECT_TRUE(m.notes.empty());
+  EXPECT_EQ(m.plan.abi.gemm_kernel, f.amx_bf16 && f.amx_tile ? GemmKernel::AmxBf16 : GemmKernel::Vdpbf16ps);
+  ModelAbi abi = m.plan.abi;
+  abi.function = "f";
+  abi.target = "host";
+  EXPECT_EQ(model_abi_from_json(to_json(abi), "lib.so").gemm_kernel, m.plan.abi.gemm_kernel);
 }
 
 TEST(Bf16Plan, PacksEveryGemmWeightInBf16AndTheAbiSaysSo) {
-  SKIP_WITHOUT_BF16_KERNELS();
-  lowering::LoweredModel m = lower_treelstm("precision=bf16", "host", 23);
+  lowering::LoweredModel m = lower_treelstm("precision=bf16", kAvx512Target, 23, GemmKernel::Vdpbf16ps);
   EXPECT_TRUE(m.notes.empty());
   ASSERT_FALSE(m.plan.abi.packed.empty());
   EXPECT_THAT(m.plan.abi.packed,
@@ -197,8 +256,43 @@ TEST(Bf16Plan, PacksEveryGemmWeightInBf16AndTheAbiSaysSo) {
   ASSERT_EQ(back.packed.size(), abi.packed.size());
   for (const PackedWeight &w : back.packed) EXPECT_EQ(w.element, PackedElement::BF16);
   std::string json = to_json(abi);
-  json.replace(json.find("\"bf16\""), 6, "\"fp8\"");
-  EXPECT_THAT(user_error_of([&] { model_abi_from_json(json, "lib.so"); }), HasSubstr("packed[].element"));
+  // A field changed in the JSON.
+  auto with = [&](const std::function<void(nlohmann::json &)> &change) {
+    nlohmann::json j = nlohmann::json::parse(json);
+    change(j);
+    return j.dump(1);
+  };
+  EXPECT_THAT(user_error_of([&] {
+                model_abi_from_json(with([](nlohmann::json &j) { j["packed"][0]["element"] = "fp8"; }),
+                                    "lib.so");
+              }),
+              HasSubstr("packed[].element"));
+  // The kernel: named, and one for bf16 panels; absent (a library written before AMX), vdpbf16ps.
+  EXPECT_EQ(back.gemm_kernel, GemmKernel::Vdpbf16ps);
+  EXPECT_EQ(
+      model_abi_from_json(with([](nlohmann::json &j) { j.erase("gemm_kernel"); }), "lib.so").gemm_kernel,
+      GemmKernel::Vdpbf16ps);
+  EXPECT_THAT(user_error_of([&] {
+                model_abi_from_json(with([](nlohmann::json &j) { j["gemm_kernel"] = "fma"; }), "lib.so");
+              }),
+              HasSubstr("'gemm_kernel' (fma)"));
+  EXPECT_THAT(user_error_of([&] {
+                model_abi_from_json(with([](nlohmann::json &j) { j["gemm_kernel"] = "tiles"; }), "lib.so");
+              }),
+              HasSubstr("'gemm_kernel' (tiles)"));
+  // The columns' padding: a tile's 32 (absent: a pair, as libraries before it padded).
+  EXPECT_EQ(back.packed[0].bf16_col_align, 32);
+  EXPECT_EQ(back.packed[0].padded_cols() % 32, 0);
+  EXPECT_EQ(
+      model_abi_from_json(with([](nlohmann::json &j) { j["packed"][0].erase("bf16_col_align"); }), "lib.so")
+          .packed[0]
+          .bf16_col_align,
+      2);
+  EXPECT_THAT(user_error_of([&] {
+                model_abi_from_json(with([](nlohmann::json &j) { j["packed"][0]["bf16_col_align"] = 3; }),
+                                    "lib.so");
+              }),
+              HasSubstr("packed[].bf16_col_align"));
 }
 
 // --- The generated code -----------------------------------------------------------------------
@@ -224,17 +318,64 @@ size_t count_matches(const std::string &text, const std::regex &re) {
 const std::regex kForeign(
     R"(\n\s+(v(?!cvtps2ph\b)[a-z0-9]+(ph|sh)|vmovw|tile[a-z]+|ldtilecfg|sttilecfg|tdp[a-z0-9]+|\{vex\})\s)");
 
-TEST(Bf16Assembly, Vdpbf16psAndNothingThisCpuLacks) {
-  SKIP_WITHOUT_BF16_KERNELS();
-  const std::string bf16 = assembly(lower_treelstm("precision=bf16", "host", 64));
+TEST(Bf16Assembly, Vdpbf16psAndNothingAZen4Lacks) {
+  const std::string bf16 =
+      assembly(lower_treelstm("precision=bf16", kAvx512Target, 64, GemmKernel::Vdpbf16ps));
   EXPECT_GT(count_matches(bf16, std::regex(R"(\n\s+vdpbf16ps\s)")), 0u);
   EXPECT_GT(count_matches(bf16, std::regex(R"(\n\s+vcvtneps2bf16\s)")), 0u);
   std::smatch foreign;
   EXPECT_FALSE(std::regex_search(bf16, foreign, kForeign)) << "found '" << foreign.str(1) << "'";
   // fp32 keeps its FMAs.
-  const std::string fp32 = assembly(lower_treelstm("", "host", 64));
+  const std::string fp32 = assembly(lower_treelstm("", kAvx512Target, 64));
   EXPECT_EQ(count_matches(fp32, std::regex(R"(\n\s+vdpbf16ps\s)")), 0u);
   EXPECT_GT(count_matches(fp32, std::regex(R"(\n\s+vfmadd231ps\s)")), 0u);
+}
+
+// The functions of an assembly listing (from one global or local label `name:` at the start of a
+// line to the next), by name.
+std::vector<std::pair<std::string, std::string>> functions_of(const std::string &text) {
+  std::vector<std::pair<std::string, std::string>> out;
+  const std::regex label(R"(\n([A-Za-z_][A-Za-z0-9_.$]*):\s*# @)");
+  std::vector<std::pair<size_t, std::string>> starts;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), label); it != std::sregex_iterator(); ++it)
+    starts.push_back({size_t(it->position(0)), (*it)[1].str()});
+  for (size_t i = 0; i < starts.size(); i++) {
+    const size_t end = i + 1 < starts.size() ? starts[i + 1].first : text.size();
+    out.push_back({starts[i].second, text.substr(starts[i].first, end - starts[i].first)});
+  }
+  return out;
+}
+
+// AMX: tdpbf16ps in the code; in every function that uses tiles one ldtilecfg, and one more only
+// after a call (every shape is constant, so one configuration serves every tile; the configuration
+// does not survive a call, such as the team's stage functions, and LLVM loads it again after one
+// that tiles follow), and no tile spilled or reloaded (LLVM 14 reloads a spilled tile without its
+// stride: llvm#110190); for the H's of an exact tile, a partial one, and panels of 2 product tiles
+// (one pass) and 6 (two passes over the columns).
+TEST(Bf16Assembly, AmxTilesConfiguredOncePerFunctionAndNeverSpilled) {
+  for (auto [H, schedule] : {std::pair{64, ""}, std::pair{23, ""}, std::pair{150, ",panel=32"},
+                             std::pair{40, ",panel=96,node_block=6"}, std::pair{23, ",persist=off"}}) {
+    SCOPED_TRACE(fmt::format("H={}{}", H, schedule));
+    const std::string code = assembly(
+        lower_treelstm(std::string("precision=bf16") + schedule, kAvx512Target, H, GemmKernel::AmxBf16));
+    EXPECT_GT(count_matches(code, std::regex(R"(\n\s+tdpbf16ps\s)")), 0u);
+    int with_tiles = 0;
+    for (const auto &[name, body] : functions_of(code)) {
+      const size_t tiles =
+          count_matches(body, std::regex(R"(\n\s+(tdpbf16ps|tileloadd|tilestored|tilezero)\s)"));
+      const size_t configs = count_matches(body, std::regex(R"(\n\s+ldtilecfg\s)"));
+      if (tiles == 0) {
+        EXPECT_EQ(configs, 0u) << name;
+        continue;
+      }
+      with_tiles++;
+      EXPECT_GE(configs, 1u) << name;
+      EXPECT_LE(configs, 1 + count_matches(body, std::regex(R"(\n\s+callq\s)"))) << name;
+      EXPECT_EQ(count_matches(body, std::regex(R"(\n\s+tile(loadd|stored)[^\n]*(Spill|Reload))")), 0u)
+          << name << " spills a tile";
+    }
+    EXPECT_GT(with_tiles, 0);
+  }
 }
 
 // --- Every model against the bf16-emulating reference -----------------------------------------
