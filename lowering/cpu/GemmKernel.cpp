@@ -155,6 +155,20 @@ Stmt bf16_products(const PackedWeight &pw, const std::string &acc, const std::st
 // registers (LLVM 14 reloads a spilled tile without its stride: never more than 8 live).
 constexpr int kAmxProductTiles = 4;
 
+// The zero rows the product tiles start from: one 16-float row per product tile of a pass, loaded
+// with stride 0 (tile_zero is a pure call that LLVM 14 merges into one value and hoists out of the
+// loops, which the tiles then copy through a spill and a strideless reload; a row of its own per tile
+// keeps the loads apart). Written once per stage by `with_amx_zeros`, well before the first tile
+// load reads it: written just before each pass, the loads waited on the stores.
+constexpr char kAmxZeros[] = "amx_zeros";
+
+Stmt with_amx_zeros(Stmt body) {
+  const int floats = kAmxProductTiles * kBf16Rows;
+  Stmt zero = store(kAmxZeros, HI::Broadcast::make(0.0f, floats), HI::Ramp::make(0, 1, floats), false);
+  return HI::Allocate::make(kAmxZeros, Halide::Float(32), Halide::MemoryType::Stack, {floats},
+                            HI::const_true(), HI::Block::make(zero, std::move(body)));
+}
+
 // One term's products for a block's nodes with AMX, from their staged operand rows `xs` (kAmxRows
 // rows of the padded columns) into `acc` (kAmxRows × pr floats; every row written, a row past the
 // block's nodes holds whatever its operand row did): per 16 rows of the panel one fp32 product tile
@@ -192,16 +206,9 @@ Stmt amx_products(const PackedWeight &pw, const std::string &acc, const std::str
       return HI::Store::make(tile_name(c), std::move(value), HI::Ramp::make(0, 1, 256), HI::Parameter(),
                              HI::const_true(256), HI::ModulusRemainder());
     };
-    // Each product tile starts from a zero row of its own in `zeros`, loaded with stride 0 and
-    // written on every pass: tile_zero is a pure call that LLVM 14 merges into one value (and hoists
-    // out of the loops), which the tiles then copy through a spill and a strideless reload.
-    const std::string zeros = acc + ".zeros";
-    const HExpr zeros_ptr = HI::Variable::make(Halide::Handle(), zeros);
+    // Each product tile starts from its own row of kAmxZeros (with_amx_zeros).
+    const HExpr zeros_ptr = HI::Variable::make(Halide::Handle(), kAmxZeros);
     std::vector<Stmt> zero, step, out;
-    for (int c = 0; c < n; c++) {
-      zero.push_back(store(zeros, HI::Broadcast::make(0.0f, kBf16Rows),
-                           HI::Ramp::make(c * kBf16Rows, 1, kBf16Rows), false));
-    }
     for (int c = 0; c < n; c++) {
       const int row0 = (first + c) * kBf16Rows;
       // (Halide types its tile loads as bf16 or int8 tiles: the same 1 KiB, reinterpreted.)
@@ -229,8 +236,6 @@ Stmt amx_products(const PackedWeight &pw, const std::string &acc, const std::str
     for (int c = n; c-- > 0;)
       pass =
           HI::Allocate::make(tile_name(c), acc_t, Halide::MemoryType::AMXTile, {1}, HI::const_true(), pass);
-    pass = HI::Allocate::make(zeros, Halide::Float(32), Halide::MemoryType::Stack, {n * kBf16Rows},
-                              HI::const_true(), pass);
     passes.push_back(pass);
   }
   return HI::Block::make(passes);
@@ -347,10 +352,9 @@ Stmt block_kernel(const TensorAccess &access, const ilir::Compute &op, const pla
   return first.defined() ? node_lets(nb, first, s) : s;
 }
 
-}  // namespace
-
-Stmt lower_gemms(const TensorAccess &access, const ilir::Case &c, const std::vector<plan::Gemm> &gemms,
-                 const std::vector<PackedWeight> &packed, const GemmLoops &loops) {
+// lower_gemms without the AMX zero rows.
+Stmt gemm_loops(const TensorAccess &access, const ilir::Case &c, const std::vector<plan::Gemm> &gemms,
+                const std::vector<PackedWeight> &packed, const GemmLoops &loops) {
   const int nb = loops.node_block;
   const HExpr &base = loops.first, &size = loops.count;
   HExpr full = size / nb * nb;
@@ -462,6 +466,14 @@ Stmt lower_gemms(const TensorAccess &access, const ilir::Case &c, const std::vec
   s = split("block", size / nb, s);
   auto [tail_s, unused] = by_panel(tails);
   return HI::Block::make(s, split("group_panel", total, tail_s));
+}
+
+}  // namespace
+
+Stmt lower_gemms(const TensorAccess &access, const ilir::Case &c, const std::vector<plan::Gemm> &gemms,
+                 const std::vector<PackedWeight> &packed, const GemmLoops &loops) {
+  Stmt s = gemm_loops(access, c, gemms, packed, loops);
+  return loops.kernel == GemmKernel::AmxBf16 ? with_amx_zeros(std::move(s)) : s;
 }
 
 }  // namespace grove::lowering::internal
