@@ -224,7 +224,7 @@ ModelAbi model_abi_from_json(const std::string &text, const std::string &where) 
       abi.packed.back().element = element == "bf16" ? PackedElement::BF16 : PackedElement::F32;
       // Absent in libraries written before the AMX kernels: bf16 columns padded to a pair.
       const int64_t align = w.value("bf16_col_align", int64_t{2});
-      if (align < 2 || align % 2 != 0)
+      if (align < 2 || align > kMaxBf16ColumnAlign || align % 2 != 0)
         user_error(msg::kAbiBadField, where, "packed[].bf16_col_align", abi.packed.back().buffer);
       abi.packed.back().bf16_col_align = align;
     }

@@ -37,6 +37,9 @@ enum class GemmKernel {
 // the last tile of a panel's columns reads zeros, not the next panel (libraries written before it
 // padded to a pair: PackedWeight::bf16_col_align 2).
 inline constexpr int64_t kBf16ColumnAlign = 32;
+// The largest bf16_col_align a library may record (grove writes kBf16ColumnAlign or, before the AMX
+// kernels, 2): a larger one is a malformed ABI.
+inline constexpr int64_t kMaxBf16ColumnAlign = 256;
 
 // A weight's rows packed for a GEMM micro-kernel: rows [row_offset, row_offset + rows) of `param`
 // (shape [*, cols]) as panels of `panel` rows, panel-major then column then row, zero past `rows`:

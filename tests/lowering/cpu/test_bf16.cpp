@@ -288,11 +288,14 @@ TEST(Bf16Plan, PacksEveryGemmWeightInBf16AndTheAbiSaysSo) {
           .packed[0]
           .bf16_col_align,
       2);
-  EXPECT_THAT(user_error_of([&] {
-                model_abi_from_json(with([](nlohmann::json &j) { j["packed"][0]["bf16_col_align"] = 3; }),
-                                    "lib.so");
-              }),
-              HasSubstr("packed[].bf16_col_align"));
+  // Odd, below a pair, or past kMaxBf16ColumnAlign (whose rounding could overflow the size).
+  for (int64_t bad : {int64_t{3}, int64_t{0}, int64_t{-2}, kMaxBf16ColumnAlign + 2, int64_t{1} << 62})
+    EXPECT_THAT(user_error_of([&] {
+                  model_abi_from_json(
+                      with([&](nlohmann::json &j) { j["packed"][0]["bf16_col_align"] = bad; }), "lib.so");
+                }),
+                HasSubstr("packed[].bf16_col_align"))
+        << bad;
 }
 
 // --- The generated code -----------------------------------------------------------------------
