@@ -861,6 +861,13 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     if not os.access(args.grove, os.X_OK):
         sys.exit("bench.py: no grove program at %s (build it: make build)" % args.grove)
+    if not args.no_check:
+        # The agreement checks at the end need numpy: say so before the minutes of measuring, not after.
+        try:
+            import numpy  # noqa: F401
+        except ImportError:
+            sys.exit("bench.py: %s has no numpy (the agreement checks need it): run it as `make bench` "
+                     "does, with /usr/bin/python3 and Debian's python3-numpy, or pass --no-check" % sys.executable)
 
     started = time.time()
     load = os.getloadavg()
