@@ -148,34 +148,16 @@ std::string descriptor_source(const std::string &name, const std::vector<ModelAb
   if (variants.size() == 1)
     return s +
            fmt::format("const grove_compiled_model *{}_grove_model(void) {{ return &descriptor0; }}\n", name);
-  // A bf16 library's three variants: AMX where the CPU has it (cpuid leaf 7.0, edx bits 22 and 24)
-  // and Linux grants the process its tile state (arch_prctl), unless GROVE_AMX=off; else fp32 on
-  // such a CPU (its vdpbf16ps runs at half the fp32 rate); vdpbf16ps where the CPU has AVX512-BF16
-  // (leaf 7.1, eax bit 5) and no AMX; else fp32. The environment's GROVE_LIBRARY_VARIANT=fp32 forces
-  // fp32 (lowering::bf16_support decides the same, backends/runtime/CpuFeatures the AMX state).
+  // A bf16 library's three variants, AMX, vdpbf16ps and fp32: the runtime says which this process
+  // runs (grove_bf16_library_variant, backends/runtime/CpuFeatures.h), as bf16_support does for the JIT.
   GROVE_CHECK(variants.size() == 3, "a library of {} variants", variants.size());
   return s + fmt::format(
-                 "#include <cpuid.h>\n"
-                 "#include <stdlib.h>\n"
-                 "#include <string.h>\n"
-                 "#include <sys/syscall.h>\n"
-                 "#include <unistd.h>\n\n"
-                 "static const grove_compiled_model *variant(void) {{\n"
-                 "  const char *forced = getenv(\"GROVE_LIBRARY_VARIANT\");\n"
-                 "  if (forced && strcmp(forced, \"fp32\") == 0) return &descriptor2;\n"
-                 "  unsigned a, b, c, d;\n"
-                 "  if (__get_cpuid_max(0, NULL) < 7) return &descriptor2;\n"
-                 "  __cpuid_count(7, 0, a, b, c, d);\n"
-                 "  if (((d >> 22) & 1) && ((d >> 24) & 1)) {{\n"
-                 "    const char *amx = getenv(\"GROVE_AMX\");\n"
-                 "    if (amx && strcmp(amx, \"off\") == 0) return &descriptor2;\n"
-                 "    /* ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA */\n"
-                 "    return syscall(SYS_arch_prctl, 0x1023, 18) == 0 ? &descriptor0 : &descriptor2;\n"
-                 "  }}\n"
-                 "  __cpuid_count(7, 1, a, b, c, d);\n"
-                 "  return ((a >> 5) & 1) ? &descriptor1 : &descriptor2;\n"
-                 "}}\n\n"
-                 "const grove_compiled_model *{}_grove_model(void) {{ return variant(); }}\n",
+                 "extern int grove_bf16_library_variant(void);\n\n"
+                 "const grove_compiled_model *{}_grove_model(void) {{\n"
+                 "  static const grove_compiled_model *const variants[] = {{&descriptor0, &descriptor1, "
+                 "&descriptor2}};\n"
+                 "  return variants[grove_bf16_library_variant()];\n"
+                 "}}\n",
                  name);
 }
 

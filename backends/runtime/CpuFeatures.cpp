@@ -64,4 +64,12 @@ std::string amx_state_refusal() {
   return refusal;
 }
 
+extern "C" int grove_bf16_library_variant(void) {
+  if (const char *forced = std::getenv("GROVE_LIBRARY_VARIANT"); forced && std::strcmp(forced, "fp32") == 0)
+    return 2;
+  const CpuFeatures f = cpu_features();
+  if (f.amx_bf16 && f.amx_tile) return amx_state_refusal().empty() ? 0 : 2;
+  return f.avx512bf16 ? 1 : 2;
+}
+
 }  // namespace grove

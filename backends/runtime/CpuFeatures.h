@@ -24,4 +24,11 @@ CpuFeatures cpu_features();
 // say GROVE_AMX=off; the answer is kept. Empty when granted, else why not (for a note or an error).
 std::string amx_state_refusal();
 
+// Which variant of a precision=bf16 library (backends/cpu/Aot.cpp: AMX tiles, vdpbf16ps, fp32, in
+// that order) this process runs, as lowering::bf16_support chooses kernels for the JIT: 0 where the
+// CPU has AMX and the process holds the tile state (amx_state_refusal); 2, fp32, on an AMX CPU
+// refused it (its vdpbf16ps runs at half the fp32 rate); 1 with AVX512-BF16 and no AMX; else 2.
+// GROVE_LIBRARY_VARIANT=fp32 in the environment forces 2. Called by the library's descriptor.
+extern "C" int grove_bf16_library_variant(void);
+
 }  // namespace grove
