@@ -107,32 +107,28 @@ TEST(Bf16Packing, ColumnPairsPerPanelRowWithZeroPadding) {
   EXPECT_EQ(w.words(), 16);
   std::vector<float> param(7 * 3);
   for (size_t i = 0; i < param.size(); i++) param[i] = 1.0f + 0.001f * float(i);
-  std::vector<uint16_t> out(w.size(), 0xffff);
-  pack(w, param.data(), out.data());
-  for (int p = 0; p < 2; p++)
-    for (int k = 0; k < 4; k++)
-      for (int r = 0; r < 4; r++) {
-        const int64_t at = w.offset(int64_t(p), int64_t(k), int64_t(r));
-        EXPECT_EQ(at, ((p * 2 + k / 2) * 4 + r) * 2 + k % 2);
-        const int64_t row = 1 + p * 4 + r;
-        const uint16_t want = k < 3 && row < 6 ? round_to_bf16(param[row * 3 + k]) : 0;
-        EXPECT_EQ(out[at], want) << "panel " << p << " column " << k << " row " << r;
-      }
+  // Every word of `v`'s two panels of 4 rows: the offset PackedWeight defines, the rounded weight
+  // where the rows and columns hold one, zero in the padding.
+  auto expect_packed = [&](const PackedWeight &v) {
+    const int64_t cols = v.padded_cols();
+    std::vector<uint16_t> out(v.size(), 0xffff);
+    pack(v, param.data(), out.data());
+    for (int p = 0; p < 2; p++)
+      for (int k = 0; k < cols; k++)
+        for (int r = 0; r < 4; r++) {
+          const int64_t at = v.offset(int64_t(p), int64_t(k), int64_t(r));
+          EXPECT_EQ(at, ((p * cols / 2 + k / 2) * 4 + r) * 2 + k % 2);
+          const int64_t row = 1 + p * 4 + r;
+          EXPECT_EQ(out[at], k < 3 && row < 6 ? round_to_bf16(param[row * 3 + k]) : 0)
+              << "columns " << cols << " panel " << p << " column " << k << " row " << r;
+        }
+  };
+  expect_packed(w);
   // Today's layout pads to an AMX tile's 32 columns: the same values, zeros to column 32.
   PackedWeight t{"pk0", "W", 1, 5, 3, 4, PackedElement::BF16};
   EXPECT_EQ(t.padded_cols(), 32);
   EXPECT_EQ(t.value_pairs(), 2);
-  std::vector<uint16_t> tiled(t.size(), 0xffff);
-  pack(t, param.data(), tiled.data());
-  for (int p = 0; p < 2; p++)
-    for (int k = 0; k < 32; k++)
-      for (int r = 0; r < 4; r++) {
-        const int64_t at = t.offset(int64_t(p), int64_t(k), int64_t(r));
-        EXPECT_EQ(at, ((p * 16 + k / 2) * 4 + r) * 2 + k % 2);
-        const int64_t row = 1 + p * 4 + r;
-        EXPECT_EQ(tiled[at], k < 3 && row < 6 ? round_to_bf16(param[row * 3 + k]) : 0)
-            << "panel " << p << " column " << k << " row " << r;
-      }
+  expect_packed(t);
   // fp32 packing is unchanged by the element field.
   PackedWeight f{"pk0", "W", 1, 5, 3, 4};
   EXPECT_EQ(f.words(), f.size());
