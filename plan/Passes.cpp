@@ -10,7 +10,9 @@ namespace grove::plan {
 std::vector<IlirPass> ilir_passes(const scheduling::Schedule &schedule,
                                   const std::map<std::string, int64_t> &sizes) {
   std::vector<IlirPass> passes;
-  if (schedule.fuse) passes.push_back({"fuse_elementwise", fuse_elementwise});
+  if (schedule.fuse)
+    passes.push_back(
+        {"fuse_elementwise", [&](const ilir::Program &p) { return fuse_elementwise(p, sizes); }});
   // A top-down (backward) program has no hoisted case, and its GEMMs' outputs are read by its
   // reductions: hoisting and epilogue fusion leave it as it is.
   auto bottom_up = [](auto pass) {

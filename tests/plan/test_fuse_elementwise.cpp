@@ -20,8 +20,11 @@ namespace {
 
 using ilir::Expr;
 
-void check(const ilir::Program &input, const ilir::Program &expected) {
-  testing::check_pass("fuse_elementwise", fuse_elementwise, input, ilir::to_string(expected));
+void check(const ilir::Program &input, const ilir::Program &expected,
+           const std::map<std::string, int64_t> &sizes = {}) {
+  testing::check_pass(
+      "fuse_elementwise", [&](const ilir::Program &p) { return fuse_elementwise(p, sizes); }, input,
+      ilir::to_string(expected));
 }
 
 using testing::model;
@@ -175,6 +178,98 @@ internal {
 }
 )"));
   EXPECT_EQ(tensor_names(fuse_elementwise(input)), (std::vector<std::string>{"emb", "W", "h", "t"}));
+}
+
+// A TreeLSTM whose result is one state holding [h; c], as the Relay translation packs a function's
+// tuple (h, c): the cell c is read by h (its row i0) and by the state's second half (row i0 - 4).
+const char kPackedCell[] = R"(
+model M
+structure binary_tree
+param emb [V, 4]
+param W [12, 4]
+param U [12, 8]
+state all [8]
+leaf {
+  g = W @ emb[token]
+  c = sigmoid(g[0:4]) * tanh(g[8:12])
+  h = sigmoid(g[4:8]) * tanh(c)
+  all = [h; c]
+}
+internal {
+  g = U @ [all[left][0:4]; all[right][0:4]]
+  c = sigmoid(g[0:4]) * tanh(g[8:12]) + all[left][4:8] + all[right][4:8]
+  h = sigmoid(g[4:8]) * tanh(c)
+  all = [h; c]
+}
+output all
+)";
+
+TEST(FuseElementwise, CostlyTempReadTwiceAtKnownRowsIsKept) {
+  // Fused, each element of c would be computed twice (for h, and for the second half of all), in two
+  // rows of all that no common-subexpression elimination shares: c stays a compute; h is read once
+  // and fuses.
+  check(model(kPackedCell), model(R"(
+model M
+structure binary_tree
+param emb [V, 4]
+param W [12, 4]
+param U [12, 8]
+state all [8]
+leaf {
+  g = W @ emb[token]
+  c = sigmoid(g[0:4]) * tanh(g[8:12])
+  all = [sigmoid(g[4:8]) * tanh(c); c]
+}
+internal {
+  g = U @ [all[left][0:4]; all[right][0:4]]
+  c = sigmoid(g[0:4]) * tanh(g[8:12]) + all[left][4:8] + all[right][4:8]
+  all = [sigmoid(g[4:8]) * tanh(c); c]
+}
+output all
+)"),
+        {{"V", 10}});
+}
+
+TEST(FuseElementwise, CostlyTempReadTwiceIsFusedWhereTheRowsAreNotKnown) {
+  // The same program with a symbolic width: which rows each read covers is not known, so c fuses as
+  // before (the analysis never guesses).
+  std::string text = kPackedCell;
+  for (auto [from, to] : {std::pair<std::string, std::string>{"[8]", "[2H]"},
+                          {"[12, 8]", "[3H, 2H]"},
+                          {"[12, 4]", "[3H, 4]"},
+                          {"0:4]", "0:H]"},
+                          {"4:8]", "H:2H]"},
+                          {"8:12]", "2H:3H]"}})
+    for (size_t at; (at = text.find(from)) != std::string::npos;) text.replace(at, from.size(), to);
+  ilir::Program fused = fuse_elementwise(model(text), {{"V", 10}});
+  EXPECT_EQ(tensor_names(fused), (std::vector<std::string>{"emb", "W", "U", "all", "g"}));
+}
+
+TEST(FuseElementwise, CostlyTempReadOnceInDisjointRowsIsFused) {
+  // f's two halves are read by two different computes, each element once: fusing adds no work.
+  std::string header =
+      "model M\nstructure binary_tree\nparam emb [V, 4]\nparam W [8, 4]\nstate a [4]\n"
+      "state b [4]\noutput a\n";
+  std::string internal = "internal {\n  a = a[left]\n  b = b[left]\n}\n";
+  check(model(header +
+              "leaf {\n  g = W @ emb[token]\n  f = sigmoid(g)\n  a = f[0:4] * 2\n  b = f[4:8] * 3\n}\n" +
+              internal),
+        model(header +
+              "leaf {\n  g = W @ emb[token]\n  a = sigmoid(g[0:4]) * 2\n  b = sigmoid(g[4:8]) * 3\n}\n" +
+              internal),
+        {{"V", 10}});
+}
+
+TEST(FuseElementwise, CostlyTempReadTwiceAtOneIndexOfOneComputeIsFused) {
+  // GRU's update gate: z[i0] twice in one value is one value for the back end's CSE.
+  std::string header =
+      "model M\nstructure binary_tree\nparam emb [V, 4]\nparam W [4, 4]\nstate h [4]\noutput h\n";
+  std::string internal = "internal {\n  h = h[left]\n}\n";
+  check(model(header + "leaf {\n  g = W @ emb[token]\n  z = sigmoid(g)\n  h = z * g + (1 - z) * 2\n}\n" +
+              internal),
+        model(header + "leaf {\n  g = W @ emb[token]\n  h = sigmoid(g) * g + (1 - sigmoid(g)) * 2\n}\n" +
+              internal),
+        {{"V", 10}});
 }
 
 TEST(FuseElementwise, ChainsOfTempsFuseTransitively) {
