@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/relay/Kernel.h"
 #include "frontend/relay/IR.h"
 #include "frontend/relay/Value.h"
 #include "tests/UserError.h"
@@ -36,6 +37,19 @@ inline void flatten(const Value &v, std::vector<NDArray> &out) {
     return;
   }
   out.push_back(tensor_of(v));
+}
+
+// The reason of an unsupported result; fails the test (at the caller's line) and returns "" when the
+// compiler compiled a kernel instead.
+#define GROVE_UNSUPPORTED_REASON(result) \
+  ::grove::relay::testing::unsupported_reason((result), __FILE__, __LINE__)
+inline std::string unsupported_reason(const KernelResult &result, const char *file, int line) {
+  if (result.ok()) {
+    ADD_FAILURE_AT(file, line) << "expected an unsupported result, got the kernel "
+                               << result.kernel()->describe();
+    return "";
+  }
+  return result.unsupported().reason;
 }
 
 inline std::vector<Shape> shapes_of(const std::vector<NDArray> &inputs) {

@@ -137,12 +137,14 @@ inline Outcome run_on_vm(const Prepared &p, VMKernels kernels) {
 }
 
 // Whether the outcomes agree. A program the VM documents it does not compile is skipped: a Primitive
-// function or an external compiler's used as a value, a Compiler= that names no code generator, a
+// function or an external compiler's used as a value, a Compiler= that names no code generator or
+// whose code generator cannot compile the function (the interpreter runs its body), a
 // Compiler="grove" on a function grove's recursive compiler cannot compile.
 inline Check compare(const Outcome &interp, const Outcome &vm) {
   if (!vm.value && (vm.error.find("the VM cannot compile") != std::string::npos ||
                     vm.error.find("the VM cannot use it as a value") != std::string::npos ||
                     vm.error.find("no code generator of that name") != std::string::npos ||
+                    vm.error.find("code generator cannot compile it") != std::string::npos ||
                     vm.error.find("but grove's recursive compiler cannot compile it") != std::string::npos))
     return {Check::Skip, "the VM cannot compile it (documented)"};
   // A recursive function grove compiles checks each leaf's token id against its embedding's rows

@@ -197,12 +197,18 @@ class CCompilerKernelCompiler : public KernelCompiler {
                  to_string(primitive->kind), to_string(primitive->span));
     for (size_t i = 0; i < dtypes.size(); ++i)
       if (dtypes[i] != DType::Float32)
-        user_error("the ccompiler code generator computes float32 only; input {} is {} (at {})", i,
-                   to_string(dtypes[i]), to_string(primitive->span));
+        return KernelResult::unsupported(
+            fmt::format("the ccompiler code generator computes float32 only; input {} is {} (at {})", i,
+                        to_string(dtypes[i]), to_string(primitive->span)));
     Key key{primitive.get(), shapes};
     std::lock_guard<std::mutex> lock(mutex_);
     if (auto it = cache_.find(key); it != cache_.end()) return KernelResult::compiled(it->second.second);
-    auto kernel = std::make_shared<LoadedKernel>(emit_c_source(primitive, shapes), shapes);
+    std::shared_ptr<LoadedKernel> kernel;
+    try {
+      kernel = std::make_shared<LoadedKernel>(emit_c_source(primitive, shapes), shapes);
+    } catch (const CSourceUnsupported &why) {
+      return KernelResult::unsupported(why.what());
+    }
     cache_.emplace(key, std::make_pair(primitive, kernel));
     return KernelResult::compiled(kernel);
   }
@@ -246,7 +252,12 @@ std::shared_ptr<Kernel> load_ccompiler_kernel(const Expr &function, const std::v
                                               const std::string &path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) user_error("the ccompiler library {} is missing", path);
-  return std::make_shared<LoadedKernel>(emit_c_source(function, shapes), shapes, read_bytes(path), path);
+  try {
+    return std::make_shared<LoadedKernel>(emit_c_source(function, shapes), shapes, read_bytes(path), path);
+  } catch (const CSourceUnsupported &why) {
+    user_error("the ccompiler library {} was saved for a function the code generator cannot compile: {}",
+               path, why.what());
+  }
 }
 
 }  // namespace

@@ -164,10 +164,10 @@ class LoopNest {
 std::string where(const Expr &e) { return to_string(e->span); }
 
 [[noreturn]] void unsupported(const Expr &e, const std::string &what) {
-  user_error(
+  throw CSourceUnsupported(fmt::format(
       "the ccompiler code generator cannot compile {} (at {}): it compiles float32 tensors and the "
       "operators {}",
-      what, where(e), fmt::join(c_source_ops(), ", "));
+      what, where(e), fmt::join(c_source_ops(), ", ")));
 }
 
 bool is_c_identifier(const std::string &s) {

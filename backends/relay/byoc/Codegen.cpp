@@ -73,7 +73,14 @@ class ExternalKernelCompiler : public KernelCompiler {
                    to_string(primitive->span), codegen.name);
       slot = codegen.make_compiler();
     }
-    return slot->compile(primitive, dtypes, shapes);
+    // A partitioned function belongs to its code generator: nothing falls back from it, and what it
+    // cannot compile is said as such.
+    KernelResult result = slot->compile(primitive, dtypes, shapes);
+    if (result.is_unsupported())
+      return KernelResult::unsupported(
+          fmt::format("{}: the function has Compiler=\"{}\", but the {} code generator cannot compile it: {}",
+                      to_string(primitive->span), compiler->s, compiler->s, result.unsupported().reason));
+    return result;
   }
 
   std::string name() const override { return "external code generators, else " + fallback_->name(); }

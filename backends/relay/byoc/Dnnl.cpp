@@ -27,8 +27,11 @@
 //      NDArray; an output that is an input, a constant, or a repeated result is copied by a last
 //      reorder step.
 // run() points the input and output memories at the run's buffers and executes the steps in order
-// on one stream. Anything else in the body (another op, a tuple inside it, control flow) is a
-// UserError naming it: the dnnl code generator never falls back by itself.
+// on one stream. Anything else in the body (another op, a tuple inside it, control flow), and what
+// oneDNN itself refuses, is an unsupported result naming it (Kernel.h's one "cannot"): the dnnl
+// code generator never falls back by itself, and the VM reports the reason as a UserError. What the
+// caller got wrong (a function of another code generator, inputs of the wrong shape at run time) is
+// a UserError.
 
 #include <fmt/format.h>
 
@@ -53,6 +56,18 @@ namespace grove::relay {
 namespace {
 
 using dnnl::memory;
+
+// What the builder cannot compile (an op, a layout, a shape, a dtype it has no primitive for),
+// thrown inside it and returned by compile() as KernelResult::unsupported.
+class NotCompilable : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+template <typename... Args>
+[[noreturn]] void cannot(fmt::format_string<Args...> format, Args &&...args) {
+  throw NotCompilable(fmt::format(format, std::forward<Args>(args)...));
+}
 
 // ---------------------------------------------------------------------------------------------
 // Shapes and attributes of the ops dnnl compiles (TVM's semantics, as frontend/relay/ops/NN.cpp)
@@ -487,12 +502,12 @@ class Builder {
     if (const auto *call = e.as<Call>()) {
       if (const auto *o = call->op.as<Op>()) return op_call(e, *call, o->name);
       if (const auto *f = call->op.as<Function>()) return composite(e, *call, *f);
-      user_error("dnnl cannot compile a call of {} (at {}): only operators and dnnl composites",
-                 to_string(call->op->kind), where(e));
+      cannot("dnnl cannot compile a call of {} (at {}): only operators and dnnl composites",
+             to_string(call->op->kind), where(e));
     }
     if (e.as<Tuple>())
-      user_error("dnnl cannot compile a tuple inside a partition (at {}): only as its result", where(e));
-    user_error("dnnl cannot compile {} in a partition (at {})", to_string(e->kind), where(e));
+      cannot("dnnl cannot compile a tuple inside a partition (at {}): only as its result", where(e));
+    cannot("dnnl cannot compile {} in a partition (at {})", to_string(e->kind), where(e));
   }
 
   const Tensor &tensor(const Expr &e) {
@@ -517,8 +532,8 @@ class Builder {
 
   Tensor constant(const Expr &e, const Constant &c) {
     if (c.data.dtype() != DType::Float32)
-      user_error("dnnl compiles float32 tensors only, found a {} constant (at {})", to_string(c.data.dtype()),
-                 where(e));
+      cannot("dnnl compiles float32 tensors only, found a {} constant (at {})", to_string(c.data.dtype()),
+             where(e));
     check_nonempty(c.data.shape(), e);
     program_.constants.push_back(c.data);
     memory m(plain_desc(dims_of(c.data.shape())), cpu_engine(), const_cast<std::byte *>(c.data.raw()));
@@ -528,8 +543,7 @@ class Builder {
   static void check_nonempty(const Shape &shape, const Expr &e) {
     for (int64_t d : shape)
       if (d <= 0)
-        user_error("dnnl: the empty tensor of shape {} at {} is not supported", shape_to_string(shape),
-                   where(e));
+        cannot("dnnl: the empty tensor of shape {} at {} is not supported", shape_to_string(shape), where(e));
   }
 
   memory external(const memory::desc &desc, int slot) {
@@ -583,7 +597,7 @@ class Builder {
   void finish_output(size_t j) {
     const Expr &e = outputs_[j];
     const Tensor &t = tensor(e);
-    if (!t.mem) user_error("dnnl: the partition's result at {} is a nested tuple", where(e));
+    if (!t.mem) cannot("dnnl: the partition's result at {} is a nested tuple", where(e));
     program_.out_shapes.push_back(t.shape);
     if (direct_.count(e.get())) return;
     memory out = external(plain_desc(dims_of(t.shape)), static_cast<int>(program_.in_shapes.size() + j));
@@ -596,14 +610,15 @@ class Builder {
     program_.names += (program_.names.empty() ? "" : "+") + name;
   }
 
-  // Step 3 for op calls; oneDNN and attribute errors become UserErrors naming the op.
+  // Step 3 for op calls; what oneDNN refuses, and an attribute it cannot read, are unsupported,
+  // naming the op.
   Tensor op_call(const Expr &e, const Call &call, const std::string &name) {
     try {
       return op_call_unchecked(e, call, name);
     } catch (const dnnl::error &err) {
-      user_error("dnnl could not compile {} (at {}): {}", name, where(e), err.what());
+      cannot("dnnl could not compile {} (at {}): {}", name, where(e), err.what());
     } catch (const OpError &err) {
-      user_error("dnnl could not compile {} (at {}): {}", name, where(e), err.what());
+      cannot("dnnl could not compile {} (at {}): {}", name, where(e), err.what());
     }
   }
 
@@ -617,18 +632,18 @@ class Builder {
     if (auto b = binary_ops().find(name); b != binary_ops().end())
       return binary(e, b->second, commutative(name), args[0], args[1], name);
     if (std::optional<Eltwise> el = eltwise_of(call)) return eltwise(e, *el, args[0], name);
-    user_error("dnnl cannot compile the operator {} (at {})", name, where(e));
+    cannot("dnnl cannot compile the operator {} (at {})", name, where(e));
   }
 
   // Step 3 for a composite: its chain as one primitive.
   Tensor composite(const Expr &e, const Call &call, const Function &f) {
     const AttrValue *attr = f.attrs.find(attr::kComposite);
     if (!attr || attr->kind != AttrValue::Kind::String || attr->s.rfind("dnnl.", 0) != 0)
-      user_error("dnnl cannot compile a call of a function other than a dnnl composite (at {})", where(e));
+      cannot("dnnl cannot compile a call of a function other than a dnnl composite (at {})", where(e));
     const std::string name = attr->s.substr(5);
     std::optional<FusedChain> chain = fused_chain(f.body);
     if (!chain)
-      user_error(
+      cannot(
           "dnnl cannot compile the composite {} (at {}): its body is not dense or conv2d, then a bias, "
           "then relu",
           attr->s, where(e));
@@ -637,9 +652,8 @@ class Builder {
       for (size_t i = 0; i < f.params.size(); ++i)
         if (f.params[i].same_as(x)) return tensor(call.args.at(i));
       if (const auto *c = x.as<Constant>()) return constant(x, *c);
-      user_error(
-          "dnnl cannot compile the composite {} (at {}): an operand is neither a parameter nor a constant",
-          attr->s, where(e));
+      cannot("dnnl cannot compile the composite {} (at {}): an operand is neither a parameter nor a constant",
+             attr->s, where(e));
     };
     try {
       Tensor data = operand(chain->anchor->args[0]), weight = operand(chain->anchor->args[1]);
@@ -650,9 +664,9 @@ class Builder {
                  ? conv2d(e, *chain->anchor, data, weight, b, chain->relu, name)
                  : dense(e, *chain->anchor, data, weight, b, chain->relu, name);
     } catch (const dnnl::error &err) {
-      user_error("dnnl could not compile the composite {} (at {}): {}", attr->s, where(e), err.what());
+      cannot("dnnl could not compile the composite {} (at {}): {}", attr->s, where(e), err.what());
     } catch (const OpError &err) {
-      user_error("dnnl could not compile the composite {} (at {}): {}", attr->s, where(e), err.what());
+      cannot("dnnl could not compile the composite {} (at {}): {}", attr->s, where(e), err.what());
     }
   }
 
@@ -663,8 +677,8 @@ class Builder {
   Tensor bias_memory(const Bias &bias, const Shape &out, int64_t axis, const Expr &e) {
     const Shape &shape = bias.second.shape;
     if (product(shape, 0, shape.size()) != out[axis] || !bias_along(*bias.first, shape, out, axis))
-      user_error("dnnl: the bias of shape {} at {} does not vary along axis {} of the result {} only",
-                 shape_to_string(shape), where(e), axis, shape_to_string(out));
+      cannot("dnnl: the bias of shape {} at {} does not vary along axis {} of the result {} only",
+             shape_to_string(shape), where(e), axis, shape_to_string(out));
     return plain(bias.second, {out[axis]}, {out[axis]});
   }
 
@@ -682,8 +696,8 @@ class Builder {
   Tensor dense(const Expr &e, const Call &call, const Tensor &data, const Tensor &weight, const Bias *bias,
                bool relu, const std::string &name) {
     if (!dense_supported_shapes(data.shape, weight.shape) || !dense_attrs(call.attrs).out_dtype.empty())
-      user_error("dnnl cannot compile nn.dense of {} and {} (at {})", shape_to_string(data.shape),
-                 shape_to_string(weight.shape), where(e));
+      cannot("dnnl cannot compile nn.dense of {} and {} (at {})", shape_to_string(data.shape),
+             shape_to_string(weight.shape), where(e));
     const int64_t k = data.shape.back(), n = weight.shape[0],
                   m = product(data.shape, 0, data.shape.size() - 1);
     Shape out(data.shape.begin(), data.shape.end() - 1);
@@ -724,7 +738,7 @@ class Builder {
                 bool relu, const std::string &name) {
     const Conv2DAttrs attrs = conv2d_attrs(call.attrs);
     if (std::string why = conv2d_unsupported(attrs); !why.empty())
-      user_error("dnnl cannot compile nn.conv2d with {} (at {})", why, where(e));
+      cannot("dnnl cannot compile nn.conv2d with {} (at {})", why, where(e));
     const Conv2D g = conv2d_geometry(data.shape, weight.shape, attrs);
     const Shape out{g.n, g.o, g.oh, g.ow};
     const memory::dims w_dims = g.groups == 1 ? memory::dims{g.o, g.i, g.kh, g.kw}
@@ -756,8 +770,8 @@ class Builder {
   // nn.batch_matmul as a matmul; the transposes are strides of the operands' plain memories.
   Tensor batch_matmul(const Expr &e, const Call &call, const Tensor &x, const Tensor &y) {
     if (x.shape.size() != 3 || y.shape.size() != 3)
-      user_error("dnnl cannot compile nn.batch_matmul of {} and {} (at {})", shape_to_string(x.shape),
-                 shape_to_string(y.shape), where(e));
+      cannot("dnnl cannot compile nn.batch_matmul of {} and {} (at {})", shape_to_string(x.shape),
+             shape_to_string(y.shape), where(e));
     const BatchMatmul g = batch_matmul_geometry(x.shape, y.shape, call.attrs);
     // a(m, k) and b(k, n) over the stored [B, M, K] / [B, K, M] and [B, N, K] / [B, K, N].
     const memory::desc a_desc(memory::dims{g.bx, g.m, g.k}, memory::data_type::f32,
@@ -781,8 +795,8 @@ class Builder {
     int64_t axis = bias_add_attrs(call.attrs).axis;
     if (axis < 0) axis += static_cast<int64_t>(out.size());
     if (axis < 0 || axis >= static_cast<int64_t>(out.size()) || bias.shape != Shape{out[axis]})
-      user_error("dnnl cannot compile nn.bias_add of {} and {} along axis {} (at {})", shape_to_string(out),
-                 shape_to_string(bias.shape), axis, where(e));
+      cannot("dnnl cannot compile nn.bias_add of {} and {} along axis {} (at {})", shape_to_string(out),
+             shape_to_string(bias.shape), axis, where(e));
     memory::dims dims(out.size(), 1);
     dims[axis] = out[axis];
     return binary_step(e, dnnl::algorithm::binary_add, data, plain(bias, dims, bias.shape), "nn.bias_add");
@@ -793,7 +807,7 @@ class Builder {
                 const std::string &name) {
     if (lhs.shape != rhs.shape && swaps && broadcasts_into(lhs.shape, rhs.shape)) std::swap(lhs, rhs);
     if (!broadcasts_into(rhs.shape, lhs.shape))
-      user_error(
+      cannot(
           "dnnl cannot compile {} of {} and {} (at {}): the second operand must broadcast into the first{}",
           name, shape_to_string(lhs.shape), shape_to_string(rhs.shape), where(e),
           swaps ? " or the first into the second" : "");
@@ -861,17 +875,24 @@ class DnnlKernelCompiler : public KernelCompiler {
                  fn->params.size(), shapes.size());
     for (size_t i = 0; i < shapes.size(); ++i) {
       if (dtypes[i] != DType::Float32)
-        user_error("dnnl compiles float32 tensors only, found a {} input {} (at {})", to_string(dtypes[i]), i,
-                   where(primitive));
+        return KernelResult::unsupported(
+            fmt::format("dnnl compiles float32 tensors only, found a {} input {} (at {})",
+                        to_string(dtypes[i]), i, where(primitive)));
       for (int64_t d : shapes[i])
         if (d <= 0)
-          user_error("the dnnl code generator needs concrete, non-empty input shapes, found {} (at {})",
-                     shape_to_string(shapes[i]), where(primitive));
+          return KernelResult::unsupported(
+              fmt::format("the dnnl code generator needs concrete, non-empty input shapes, found {} (at {})",
+                          shape_to_string(shapes[i]), where(primitive)));
     }
     std::lock_guard<std::mutex> lock(mutex_);
     Key key{primitive.get(), shapes};
     if (auto it = cache_.find(key); it != cache_.end()) return KernelResult::compiled(it->second.second);
-    auto kernel = std::make_shared<DnnlKernel>(Builder(*fn, shapes).build());
+    std::shared_ptr<DnnlKernel> kernel;
+    try {
+      kernel = std::make_shared<DnnlKernel>(Builder(*fn, shapes).build());
+    } catch (const NotCompilable &why) {
+      return KernelResult::unsupported(why.what());
+    }
     cache_.emplace(key, std::make_pair(primitive, kernel));
     return KernelResult::compiled(kernel);
   }

@@ -424,15 +424,36 @@ def @main(%x: Tensor[(2, 8), float32], %w: Tensor[(5, 8), float32], %b: Tensor[(
 // Errors
 // ---------------------------------------------------------------------------------------------
 
-TEST(DnnlCodegen, AnOpDnnlLacksIsAUserErrorNamingIt) {
+TEST(DnnlCodegen, AnOpDnnlLacksIsUnsupportedNamingIt) {
+  // Not the user's mistake: an unsupported result (Kernel.h's one "cannot"), never a UserError.
   Module m = partitioned("%x: Tensor[(2, 8), float32], %w: Tensor[(5, 8), float32]",
                          "%0 = nn.dense(%x, %w); nn.softmax(%0)");
   auto compiler = dnnl().make_compiler();
-  const std::string message = user_error_of([&] {
-    compile_f(*compiler, m, random_inputs({{2, 8}, {5, 8}}));
-  });
-  EXPECT_THAT(message, HasSubstr("dnnl cannot compile the operator nn.softmax"));
-  EXPECT_THAT(message, HasSubstr("dnnl.relay:"));
+  KernelResult result = KernelResult::unsupported("");
+  ASSERT_NO_THROW(
+      result = compiler->compile(*m.find_function("f"), {DType::Float32, DType::Float32}, {{2, 8}, {5, 8}}));
+  ASSERT_TRUE(result.is_unsupported());
+  EXPECT_THAT(result.unsupported().reason, HasSubstr("dnnl cannot compile the operator nn.softmax"));
+  EXPECT_THAT(result.unsupported().reason, HasSubstr("dnnl.relay:"));
+}
+
+TEST(DnnlCodegen, TheVmReportsAnUnsupportedPartitionAsAUserErrorNamingTheOp) {
+  // The VM has nothing to fall back to for a function claimed by dnnl: the reason, as a UserError.
+  Module m = parse_module(R"(
+def @f(%x: Tensor[(2, 8), float32], %w: Tensor[(5, 8), float32], Primitive=1, Inline=1, Compiler="dnnl",
+       global_symbol="f") {
+  %0 = nn.dense(%x, %w);
+  nn.softmax(%0)
+}
+def @main(%x: Tensor[(2, 8), float32], %w: Tensor[(5, 8), float32]) { @f(%x, %w) }
+)",
+                          "dnnl.relay");
+  infer_types(m);
+  EXPECT_THAT(
+      user_error_of([&] {
+        run_main_on_vm(m, {tensor_value(random_array({2, 8}, 1)), tensor_value(random_array({5, 8}, 2))});
+      }),
+      HasSubstr("dnnl cannot compile the operator nn.softmax (at dnnl.relay:"));
 }
 
 TEST(DnnlCodegen, AFunctionOfAnotherCodeGeneratorIsAUserError) {
@@ -445,12 +466,10 @@ TEST(DnnlCodegen, AFunctionOfAnotherCodeGeneratorIsAUserError) {
               HasSubstr("compiles functions with Compiler=\"dnnl\" only"));
 }
 
-TEST(DnnlCodegen, NonFloatInputsAndWrongRunShapesAreUserErrors) {
+TEST(DnnlCodegen, NonFloatInputsAreUnsupportedAndWrongRunShapesAreUserErrors) {
   Module m = partitioned("%x: Tensor[(2, 3), float32]", "nn.relu(%x)");
   auto compiler = dnnl().make_compiler();
-  EXPECT_THAT(user_error_of([&] {
-                (void)compiler->compile(*m.find_function("f"), {DType::Int32}, {{2, 3}});
-              }),
+  EXPECT_THAT(GROVE_UNSUPPORTED_REASON(compiler->compile(*m.find_function("f"), {DType::Int32}, {{2, 3}})),
               HasSubstr("float32 tensors only, found a int32 input 0"));
   std::shared_ptr<Kernel> k = compile_f(*compiler, m, random_inputs({{2, 3}}));
   EXPECT_THAT(user_error_of([&] {
