@@ -36,7 +36,11 @@ import sys
 import time
 
 import numpy as np
-import torch
+
+try:
+    import torch
+except ImportError:  # train_dynet.py reads the trees and the shuffle from here in DyNet's venv
+    torch = None
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import peer_common as pc  # noqa: E402
@@ -212,6 +216,8 @@ def main():
     ap.add_argument("--step-log", help="write one JSON line per step")
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args()
+    if torch is None:
+        sys.exit("train_pytorch.py: PyTorch does not import here (Debian's python3-torch, or pip's torch)")
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
 
