@@ -182,13 +182,16 @@ internal {
 
 // A TreeLSTM whose result is one state holding [h; c], as the Relay translation packs a function's
 // tuple (h, c): the cell c is read by h (its row i0) and by the state's second half (row i0 - 4).
-const char kPackedCell[] = R"(
+const char kPackedHeader[] = R"(
 model M
 structure binary_tree
 param emb [V, 4]
 param W [12, 4]
 param U [12, 8]
 state all [8]
+output all
+)";
+const std::string kPackedCell = std::string(kPackedHeader) + R"(
 leaf {
   g = W @ emb[token]
   c = sigmoid(g[0:4]) * tanh(g[8:12])
@@ -201,20 +204,13 @@ internal {
   h = sigmoid(g[4:8]) * tanh(c)
   all = [h; c]
 }
-output all
 )";
 
 TEST(FuseElementwise, CostlyTempReadTwiceAtKnownRowsIsKept) {
   // Fused, each element of c would be computed twice (for h, and for the second half of all), in two
   // rows of all that no common-subexpression elimination shares: c stays a compute; h is read once
   // and fuses.
-  check(model(kPackedCell), model(R"(
-model M
-structure binary_tree
-param emb [V, 4]
-param W [12, 4]
-param U [12, 8]
-state all [8]
+  check(model(kPackedCell), model(std::string(kPackedHeader) + R"(
 leaf {
   g = W @ emb[token]
   c = sigmoid(g[0:4]) * tanh(g[8:12])
@@ -225,7 +221,6 @@ internal {
   c = sigmoid(g[0:4]) * tanh(g[8:12]) + all[left][4:8] + all[right][4:8]
   all = [sigmoid(g[4:8]) * tanh(c); c]
 }
-output all
 )"),
         {{"V", 10}});
 }
@@ -233,7 +228,7 @@ output all
 TEST(FuseElementwise, CostlyTempReadTwiceIsFusedWhereTheRowsAreNotKnown) {
   // The same program with a symbolic width: which rows each read covers is not known, so c fuses as
   // before (the analysis never guesses).
-  std::string text = kPackedCell;
+  std::string text = kPackedCell;  // a copy to edit
   for (auto [from, to] : {std::pair<std::string, std::string>{"[8]", "[2H]"},
                           {"[12, 8]", "[3H, 2H]"},
                           {"[12, 4]", "[3H, 4]"},
