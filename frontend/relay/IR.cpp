@@ -255,7 +255,8 @@ const AttrValue *Attrs::find(const std::string &name) const {
 }
 
 Attrs Attrs::with(const std::string &name, AttrValue value) const {
-  Attrs a = *this;
+  Attrs a;
+  a.entries_ = entries_;
   for (auto &[n, v] : a.entries_)
     if (n == name) {
       v = std::move(value);
@@ -266,7 +267,8 @@ Attrs Attrs::with(const std::string &name, AttrValue value) const {
 }
 
 Attrs Attrs::without(const std::string &name) const {
-  Attrs a = *this;
+  Attrs a;
+  a.entries_ = entries_;
   std::erase_if(a.entries_, [&](const auto &e) { return e.first == name; });
   return a;
 }

@@ -59,6 +59,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
@@ -196,8 +197,26 @@ class Attrs {
   Attrs without(const std::string &name) const;
   bool operator==(const Attrs &o) const;  // same names and values, in any order
 
+  // The attributes parsed into their op family's struct (ops/OpAttrs.h), when type inference has
+  // parsed them: like an expression's checked_type, a cache that only type inference fills
+  // (ops/OpAttrs.h's cache_typed_attrs, on the call's own Attrs, before any back end reads it), so
+  // that every later reader — relations, kernels, code generators, the translation — reads the one
+  // parse. Not part of the value: equality and printing ignore it, copies share it, and with() and
+  // without() drop it. Null when absent or of another type.
+  template <typename T>
+  const T *typed() const {
+    return typed_ && *typed_type_ == typeid(T) ? static_cast<const T *>(typed_.get()) : nullptr;
+  }
+  template <typename T>
+  void cache_typed(T value) const {
+    typed_ = std::make_shared<const T>(std::move(value));
+    typed_type_ = &typeid(T);
+  }
+
  private:
   std::vector<std::pair<std::string, AttrValue>> entries_;
+  mutable std::shared_ptr<const void> typed_;
+  mutable const std::type_info *typed_type_ = nullptr;
 };
 
 // Function attribute names with a meaning in grove (TVM's spelling).

@@ -10,6 +10,7 @@
 #include "frontend/relay/TypeSolver.h"
 #include "frontend/relay/Visitor.h"
 #include "frontend/relay/ops/Op.h"
+#include "frontend/relay/ops/OpAttrs.h"
 #include "support/Error.h"
 
 namespace grove::relay {
@@ -579,6 +580,7 @@ class Inferencer {
     Type result = solver_.fresh(e->span);
     if (!types_.count(c->op.get())) set_type(c->op, FuncType::make(args, result, {}, op->span));
     Span at = e->span;
+    cache_typed_attrs(op->name, c->attrs);  // the one parse, which every later reader takes
     Attrs attrs = c->attrs;
     int id = solver_.add_relation(args, [this, def, attrs, result, at, args](const std::vector<Type> &known) {
       std::vector<Type> resolved = known;

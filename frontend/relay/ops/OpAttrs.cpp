@@ -1,9 +1,12 @@
-// Typed operator attributes (OpAttrs.h): each family's struct read from the textual Attrs once,
-// with the messages the relations gave when each of them read the attributes itself.
+// Typed operator attributes (OpAttrs.h): each family's struct read from the textual Attrs by one
+// parse_* function, with the messages the relations gave when each of them read the attributes
+// itself; the public readers return the struct type inference cached (cache_typed_attrs) or parse.
 
 #include "frontend/relay/ops/OpAttrs.h"
 
 #include <fmt/format.h>
+
+#include <map>
 
 namespace grove::relay {
 
@@ -59,7 +62,7 @@ Pad padding_attr(const Attrs &attrs) {
   return pad;
 }
 
-Conv2DAttrs conv2d_attrs(const Attrs &attrs) {
+static Conv2DAttrs parse_conv2d_attrs(const Attrs &attrs) {
   Conv2DAttrs a;
   a.data_layout = attr_string(attrs, "data_layout", "NCHW");
   a.kernel_layout = attr_string(attrs, "kernel_layout", "OIHW");
@@ -75,7 +78,7 @@ Conv2DAttrs conv2d_attrs(const Attrs &attrs) {
   return a;
 }
 
-Pool2DAttrs pool2d_attrs(const Attrs &attrs) {
+static Pool2DAttrs parse_pool2d_attrs(const Attrs &attrs) {
   Pool2DAttrs a;
   a.layout = attr_string(attrs, "layout", "NCHW");
   a.out_layout = attr_string(attrs, "out_layout", "");
@@ -89,16 +92,16 @@ Pool2DAttrs pool2d_attrs(const Attrs &attrs) {
   return a;
 }
 
-DenseAttrs dense_attrs(const Attrs &attrs) {
+static DenseAttrs parse_dense_attrs(const Attrs &attrs) {
   DenseAttrs a;
   if (!attr_none(attrs, "units")) a.units = attr_int(attrs, "units", 0);
   a.out_dtype = attr_string(attrs, "out_dtype", "");
   return a;
 }
 
-BiasAddAttrs bias_add_attrs(const Attrs &attrs) { return {attr_int(attrs, "axis", 1)}; }
+static BiasAddAttrs parse_bias_add_attrs(const Attrs &attrs) { return {attr_int(attrs, "axis", 1)}; }
 
-PadAttrs pad_attrs(const Attrs &attrs) {
+static PadAttrs parse_pad_attrs(const Attrs &attrs) {
   require_attr(attrs, "pad_width");
   const AttrValue *v = attrs.find("pad_width");
   const OpError bad(
@@ -120,7 +123,7 @@ PadAttrs pad_attrs(const Attrs &attrs) {
   return a;
 }
 
-BatchMatmulAttrs batch_matmul_attrs(const Attrs &attrs) {
+static BatchMatmulAttrs parse_batch_matmul_attrs(const Attrs &attrs) {
   BatchMatmulAttrs a;
   a.transpose_a = attr_bool(attrs, "transpose_a", false);
   a.transpose_b = attr_bool(attrs, "transpose_b", true);
@@ -137,15 +140,15 @@ NormAttrs norm_attrs(const Attrs &attrs, int64_t default_axis) {
   return a;
 }
 
-ClipAttrs clip_attrs(const Attrs &attrs) {
+static ClipAttrs parse_clip_attrs(const Attrs &attrs) {
   require_attr(attrs, "a_min");
   require_attr(attrs, "a_max");
   return {attr_float(attrs, "a_min", 0.0), attr_float(attrs, "a_max", 0.0)};
 }
 
-ConcatenateAttrs concatenate_attrs(const Attrs &attrs) { return {attr_int(attrs, "axis", 0)}; }
+static ConcatenateAttrs parse_concatenate_attrs(const Attrs &attrs) { return {attr_int(attrs, "axis", 0)}; }
 
-ExpandDimsAttrs expand_dims_attrs(const Attrs &attrs) {
+static ExpandDimsAttrs parse_expand_dims_attrs(const Attrs &attrs) {
   require_attr(attrs, "axis");
   ExpandDimsAttrs a;
   a.axis = attr_int(attrs, "axis", 0);
@@ -154,7 +157,7 @@ ExpandDimsAttrs expand_dims_attrs(const Attrs &attrs) {
   return a;
 }
 
-InitAttrs init_attrs(const Attrs &attrs) {
+static InitAttrs parse_init_attrs(const Attrs &attrs) {
   require_attr(attrs, "shape");
   InitAttrs a;
   a.shape = attr_ints(attrs, "shape", {});
@@ -164,7 +167,7 @@ InitAttrs init_attrs(const Attrs &attrs) {
   return a;
 }
 
-TakeAttrs take_attrs(const Attrs &attrs) {
+static TakeAttrs parse_take_attrs(const Attrs &attrs) {
   TakeAttrs a;
   a.batch_dims = attr_int(attrs, "batch_dims", 0);
   if (a.batch_dims != 0) throw OpError("grove supports take with batch_dims=0 only");
@@ -175,7 +178,7 @@ TakeAttrs take_attrs(const Attrs &attrs) {
   return a;
 }
 
-OneHotAttrs one_hot_attrs(const Attrs &attrs) {
+static OneHotAttrs parse_one_hot_attrs(const Attrs &attrs) {
   OneHotAttrs a;
   a.depth = attr_int(attrs, "depth", 1);
   if (a.depth < 0) throw OpError(fmt::format("depth must be >= 0, found {}", a.depth));
@@ -188,7 +191,7 @@ OneHotAttrs one_hot_attrs(const Attrs &attrs) {
   return a;
 }
 
-SplitAttrs split_attrs(const Attrs &attrs) {
+static SplitAttrs parse_split_attrs(const Attrs &attrs) {
   SplitAttrs a;
   require_attr(attrs, "indices_or_sections");
   const AttrValue *v = attrs.find("indices_or_sections");
@@ -211,7 +214,7 @@ SplitAttrs split_attrs(const Attrs &attrs) {
   return a;
 }
 
-ReshapeAttrs reshape_attrs(const Attrs &attrs) {
+static ReshapeAttrs parse_reshape_attrs(const Attrs &attrs) {
   require_attr(attrs, "newshape");
   ReshapeAttrs a;
   a.newshape = attr_ints(attrs, "newshape", {});
@@ -219,11 +222,11 @@ ReshapeAttrs reshape_attrs(const Attrs &attrs) {
   return a;
 }
 
-SqueezeAttrs squeeze_attrs(const Attrs &attrs) { return {optional_ints(attrs, "axis")}; }
+static SqueezeAttrs parse_squeeze_attrs(const Attrs &attrs) { return {optional_ints(attrs, "axis")}; }
 
-TransposeAttrs transpose_attrs(const Attrs &attrs) { return {optional_ints(attrs, "axes")}; }
+static TransposeAttrs parse_transpose_attrs(const Attrs &attrs) { return {optional_ints(attrs, "axes")}; }
 
-StridedSliceAttrs strided_slice_attrs(const Attrs &attrs) {
+static StridedSliceAttrs parse_strided_slice_attrs(const Attrs &attrs) {
   require_attr(attrs, "begin");
   require_attr(attrs, "end");
   StridedSliceAttrs a;
@@ -238,13 +241,99 @@ StridedSliceAttrs strided_slice_attrs(const Attrs &attrs) {
   return a;
 }
 
-ReduceAttrs reduce_attrs(const Attrs &attrs) {
+static ReduceAttrs parse_reduce_attrs(const Attrs &attrs) {
   ReduceAttrs a;
   a.axis = attr_ints(attrs, "axis", {});
   a.keepdims = attr_bool(attrs, "keepdims", false);
   a.exclude = attr_bool(attrs, "exclude", false);
   a.select_last_index = attr_bool(attrs, "select_last_index", false);
   return a;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The readers every consumer calls, and the one parse type inference caches
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+// The struct type inference cached on these attributes, or a parse now (attributes built after type
+// inference, or never typed).
+template <typename T>
+T typed_or_parse(const Attrs &attrs, T (*parse)(const Attrs &)) {
+  if (const T *typed = attrs.typed<T>()) return *typed;
+  return parse(attrs);
+}
+
+// Typing a module again (a copy shares the calls) finds the struct there and writes nothing.
+template <typename T, T (*Parse)(const Attrs &)>
+void cache(const Attrs &attrs) {
+  if (attrs.typed<T>() == nullptr) attrs.cache_typed(Parse(attrs));
+}
+
+}  // namespace
+
+Conv2DAttrs conv2d_attrs(const Attrs &attrs) { return typed_or_parse(attrs, parse_conv2d_attrs); }
+Pool2DAttrs pool2d_attrs(const Attrs &attrs) { return typed_or_parse(attrs, parse_pool2d_attrs); }
+DenseAttrs dense_attrs(const Attrs &attrs) { return typed_or_parse(attrs, parse_dense_attrs); }
+BiasAddAttrs bias_add_attrs(const Attrs &attrs) { return typed_or_parse(attrs, parse_bias_add_attrs); }
+PadAttrs pad_attrs(const Attrs &attrs) { return typed_or_parse(attrs, parse_pad_attrs); }
+BatchMatmulAttrs batch_matmul_attrs(const Attrs &attrs) {
+  return typed_or_parse(attrs, parse_batch_matmul_attrs);
+}
+ClipAttrs clip_attrs(const Attrs &attrs) { return typed_or_parse(attrs, parse_clip_attrs); }
+ConcatenateAttrs concatenate_attrs(const Attrs &attrs) {
+  return typed_or_parse(attrs, parse_concatenate_attrs);
+}
+ExpandDimsAttrs expand_dims_attrs(const Attrs &attrs) {
+  return typed_or_parse(attrs, parse_expand_dims_attrs);
+}
+InitAttrs init_attrs(const Attrs &attrs) { return typed_or_parse(attrs, parse_init_attrs); }
+TakeAttrs take_attrs(const Attrs &attrs) { return typed_or_parse(attrs, parse_take_attrs); }
+OneHotAttrs one_hot_attrs(const Attrs &attrs) { return typed_or_parse(attrs, parse_one_hot_attrs); }
+SplitAttrs split_attrs(const Attrs &attrs) { return typed_or_parse(attrs, parse_split_attrs); }
+ReshapeAttrs reshape_attrs(const Attrs &attrs) { return typed_or_parse(attrs, parse_reshape_attrs); }
+SqueezeAttrs squeeze_attrs(const Attrs &attrs) { return typed_or_parse(attrs, parse_squeeze_attrs); }
+TransposeAttrs transpose_attrs(const Attrs &attrs) { return typed_or_parse(attrs, parse_transpose_attrs); }
+StridedSliceAttrs strided_slice_attrs(const Attrs &attrs) {
+  return typed_or_parse(attrs, parse_strided_slice_attrs);
+}
+ReduceAttrs reduce_attrs(const Attrs &attrs) { return typed_or_parse(attrs, parse_reduce_attrs); }
+
+void cache_typed_attrs(const std::string &op, const Attrs &attrs) {
+  using Cache = void (*)(const Attrs &);
+  static const std::map<std::string, Cache> kFamilies = {
+      {"nn.conv2d", cache<Conv2DAttrs, parse_conv2d_attrs>},
+      {"nn.max_pool2d", cache<Pool2DAttrs, parse_pool2d_attrs>},
+      {"nn.avg_pool2d", cache<Pool2DAttrs, parse_pool2d_attrs>},
+      {"nn.dense", cache<DenseAttrs, parse_dense_attrs>},
+      {"nn.bias_add", cache<BiasAddAttrs, parse_bias_add_attrs>},
+      {"nn.pad", cache<PadAttrs, parse_pad_attrs>},
+      {"nn.batch_matmul", cache<BatchMatmulAttrs, parse_batch_matmul_attrs>},
+      {"clip", cache<ClipAttrs, parse_clip_attrs>},
+      {"concatenate", cache<ConcatenateAttrs, parse_concatenate_attrs>},
+      {"expand_dims", cache<ExpandDimsAttrs, parse_expand_dims_attrs>},
+      {"zeros", cache<InitAttrs, parse_init_attrs>},
+      {"ones", cache<InitAttrs, parse_init_attrs>},
+      {"full", cache<InitAttrs, parse_init_attrs>},
+      {"take", cache<TakeAttrs, parse_take_attrs>},
+      {"one_hot", cache<OneHotAttrs, parse_one_hot_attrs>},
+      {"split", cache<SplitAttrs, parse_split_attrs>},
+      {"reshape", cache<ReshapeAttrs, parse_reshape_attrs>},
+      {"squeeze", cache<SqueezeAttrs, parse_squeeze_attrs>},
+      {"transpose", cache<TransposeAttrs, parse_transpose_attrs>},
+      {"strided_slice", cache<StridedSliceAttrs, parse_strided_slice_attrs>},
+      {"sum", cache<ReduceAttrs, parse_reduce_attrs>},
+      {"mean", cache<ReduceAttrs, parse_reduce_attrs>},
+      {"max", cache<ReduceAttrs, parse_reduce_attrs>},
+      {"argmax", cache<ReduceAttrs, parse_reduce_attrs>},
+  };
+  auto family = kFamilies.find(op);
+  if (family == kFamilies.end()) return;
+  try {
+    family->second(attrs);
+  } catch (const OpError &) {
+    // Malformed: the op's relation reports it, with the call's place; nothing is cached.
+  }
 }
 
 }  // namespace grove::relay

@@ -14,6 +14,10 @@
 // What an attribute means for a given input shape (an axis in range, the sizes of split's pieces)
 // is the op's shape rule (ops/Transform.h, ops/Reduce.h), which takes the struct.
 //
+// Each struct is parsed once per call: type inference caches it on the call's Attrs
+// (cache_typed_attrs, Attrs::typed), and every reader below returns that cached struct; attributes
+// built later (or never typed) are parsed where they are read, with the same result.
+//
 // Also here, the helpers the attribute readers share: normalize_axis and axis_attr.
 
 #include <array>
@@ -26,6 +30,11 @@
 #include "frontend/relay/ops/Op.h"
 
 namespace grove::relay {
+
+// Type inference's one parse of a call of `op`: the struct of op's family cached on `attrs` (the
+// call's own), read by every reader after it. Nothing is cached for an op without a family here, or
+// for malformed attributes, which the op's relation then reports with the call's place.
+void cache_typed_attrs(const std::string &op, const Attrs &attrs);
 
 // ---------------------------------------------------------------------------------------------
 // Shared helpers

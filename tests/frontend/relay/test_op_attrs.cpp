@@ -487,5 +487,60 @@ TEST(OpAttrs, AttributesPrintAsWritten) {
   EXPECT_THAT(print_module(m).text, HasSubstr("nn.conv2d(%x, %w, padding=[1, 1], strides=1, groups=1)"));
 }
 
+// ---------------------------------------------------------------------------------------------
+// One parse per call: type inference caches the struct, every reader takes it
+// ---------------------------------------------------------------------------------------------
+
+// The body of @main after type inference: one conv2d call over an image and a weight.
+const Call &typed_conv2d(Module &m) {
+  m = parse_module(kHeader + "def @main(%x: " + kImage + ", %w: " + kWeight +
+                       ") {\n  nn.conv2d(%x, %w, padding=[1, 2], strides=2)\n}\n",
+                   "t.relay");
+  infer_types(m);
+  return *(*m.find_function("main")).as<Function>()->body.as<Call>();
+}
+
+TEST(OpAttrs, TypeInferenceCachesTheParsedStructOnTheCall) {
+  Module m;
+  const Call &call = typed_conv2d(m);
+  const Conv2DAttrs *typed = call.attrs.typed<Conv2DAttrs>();
+  ASSERT_NE(typed, nullptr);
+  EXPECT_EQ(typed->strides, (std::array<int64_t, 2>{2, 2}));
+  EXPECT_EQ(typed->padding.top, 1);
+  EXPECT_EQ(typed->padding.left, 2);
+  EXPECT_EQ(call.attrs.typed<Pool2DAttrs>(), nullptr);  // another family's struct: none
+  // An untyped call's attributes carry none; the reader parses them.
+  EXPECT_EQ(attrs_in("nn.conv2d(%x, %w, strides=2)").typed<Conv2DAttrs>(), nullptr);
+}
+
+TEST(OpAttrs, ReadersTakeTheCachedStruct) {
+  // A cache that differs from the text shows which one the reader returns: the cached struct.
+  Module m;
+  const Call &call = typed_conv2d(m);
+  Conv2DAttrs changed = conv2d_attrs(call.attrs);
+  changed.groups = 4;
+  call.attrs.cache_typed(changed);
+  EXPECT_EQ(conv2d_attrs(call.attrs).groups, 4);
+  // A copy shares it; with() and without() make new attributes, parsed from their text again; the
+  // cache is no part of the value.
+  Attrs copy = call.attrs;
+  EXPECT_EQ(conv2d_attrs(copy).groups, 4);
+  EXPECT_EQ(conv2d_attrs(call.attrs.with("dilation", AttrValue::of_int(1))).groups, 1);
+  EXPECT_EQ(conv2d_attrs(call.attrs.without("strides")).groups, 1);
+  EXPECT_TRUE(copy == attrs_in("nn.conv2d(%x, %w, padding=[1, 2], strides=2)"));
+}
+
+TEST(OpAttrs, MalformedAttributesAreNotCachedAndStillReportedWhereWritten) {
+  const Attrs bad = attrs_in("nn.conv2d(%x, %w, padding=[1, 2, 3])");
+  cache_typed_attrs("nn.conv2d", bad);
+  EXPECT_EQ(bad.typed<Conv2DAttrs>(), nullptr);
+  expect_located(kImage, kWeight, "nn.conv2d(%x, %w, padding=[1, 2, 3])", "nn.conv2d",
+                 "padding must have 1, 2 or 4 values, found 3");
+  // An op without a family here caches nothing.
+  const Attrs softmax = attrs_in("nn.softmax(%x, axis=1)");
+  cache_typed_attrs("nn.softmax", softmax);
+  EXPECT_EQ(softmax.typed<ReduceAttrs>(), nullptr);
+}
+
 }  // namespace
 }  // namespace grove::relay
