@@ -352,6 +352,9 @@ Stmt block_kernel(const TensorAccess &access, const ilir::Compute &op, const pla
   return first.defined() ? node_lets(nb, first, s) : s;
 }
 
+// The operands of a tile of nodes of a large level: 64K floats (256 KB, an eighth of a 2 MB L2).
+constexpr int64_t kTileOperandFloats = int64_t(1) << 16;
+
 // lower_gemms without the AMX zero rows.
 Stmt gemm_loops(const TensorAccess &access, const ilir::Case &c, const std::vector<plan::Gemm> &gemms,
                 const std::vector<PackedWeight> &packed, const GemmLoops &loops) {
@@ -453,13 +456,29 @@ Stmt gemm_loops(const TensorAccess &access, const ilir::Case &c, const std::vect
   // the same panels at every level, so that their weights stay in that core's cache).
   const std::vector<Stmt> fulls = full_blocks(), tails = tail_blocks();
   if (loops.persist) {
+    // A large level goes in tiles of node blocks, each tile's panels before the next tile's, so
+    // that a tile's operands stay in the core's cache while its panels sweep it; a level of one
+    // tile is one chunk per panel.
+    int64_t k = 0;
+    for (const plan::Gemm &gemm : gemms) {
+      int64_t cols = 0;
+      for (const plan::WeightTerm &t : gemm.terms) cols += t.cols;
+      k = std::max(k, cols);
+    }
+    const int tile_blocks = int(std::max<int64_t>(1, kTileOperandFloats / std::max<int64_t>(1, k) / nb));
+    int total = 0;
+    for (int n : panels) total += n;
+    HExpr blocks = size / nb, tiles = var("level_tiles");
+    HExpr tile = var("tile_panel") / total, b0 = tile * tile_blocks,
+          b1 = Halide::min(blocks, b0 + tile_blocks);
     std::vector<Stmt> bodies;
     for (size_t g = 0; g < gemms.size(); g++)
       bodies.push_back(HI::Block::make(
-          HI::For::make("block", 0, size / nb, HI::ForType::Serial, Halide::DeviceAPI::None, fulls[g]),
-          tails[g]));
-    auto [s, total] = by_panel(bodies);
-    return split("group_panel", total, s);
+          HI::For::make("block", b0, b1 - b0, HI::ForType::Serial, Halide::DeviceAPI::None, fulls[g]),
+          HI::IfThenElse::make(tile == tiles - 1, tails[g])));
+    Stmt s = HI::LetStmt::make("group_panel", var("tile_panel") % total, by_panel(bodies).first);
+    return HI::LetStmt::make("level_tiles", Halide::max(1, (blocks + (tile_blocks - 1)) / tile_blocks),
+                             split("tile_panel", tiles * total, s));
   }
   auto [full_s, total] = by_panel(fulls);
   Stmt s = HI::For::make("group_panel", 0, total, HI::ForType::Serial, Halide::DeviceAPI::None, full_s);
