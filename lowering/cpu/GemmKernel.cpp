@@ -408,6 +408,27 @@ Stmt gemm_loops(const TensorAccess &access, const ilir::Case &c, const std::vect
     return loops.team ? loops.team->share(v, 0, std::move(extent), std::move(body))
                       : dispatch_for(v, 0, std::move(extent), loops.type, loops.threads, std::move(body));
   };
+  // With persistence a large level goes in tiles of node blocks, each tile's chunks of panels
+  // before the next tile's, so that a tile's operands (K floats per node, at most
+  // kTileOperandFloats) stay in the core's cache while its panels sweep it; most levels are one
+  // tile. `tiled(v, chunks, body)` runs body(tile's first block, its end, the panel chunk, whether
+  // it is the last tile) for every (tile, chunk) pair, as chunk v of the loop.
+  const int tile_blocks = [&] {
+    int64_t k = 0;
+    for (const plan::Gemm &gemm : gemms) {
+      int64_t cols = 0;
+      for (const plan::WeightTerm &t : gemm.terms) cols += t.cols;
+      k = std::max(k, cols);
+    }
+    return int(std::max<int64_t>(1, kTileOperandFloats / std::max<int64_t>(1, k) / nb));
+  }();
+  auto tiled = [&](const std::string &v, int chunks,
+                   const std::function<Stmt(HExpr, HExpr, HExpr, HExpr)> &body) {
+    HExpr blocks = size / nb, tiles = var("level_tiles"), tile = var(v) / chunks, b0 = tile * tile_blocks;
+    Stmt s = body(b0, Halide::min(blocks, b0 + tile_blocks), var(v) % chunks, tile == tiles - 1);
+    return HI::LetStmt::make("level_tiles", Halide::max(1, (blocks + (tile_blocks - 1)) / tile_blocks),
+                             split(v, tiles * chunks, s));
+  };
   // bf16: a block's operands are rounded once for all the panels that a thread computes for it.
   // With persistence the panels go in chunks of consecutive panels (two per thread), and each chunk
   // sweeps the level's blocks, staging each block's operands before its panels; without, each
@@ -441,11 +462,13 @@ Stmt gemm_loops(const TensorAccess &access, const ilir::Case &c, const std::vect
     if (loops.persist) {
       const int threads = loops.team ? loops.team->size : loops.threads;
       const int chunks = std::max(1, std::min(total, 2 * threads));
-      HExpr chunk = var("panel_chunk"), lo = total * chunk / chunks, hi = total * (chunk + 1) / chunks;
-      Stmt blocks = HI::For::make("block", 0, size / nb, HI::ForType::Serial, Halide::DeviceAPI::None,
-                                  staged_block(nb, base + var("block") * nb, full_kernels, lo, hi));
-      Stmt last = tail([&](int r) { return staged_block(r, base + full, tail_kernels[r], lo, hi); });
-      return split("panel_chunk", chunks, allocated(HI::Block::make(blocks, last)));
+      return tiled("tile_chunk", chunks, [&](HExpr b0, HExpr b1, HExpr chunk, HExpr last_tile) {
+        HExpr lo = total * chunk / chunks, hi = total * (chunk + 1) / chunks;
+        Stmt blocks = HI::For::make("block", b0, b1 - b0, HI::ForType::Serial, Halide::DeviceAPI::None,
+                                    staged_block(nb, base + var("block") * nb, full_kernels, lo, hi));
+        Stmt last = tail([&](int r) { return staged_block(r, base + full, tail_kernels[r], lo, hi); });
+        return allocated(HI::Block::make(blocks, HI::IfThenElse::make(last_tile, last)));
+      });
     }
     Stmt blocks = split("block", size / nb,
                         allocated(staged_block(nb, base + var("block") * nb, full_kernels, 0, total)));
@@ -456,29 +479,16 @@ Stmt gemm_loops(const TensorAccess &access, const ilir::Case &c, const std::vect
   // the same panels at every level, so that their weights stay in that core's cache).
   const std::vector<Stmt> fulls = full_blocks(), tails = tail_blocks();
   if (loops.persist) {
-    // A large level goes in tiles of node blocks, each tile's panels before the next tile's, so
-    // that a tile's operands stay in the core's cache while its panels sweep it; a level of one
-    // tile is one chunk per panel.
-    int64_t k = 0;
-    for (const plan::Gemm &gemm : gemms) {
-      int64_t cols = 0;
-      for (const plan::WeightTerm &t : gemm.terms) cols += t.cols;
-      k = std::max(k, cols);
-    }
-    const int tile_blocks = int(std::max<int64_t>(1, kTileOperandFloats / std::max<int64_t>(1, k) / nb));
     int total = 0;
     for (int n : panels) total += n;
-    HExpr blocks = size / nb, tiles = var("level_tiles");
-    HExpr tile = var("tile_panel") / total, b0 = tile * tile_blocks,
-          b1 = Halide::min(blocks, b0 + tile_blocks);
-    std::vector<Stmt> bodies;
-    for (size_t g = 0; g < gemms.size(); g++)
-      bodies.push_back(HI::Block::make(
-          HI::For::make("block", b0, b1 - b0, HI::ForType::Serial, Halide::DeviceAPI::None, fulls[g]),
-          HI::IfThenElse::make(tile == tiles - 1, tails[g])));
-    Stmt s = HI::LetStmt::make("group_panel", var("tile_panel") % total, by_panel(bodies).first);
-    return HI::LetStmt::make("level_tiles", Halide::max(1, (blocks + (tile_blocks - 1)) / tile_blocks),
-                             split("tile_panel", tiles * total, s));
+    return tiled("tile_panel", total, [&](HExpr b0, HExpr b1, HExpr panel, HExpr last_tile) {
+      std::vector<Stmt> bodies;
+      for (size_t g = 0; g < gemms.size(); g++)
+        bodies.push_back(HI::Block::make(
+            HI::For::make("block", b0, b1 - b0, HI::ForType::Serial, Halide::DeviceAPI::None, fulls[g]),
+            HI::IfThenElse::make(last_tile, tails[g])));
+      return HI::LetStmt::make("group_panel", panel, by_panel(bodies).first);
+    });
   }
   auto [full_s, total] = by_panel(fulls);
   Stmt s = HI::For::make("group_panel", 0, total, HI::ForType::Serial, Halide::DeviceAPI::None, full_s);
