@@ -30,105 +30,98 @@ tree_to_dsl::Translation translate_or_throw(const Module &m, const std::string &
   }
 }
 
-// The Tree[int32] value as a grove tree in post-order: an explicit stack of (value, children done).
-Tree to_grove_tree(const Value &root, int leaf_tag, size_t index) {
-  Tree tree;
-  tree.child_begin.push_back(0);
-  std::vector<std::pair<const ADTValue *, bool>> stack;
-  std::vector<int32_t> done;  // node ids of finished subtrees, awaiting their parent
-  auto push = [&](const Value &v) {
-    const auto *adt = v ? v->as<ADTValue>() : nullptr;
-    if (!adt) user_error("tree {} holds {}, not a tree", index + 1, v ? value_to_string(v) : "nothing");
-    stack.push_back({adt, false});
-  };
-  push(root);
-  while (!stack.empty()) {
-    auto [adt, expanded] = stack.back();
+// The buffers a batch's conversions share: each tree is built in them and copied out at its size,
+// so converting a call's trees allocates three exact vectors per tree, not a vector's every growth.
+struct TreeScratch {
+  std::vector<int32_t> token, child_begin, children, done;  // done: finished subtrees' ids
+  std::vector<std::pair<const ADTValue *, int32_t>> stack;  // (node, children count once expanded)
+  std::vector<const ADTValue *> kids;
+
+  void start() { token.clear(), child_begin.assign(1, 0), children.clear(), done.clear(), stack.clear(); }
+  // A finished node whose children are the last `n` finished subtrees.
+  void finish(int32_t tok, size_t n) {
+    children.insert(children.end(), done.end() - static_cast<std::ptrdiff_t>(n), done.end());
+    done.resize(done.size() - n);
+    token.push_back(tok);
+    child_begin.push_back(static_cast<int32_t>(children.size()));
+    done.push_back(static_cast<int32_t>(token.size()) - 1);
+  }
+  Tree tree() const {
+    Tree t;
+    t.token.assign(token.begin(), token.end());
+    t.child_begin.assign(child_begin.begin(), child_begin.end());
+    t.children.assign(children.begin(), children.end());
+    t.root = t.size() - 1;
+    return t;
+  }
+};
+
+const ADTValue *tree_node(const Value &v, size_t index) {
+  const auto *adt = v ? v->as<ADTValue>() : nullptr;
+  if (!adt) user_error("tree {} holds {}, not a tree", index + 1, v ? value_to_string(v) : "nothing");
+  return adt;
+}
+
+int32_t leaf_token(const Value &v, size_t index) {
+  const auto *tok = v ? v->as<TensorValue>() : nullptr;
+  if (!tok || tok->data.ndim() != 0 || tok->data.dtype() != DType::Int32)
+    user_error("tree {} has a leaf that holds no int32 token", index + 1);
+  return tok->data.data<int32_t>()[0];
+}
+
+// The Tree[int32] value as a grove tree in post-order: an explicit stack of (value, expanded).
+Tree to_grove_tree(const Value &root, int leaf_tag, size_t index, TreeScratch &b) {
+  b.start();
+  b.stack.push_back({tree_node(root, index), -1});
+  while (!b.stack.empty()) {
+    auto [adt, expanded] = b.stack.back();
     if (adt->tag == leaf_tag) {
-      stack.pop_back();
-      const auto *tok = adt->fields.size() == 1 ? adt->fields[0]->as<TensorValue>() : nullptr;
-      if (!tok || tok->data.ndim() != 0 || tok->data.dtype() != DType::Int32)
-        user_error("tree {} has a leaf that holds no int32 token", index + 1);
-      tree.token.push_back(tok->data.data<int32_t>()[0]);
-      tree.child_begin.push_back(static_cast<int32_t>(tree.children.size()));
-      done.push_back(tree.size() - 1);
-    } else if (!expanded) {
-      stack.back().second = true;
+      b.stack.pop_back();
+      b.finish(adt->fields.size() == 1 ? leaf_token(adt->fields[0], index) : leaf_token(nullptr, index), 0);
+    } else if (expanded < 0) {
+      b.stack.back().second = 2;
       GROVE_CHECK(adt->fields.size() == 2, "a typed node without two children");
-      push(adt->fields[1]);
-      push(adt->fields[0]);  // the left subtree is finished first
+      b.stack.push_back({tree_node(adt->fields[1], index), -1});
+      b.stack.push_back({tree_node(adt->fields[0], index), -1});  // the left subtree is finished first
     } else {
-      stack.pop_back();
-      int32_t right = done.back();
-      done.pop_back();
-      int32_t left = done.back();
-      done.pop_back();
-      tree.children.push_back(left);
-      tree.children.push_back(right);
-      tree.token.push_back(-1);
-      tree.child_begin.push_back(static_cast<int32_t>(tree.children.size()));
-      done.push_back(tree.size() - 1);
+      b.stack.pop_back();
+      b.finish(-1, 2);
     }
   }
-  tree.root = tree.size() - 1;
-  return tree;
+  return b.tree();
 }
 
 // The Rose[int32] value as a grove tree in post-order: a node whose children list is empty is a
 // leaf holding its token; any other node is internal (token -1, grove's convention), its children in
 // list order. An explicit stack of (value, children count once expanded); lists are walked in loops.
-Tree rose_to_grove_tree(const Value &root, int cons_tag, size_t index) {
-  Tree tree;
-  tree.child_begin.push_back(0);
-  struct Entry {
-    const ADTValue *node;
-    int32_t children;  // -1 until expanded
-  };
-  std::vector<Entry> stack;
-  std::vector<int32_t> done;  // node ids of finished subtrees, awaiting their parent
-  std::vector<const ADTValue *> kids;
-  auto adt_of = [&](const Value &v) {
-    const auto *adt = v ? v->as<ADTValue>() : nullptr;
-    if (!adt) user_error("tree {} holds {}, not a tree", index + 1, v ? value_to_string(v) : "nothing");
-    return adt;
-  };
-  stack.push_back({adt_of(root), -1});
-  while (!stack.empty()) {
-    Entry &top = stack.back();
-    const ADTValue *node = top.node;
+Tree rose_to_grove_tree(const Value &root, int cons_tag, size_t index, TreeScratch &b) {
+  b.start();
+  b.stack.push_back({tree_node(root, index), -1});
+  while (!b.stack.empty()) {
+    auto [node, children] = b.stack.back();
     GROVE_CHECK(node->fields.size() == 2, "a typed rose tree node without two fields");
-    if (top.children >= 0) {
+    if (children >= 0) {
       // Its children are the last `children` finished subtrees, in order.
-      const auto n = static_cast<size_t>(top.children);
-      stack.pop_back();
-      tree.children.insert(tree.children.end(), done.end() - n, done.end());
-      done.resize(done.size() - n);
-      tree.token.push_back(-1);
-      tree.child_begin.push_back(static_cast<int32_t>(tree.children.size()));
-      done.push_back(tree.size() - 1);
+      b.stack.pop_back();
+      b.finish(-1, static_cast<size_t>(children));
       continue;
     }
-    kids.clear();
-    for (const ADTValue *list = adt_of(node->fields[1]); list->tag == cons_tag;) {
+    b.kids.clear();
+    for (const ADTValue *list = tree_node(node->fields[1], index); list->tag == cons_tag;) {
       GROVE_CHECK(list->fields.size() == 2, "a Cons without two fields");
-      kids.push_back(adt_of(list->fields[0]));
-      list = adt_of(list->fields[1]);
+      b.kids.push_back(tree_node(list->fields[0], index));
+      list = tree_node(list->fields[1], index);
     }
-    if (kids.empty()) {
-      stack.pop_back();
-      const auto *tok = node->fields[0] ? node->fields[0]->as<TensorValue>() : nullptr;
-      if (!tok || tok->data.ndim() != 0 || tok->data.dtype() != DType::Int32)
-        user_error("tree {} has a leaf that holds no int32 token", index + 1);
-      tree.token.push_back(tok->data.data<int32_t>()[0]);
-      tree.child_begin.push_back(static_cast<int32_t>(tree.children.size()));
-      done.push_back(tree.size() - 1);
+    if (b.kids.empty()) {
+      b.stack.pop_back();
+      b.finish(leaf_token(node->fields[0], index), 0);
       continue;
     }
-    top.children = static_cast<int32_t>(kids.size());
-    for (auto it = kids.rbegin(); it != kids.rend(); ++it) stack.push_back({*it, -1});  // first child first
+    b.stack.back().second = static_cast<int32_t>(b.kids.size());
+    for (auto it = b.kids.rbegin(); it != b.kids.rend(); ++it)
+      b.stack.push_back({*it, -1});  // first child first
   }
-  tree.root = tree.size() - 1;
-  return tree;
+  return b.tree();
 }
 
 }  // namespace
@@ -273,9 +266,11 @@ CompiledRecursiveFunction CompiledRecursiveFunction::compile(const Module &m, co
 std::vector<Value> CompiledRecursiveFunction::run(const std::vector<Value> &trees) const {
   if (trees.empty()) return {};
   std::vector<Tree> grove_trees;
+  grove_trees.reserve(trees.size());
+  TreeScratch scratch;
   for (size_t i = 0; i < trees.size(); ++i)
-    grove_trees.push_back(form_.rose ? rose_to_grove_tree(trees[i], form_.list_cons_tag, i)
-                                     : to_grove_tree(trees[i], form_.leaf_tag, i));
+    grove_trees.push_back(form_.rose ? rose_to_grove_tree(trees[i], form_.list_cons_tag, i, scratch)
+                                     : to_grove_tree(trees[i], form_.leaf_tag, i, scratch));
   Tensor roots = model_->run(grove_trees, {});
   const int64_t row = roots.size() / static_cast<int64_t>(trees.size());
   std::vector<Value> out;
