@@ -8,6 +8,7 @@
 
 #include "ilir/Affine.h"
 #include "ilir/IRVisitor.h"
+#include "plan/FuseColumns.h"
 #include "plan/Names.h"
 #include "plan/WeightTerms.h"
 #include "support/Error.h"
@@ -91,6 +92,10 @@ class Planner {
       const ilir::Case &c = plan.case_of(kind);
       if (c.body.empty()) continue;
       out->stages = levels ? level_stages(c) : std::vector<Stage>{node_loop(c)};
+      // In the team's region with persistence, a node loop after a GEMM group joins it by columns.
+      if (levels && r.team > 0 && r.unroll == 1 && !r.top_down && schedule_.persist && schedule_.fuse &&
+          kind != ilir::CaseKind::Hoisted)
+        fuse_columns(out->stages, p_, c, sizes_, r.team);
     }
     const PackedElement element = schedule_.precision == scheduling::Schedule::Precision::Bf16
                                       ? PackedElement::BF16
@@ -122,8 +127,8 @@ class Planner {
   // stage of its own (over node × row block pairs, so that a level of one node still splits).
   std::vector<Stage> level_stages(const ilir::Case &c) const {
     std::vector<Stage> stages;
-    Stage gemms{StageKind::GemmGroup, {}, std::nullopt, {}};
-    Stage nodes{StageKind::NodeLoop, {}, std::nullopt, {}};
+    Stage gemms{StageKind::GemmGroup, {}, std::nullopt, {}, std::nullopt};
+    Stage nodes{StageKind::NodeLoop, {}, std::nullopt, {}, std::nullopt};
     auto flush = [&](Stage &s) {
       if (s.gemms.empty() && s.steps.empty()) return;
       stages.push_back(s);
@@ -138,7 +143,7 @@ class Planner {
         flush(gemms);
         flush(nodes);
         mm->compute = int(i);
-        stages.push_back(Stage{StageKind::Matmuls, {}, mm, {}});
+        stages.push_back(Stage{StageKind::Matmuls, {}, mm, {}, std::nullopt});
       } else if (gemm) {
         flush(nodes);
         if (std::any_of(gemms.gemms.begin(), gemms.gemms.end(),
@@ -251,6 +256,11 @@ class Planner {
           }
           order.push_back(g.compute);
         }
+        if (s.columns) {
+          GROVE_CHECK(s.kind == StageKind::GemmGroup && s.columns->panel_offsets.size() == s.gemms.size(),
+                      "column steps without their GEMMs' panels");
+          for (const NodeStep &st : s.columns->steps) order.push_back(st.compute);
+        }
         if (s.matmul) order.push_back(s.matmul->compute);
         for (const NodeStep &st : s.steps) order.push_back(st.compute);
       }
@@ -305,6 +315,9 @@ bool reads_in_place(const LevelPlan &plan, const std::string &param) {
       if (s.matmul && loads(body.body[size_t(s.matmul->compute)].value)) return true;
       for (const NodeStep &step : s.steps)
         if (loads(body.body[size_t(step.compute)].value)) return true;
+      if (s.columns)
+        for (const NodeStep &step : s.columns->steps)
+          if (loads(body.body[size_t(step.compute)].value)) return true;
     }
   }
   for (const ilir::Reduction &r : plan.program.reductions)

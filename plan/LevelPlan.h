@@ -8,8 +8,8 @@
 // ILIR to decide what a Compute is.
 //
 // What the plan guarantees (checked by plan_levels):
-//   * every Compute of every case appears in exactly one stage of its case, in program order
-//     relative to every Compute it reads or is read by;
+//   * every Compute of every case appears in exactly one stage of its case (a GemmGroup's column
+//     steps after its GEMMs), in program order relative to every Compute it reads or is read by;
 //   * a GemmGroup's GEMMs do not read each other's results, and each GEMM's epilogue cuts ascend
 //     from 0 to its rows;
 //   * each WeightTerm of a GEMM names a packed weight whose rows are exactly the term's rows;
@@ -81,11 +81,25 @@ enum class StageKind {
   NodeLoop,   // a loop over the nodes, running each step for a node in order
 };
 
+// A node loop run by columns inside the GemmGroup before it (plan/FuseColumns.h): the group's
+// work is cut into `blocks` blocks of `width` columns of the steps. Block j computes, of each GEMM
+// g of the group, the panels j + o for o in `panel_offsets[g]` (together, every panel of the group
+// once; they hold every row that the steps read at columns [j·width, (j+1)·width)), and then the
+// steps over the level's nodes at those columns only. A block is one chunk of the stage, so the
+// thread that computed a block's rows is the one that reads them: no barrier between the GEMMs and
+// the node loop.
+struct ColumnSteps {
+  int64_t width = 0, blocks = 0;
+  std::vector<std::vector<int64_t>> panel_offsets;  // per GEMM of the group, ascending
+  std::vector<NodeStep> steps;                      // loops over one index in [0, blocks · width)
+};
+
 struct Stage {
   StageKind kind = StageKind::NodeLoop;
-  std::vector<Gemm> gemms;       // GemmGroup
-  std::optional<Matmul> matmul;  // Matmuls
-  std::vector<NodeStep> steps;   // NodeLoop
+  std::vector<Gemm> gemms;             // GemmGroup
+  std::optional<Matmul> matmul;        // Matmuls
+  std::vector<NodeStep> steps;         // NodeLoop
+  std::optional<ColumnSteps> columns;  // GemmGroup: the node loop that followed it, by columns
 };
 
 struct CasePlan {

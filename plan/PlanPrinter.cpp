@@ -91,6 +91,17 @@ void print_stage(std::string &s, const LevelPlan &plan, ilir::CaseKind kind, con
         s += fmt::format("      {}\n", compute_line(op, g.terms));
         print_terms(s, op, g.terms, "        ");
       }
+      if (const std::optional<ColumnSteps> &cs = stage.columns) {
+        s += fmt::format("    then by columns: {} blocks of {}, block j the panels j +", cs->blocks,
+                         cs->width);
+        for (size_t g = 0; g < stage.gemms.size(); g++)
+          s += fmt::format(" {} {}", plan.compute(kind, stage.gemms[g].compute).tensor,
+                           fmt::join(cs->panel_offsets[g], ","));
+        s += fmt::format("; for each node, {} step{} at its columns\n", cs->steps.size(),
+                         cs->steps.size() == 1 ? "" : "s");
+        for (const NodeStep &step : cs->steps)
+          s += fmt::format("      {}\n", compute_line(plan.compute(kind, step.compute), {}));
+      }
       return;
     }
     case StageKind::Matmuls:

@@ -158,39 +158,46 @@ bool Emitter::reads_locally(const ilir::Load &load, const ilir::Compute &reader)
 std::vector<PhaseUnits> Emitter::phases_of(ilir::CaseKind kind) const {
   const plan::CasePlan &c = plan_.plan_of(kind);
   std::vector<Unit> units;
-  for (size_t s = 0; s < c.stages.size(); s++) {
-    const plan::Stage &stage = c.stages[s];
+  // A node loop that the plan joined to its GEMM group by columns (plan::ColumnSteps, for the CPU
+  // team) is a stage of its own here, numbered as it would be apart: the kernels slice it themselves.
+  int number = 0;
+  auto node_loop = [&](const std::vector<plan::NodeStep> &steps) {
+    number++;
+    for (size_t k = 0; k < steps.size(); k++) {
+      Unit u;
+      u.stage = number;
+      u.step = int(k + 1);
+      u.compute = steps[k].compute;
+      u.matmul = steps[k].matmul.has_value();
+      u.sliced = !u.matmul && compute_sliced(plan_.compute(kind, u.compute));
+      units.push_back(u);
+    }
+  };
+  for (const plan::Stage &stage : c.stages) {
     switch (stage.kind) {
       case plan::StageKind::GemmGroup: {
         Unit u;
-        u.stage = int(s + 1);
+        u.stage = ++number;
         u.sliced = true;
         for (const plan::Gemm &g : stage.gemms) {
           u.gemms.push_back(&g);
           u.sliced &= gemm_sliced(g);
         }
         units.push_back(u);
+        if (stage.columns) node_loop(stage.columns->steps);
         break;
       }
       case plan::StageKind::Matmuls: {
         GROVE_CHECK(stage.matmul.has_value(), "a Matmuls stage without its matrix product");
         Unit u;
-        u.stage = int(s + 1);
+        u.stage = ++number;
         u.compute = stage.matmul->compute;
         u.matmul = true;
         units.push_back(u);
         break;
       }
       case plan::StageKind::NodeLoop:
-        for (size_t k = 0; k < stage.steps.size(); k++) {
-          Unit u;
-          u.stage = int(s + 1);
-          u.step = int(k + 1);
-          u.compute = stage.steps[k].compute;
-          u.matmul = stage.steps[k].matmul.has_value();
-          u.sliced = !u.matmul && compute_sliced(plan_.compute(kind, u.compute));
-          units.push_back(u);
-        }
+        node_loop(stage.steps);
         break;
     }
   }

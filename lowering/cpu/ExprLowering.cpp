@@ -143,7 +143,8 @@ class ExprLowerer : public ilir::ExprFunctor<HExpr> {
 
 HExpr ExprLowering::lower(const ilir::Expr &e) { return ExprLowerer(*this).lower(e); }
 
-Stmt lower_compute(const TensorAccess &access, const ilir::Compute &op, int lanes) {
+Stmt lower_compute(const TensorAccess &access, const ilir::Compute &op, int lanes, const HExpr &first_column,
+                   int64_t columns) {
   const ilir::TensorDecl &t = access.program().get(op.tensor);
   std::vector<Stmt> prelude;
   std::vector<std::string> accumulators;
@@ -156,6 +157,13 @@ Stmt lower_compute(const TensorAccess &access, const ilir::Compute &op, int lane
     s = HI::Allocate::make(acc, Halide::Float(32), Halide::MemoryType::Stack, {1}, HI::const_true(), s);
   for (size_t d = op.indices.size(); d-- > 0;) {
     bool innermost = d + 1 == op.indices.size();
+    if (innermost && first_column.defined()) {
+      // Only the columns [first_column, first_column + columns) of the innermost index.
+      const std::string column = op.indices[d] + "_col";
+      s = HI::substitute(op.indices[d], first_column + var(column), s);
+      s = vectorized_for(column, HExpr(int(columns)), s, lanes);
+      continue;
+    }
     s = innermost ? vectorized_for(op.indices[d], access.size(t.shape[d]), s, lanes)
                   : partitioned_for(op.indices[d], 0, access.size(t.shape[d]), s, HI::ForType::Serial);
   }

@@ -32,7 +32,9 @@ class ExprLowering {
 };
 
 // One Compute for the current node `n`: its loop nest over the tensor's indices, the innermost
-// vectorized by `lanes` where the extents allow (lanes = 1: scalar).
-Stmt lower_compute(const TensorAccess &access, const ilir::Compute &op, int lanes);
+// vectorized by `lanes` where the extents allow (lanes = 1: scalar). With `first_column`, only the
+// innermost index's `columns` values from it on (a block of plan::ColumnSteps).
+Stmt lower_compute(const TensorAccess &access, const ilir::Compute &op, int lanes,
+                   const HExpr &first_column = HExpr(), int64_t columns = 0);
 
 }  // namespace grove::lowering::internal

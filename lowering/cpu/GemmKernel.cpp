@@ -402,6 +402,30 @@ Stmt gemm_loops(const TensorAccess &access, const ilir::Case &c, const std::vect
     }
     return std::pair{s, end};
   };
+  // Column steps (plan::ColumnSteps): `column_panels(j, body)` runs body for each panel of column
+  // block j — of each GEMM in turn, its slices' panels — with group_panel set to it, and
+  // `with_column_steps(j, b0, last_tile, s)` adds the steps at block j's columns over the nodes of
+  // the tile from block b0 on, after s.
+  const plan::ColumnSteps *columns = loops.persist ? loops.columns : nullptr;
+  auto column_panels = [&](const HExpr &j, Stmt body) {
+    std::vector<int> first;  // each panel's group_panel in block 0
+    int begin = 0;
+    for (size_t g = 0; g < gemms.size(); g++) {
+      for (int64_t o : columns->panel_offsets[g]) first.push_back(begin + int(o));
+      begin += panels[g];
+    }
+    const HExpr q = var("column_panel");
+    HExpr at = first.back();
+    for (size_t i = first.size() - 1; i-- > 0;) at = HI::Select::make(q == int(i), first[i], at);
+    return HI::For::make("column_panel", 0, int(first.size()), HI::ForType::Serial, Halide::DeviceAPI::None,
+                         HI::LetStmt::make("group_panel", at + j, std::move(body)));
+  };
+  auto with_column_steps = [&](const HExpr &j, const HExpr &b0, const HExpr &b1, const HExpr &last_tile,
+                               Stmt s) {
+    HExpr count = HI::Select::make(last_tile, size - b0 * nb, (b1 - b0) * nb);
+    return HI::Block::make(std::move(s),
+                           loops.column_steps(j * int(columns->width), base + b0 * nb, std::move(count)));
+  };
   // The loop over `v` in [0, extent): a dispatch of its own, or a stage of the team (one chunk per
   // iteration).
   auto split = [&](const std::string &v, HExpr extent, Stmt body) {
@@ -436,13 +460,20 @@ Stmt gemm_loops(const TensorAccess &access, const ilir::Case &c, const std::vect
   // panel, as the threads split its panels).
   const Bf16Operands bf16 = bf16_operands(access, gemms, packed);
   if (!bf16.operands.empty()) {
-    auto staged_block = [&](int r, const HExpr &first, const std::vector<Stmt> &kernels, const HExpr &lo,
-                            const HExpr &hi) {
+    // A block's operands staged, then `panel_loop` over the kernels (by group_panel).
+    using PanelLoop = std::function<Stmt(Stmt)>;
+    auto staged_block = [&](int r, const HExpr &first, const std::vector<Stmt> &kernels,
+                            const PanelLoop &panel_loop) {
       std::vector<Stmt> stage;
       for (const Bf16Operand &o : bf16.operands) stage.push_back(stage_bf16(o, r));
-      Stmt panels_loop = HI::For::make("group_panel", lo, hi - lo, HI::ForType::Serial,
-                                       Halide::DeviceAPI::None, by_panel(kernels).first);
-      return node_lets(r, first, HI::Block::make(HI::Block::make(stage), panels_loop));
+      return node_lets(r, first,
+                       HI::Block::make(HI::Block::make(stage), panel_loop(by_panel(kernels).first)));
+    };
+    auto panel_range = [](HExpr lo, HExpr hi) -> PanelLoop {
+      return [lo, hi](Stmt body) {
+        return HI::For::make("group_panel", lo, hi - lo, HI::ForType::Serial, Halide::DeviceAPI::None,
+                             std::move(body));
+      };
     };
     auto allocated = [&](Stmt body) {
       for (const Bf16Operand &o : bf16.operands) body = allocate_bf16(o, staged_rows(loops.kernel, nb), body);
@@ -461,17 +492,25 @@ Stmt gemm_loops(const TensorAccess &access, const ilir::Case &c, const std::vect
     const int total = by_panel(full_kernels).second;
     if (loops.persist) {
       const int threads = loops.team ? loops.team->size : loops.threads;
-      const int chunks = std::max(1, std::min(total, 2 * threads));
-      return tiled("tile_chunk", chunks, [&](HExpr b0, HExpr b1, HExpr chunk, HExpr last_tile) {
-        HExpr lo = total * chunk / chunks, hi = total * (chunk + 1) / chunks;
-        Stmt blocks = HI::For::make("block", b0, b1 - b0, HI::ForType::Serial, Halide::DeviceAPI::None,
-                                    staged_block(nb, base + var("block") * nb, full_kernels, lo, hi));
-        Stmt last = tail([&](int r) { return staged_block(r, base + full, tail_kernels[r], lo, hi); });
-        return allocated(HI::Block::make(blocks, HI::IfThenElse::make(last_tile, last)));
-      });
+      // Two chunks of consecutive panels per thread, or with column steps one per column block.
+      const int chunks = columns ? int(columns->blocks) : std::max(1, std::min(total, 2 * threads));
+      return tiled(
+          columns ? "tile_column" : "tile_chunk", chunks,
+          [&](HExpr b0, HExpr b1, HExpr chunk, HExpr last_tile) {
+            PanelLoop panel_loop =
+                columns ? PanelLoop([&](Stmt body) { return column_panels(chunk, std::move(body)); })
+                        : panel_range(total * chunk / chunks, total * (chunk + 1) / chunks);
+            Stmt blocks = HI::For::make("block", b0, b1 - b0, HI::ForType::Serial, Halide::DeviceAPI::None,
+                                        staged_block(nb, base + var("block") * nb, full_kernels, panel_loop));
+            Stmt last =
+                tail([&](int r) { return staged_block(r, base + full, tail_kernels[r], panel_loop); });
+            Stmt s = allocated(HI::Block::make(blocks, HI::IfThenElse::make(last_tile, last)));
+            return columns ? with_column_steps(chunk, b0, b1, last_tile, s) : s;
+          });
     }
-    Stmt blocks = split("block", size / nb,
-                        allocated(staged_block(nb, base + var("block") * nb, full_kernels, 0, total)));
+    Stmt blocks =
+        split("block", size / nb,
+              allocated(staged_block(nb, base + var("block") * nb, full_kernels, panel_range(0, total))));
     return HI::Block::make(blocks, split("group_panel", total, by_panel(tail_blocks()).first));
   }
 
@@ -481,14 +520,18 @@ Stmt gemm_loops(const TensorAccess &access, const ilir::Case &c, const std::vect
   if (loops.persist) {
     int total = 0;
     for (int n : panels) total += n;
-    return tiled("tile_panel", total, [&](HExpr b0, HExpr b1, HExpr panel, HExpr last_tile) {
-      std::vector<Stmt> bodies;
-      for (size_t g = 0; g < gemms.size(); g++)
-        bodies.push_back(HI::Block::make(
-            HI::For::make("block", b0, b1 - b0, HI::ForType::Serial, Halide::DeviceAPI::None, fulls[g]),
-            HI::IfThenElse::make(last_tile, tails[g])));
-      return HI::LetStmt::make("group_panel", panel, by_panel(bodies).first);
-    });
+    // A chunk per (tile, panel), or with column steps per (tile, column block).
+    return tiled(columns ? "tile_column" : "tile_panel", columns ? int(columns->blocks) : total,
+                 [&](HExpr b0, HExpr b1, HExpr chunk, HExpr last_tile) {
+                   std::vector<Stmt> bodies;
+                   for (size_t g = 0; g < gemms.size(); g++)
+                     bodies.push_back(HI::Block::make(HI::For::make("block", b0, b1 - b0, HI::ForType::Serial,
+                                                                    Halide::DeviceAPI::None, fulls[g]),
+                                                      HI::IfThenElse::make(last_tile, tails[g])));
+                   Stmt s = by_panel(bodies).first;
+                   if (!columns) return HI::LetStmt::make("group_panel", chunk, s);
+                   return with_column_steps(chunk, b0, b1, last_tile, column_panels(chunk, s));
+                 });
   }
   auto [full_s, total] = by_panel(fulls);
   Stmt s = HI::For::make("group_panel", 0, total, HI::ForType::Serial, Halide::DeviceAPI::None, full_s);

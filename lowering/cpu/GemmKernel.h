@@ -6,6 +6,7 @@
 // panels the products are vdpbf16ps into accumulators in memory, or AMX tiles stored into them;
 // the epilogue is the same.
 
+#include <functional>
 #include <vector>
 
 #include "abi/ModelAbi.h"
@@ -29,6 +30,11 @@ struct GemmLoops {
   const Team *team = nullptr;
   // The kernels over bf16 panels (ModelAbi::gemm_kernel: Vdpbf16ps or AmxBf16; Fma for fp32).
   GemmKernel kernel = GemmKernel::Fma;
+  // A node loop joined by columns (plan::ColumnSteps; with persistence, in a team): one chunk per
+  // block of columns (per tile of a large level), each the block's panels of every GEMM and then
+  // `column_steps(first column, first node, nodes)`, the steps at the block's columns.
+  const plan::ColumnSteps *columns = nullptr;
+  std::function<Stmt(HExpr, HExpr, HExpr)> column_steps;
 };
 
 // The micro-kernels of a GemmGroup's GEMMs (Computes of case `c`; none reads another's result) in

@@ -148,10 +148,11 @@ class Lowerer {
   }
 
   // One step of a node loop for the current node `n`.
-  Stmt node_step(const TensorAccess &access, ilir::CaseKind kind, const plan::NodeStep &step) const {
+  Stmt node_step(const TensorAccess &access, ilir::CaseKind kind, const plan::NodeStep &step,
+                 const HExpr &first_column = HExpr(), int64_t columns = 0) const {
     const ilir::Compute &op = plan_.compute(kind, step.compute);
     if (step.matmul) return lower_matmul(access, op, *step.matmul);
-    return lower_compute(access, op, plan_.schedule.vector);
+    return lower_compute(access, op, plan_.schedule.vector, first_column, columns);
   }
 
   // One node's computation of a case planned node by node (node loops only), temps in per-node
@@ -208,12 +209,32 @@ class Lowerer {
     std::vector<Stmt> stages;
     for (const plan::Stage &stage : plan_.plan_of(kind).stages) {
       switch (stage.kind) {
-        case plan::StageKind::GemmGroup:
-          stages.push_back(
-              lower_gemms(access, c, stage.gemms, plan_.abi.packed,
-                          GemmLoops{first, count, plan_.schedule.node_block, plan_.schedule.persist, type,
-                                    recursion_.threads, team_, plan_.abi.gemm_kernel}));
+        case plan::StageKind::GemmGroup: {
+          GemmLoops loops{first,
+                          count,
+                          plan_.schedule.node_block,
+                          plan_.schedule.persist,
+                          type,
+                          recursion_.threads,
+                          team_,
+                          plan_.abi.gemm_kernel,
+                          nullptr,
+                          {}};
+          if (const std::optional<plan::ColumnSteps> &columns = stage.columns) {
+            GROVE_CHECK(team_ && plan_.schedule.persist, "column steps outside a persistent team");
+            loops.columns = &*columns;
+            // The steps at columns [col, col + width) of the nodes [node, node + nodes).
+            loops.column_steps = [&, kind](HExpr col, HExpr node, HExpr nodes) {
+              std::vector<Stmt> steps;
+              for (const plan::NodeStep &step : columns->steps)
+                steps.push_back(node_step(access, kind, step, col, columns->width));
+              return HI::For::make("n", std::move(node), std::move(nodes), HI::ForType::Serial,
+                                   Halide::DeviceAPI::None, HI::Block::make(steps));
+            };
+          }
+          stages.push_back(lower_gemms(access, c, stage.gemms, plan_.abi.packed, loops));
           break;
+        }
         case plan::StageKind::Matmuls: {
           // Over (node, row block) pairs: a level of one node still keeps every thread busy.
           GROVE_CHECK(stage.matmul.has_value(), "a Matmuls stage without its matrix product");

@@ -4,6 +4,7 @@
 // file and several schedules that checks the guarantees of LevelPlan.h's header comment on the plan
 // itself (independently of plan_levels' own checks). The loops the plans become are checked against
 // the old compiler's byte for byte by `make` golden dumps, and their numbers by the schedule sweep.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <climits>
@@ -11,6 +12,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "ilir/IRVisitor.h"
@@ -42,7 +44,8 @@ LevelPlan planned(const ilir::Program &program, const Sizes &sizes, const schedu
 }
 
 // A case's stages in one line: `gemms(x, y) | nodes(c, P*) | matmuls(P)`, each Compute by its
-// tensor, `*` marking a node-loop step that runs as a matrix product.
+// tensor, `*` marking a node-loop step that runs as a matrix product; a group's column steps
+// (plan::ColumnSteps) as `gemms(x, y) + columns(c)`.
 std::string stages(const LevelPlan &plan, ilir::CaseKind kind) {
   std::string s;
   for (const Stage &stage : plan.plan_of(kind).stages) {
@@ -57,6 +60,12 @@ std::string stages(const LevelPlan &plan, ilir::CaseKind kind) {
     s += (s.empty() ? "" : " | ") + std::string(what) + "(";
     for (size_t i = 0; i < names.size(); i++) s += (i ? ", " : "") + names[i];
     s += ")";
+    if (stage.columns) {
+      s += " + columns(";
+      for (size_t i = 0; i < stage.columns->steps.size(); i++)
+        s += (i ? ", " : "") + plan.compute(kind, stage.columns->steps[i].compute).tensor;
+      s += ")";
+    }
   }
   return s;
 }
@@ -165,7 +174,10 @@ output h
 TEST(LevelPlan, ConcatenatedBiasCutsTheEpilogueAtItsBoundary) {
   // The cut at D on a panel boundary: panels of 32, the epilogue specialized on [0, 64), [64, 128).
   LevelPlan plan = concatenated_bias(64, 64);
-  ASSERT_EQ(stages(plan, ilir::CaseKind::Internal), "gemms(t) | nodes(h)") << to_string(plan);
+  // (In a team of two or more, h, read at [n, i0] only, runs by columns of t's panels.)
+  ASSERT_EQ(stages(plan, ilir::CaseKind::Internal),
+            plan.recursion.team >= 2 ? "gemms(t) + columns(h)" : "gemms(t) | nodes(h)")
+      << to_string(plan);
   const Gemm *t = gemm_of(plan, ilir::CaseKind::Internal, "t");
   EXPECT_EQ(t->panel, 32);
   EXPECT_EQ(t->epilogue_cuts, (std::vector<int64_t>{0, 64, 128}));
@@ -191,6 +203,64 @@ TEST(LevelPlan, ConcatenatedBiasCutsTheEpilogueAtItsBoundary) {
 
 // Rows that are no multiple of a vector (H = 150, the TreeLSTM paper's size) still make a level
 // GEMM: the schedule's panels, the last one partial, its packed weights zero-padded to a whole panel.
+// --- Column steps (plan/FuseColumns) ------------------------------------------------------------
+
+// g = W s + b (2D rows), then h from g's two D-row slices read at `first` (g[first:D+first]) and D.
+LevelPlan gates(int64_t d, const std::string &first, const std::string &overrides) {
+  return planned(model(fmt::format(R"(
+model G
+structure binary_tree
+param emb [V, D]
+param W [2D, 2D]
+param b [2D]
+state h [D]
+leaf {{
+  h = emb[token]
+}}
+internal {{
+  g = W @ [h[left]; h[right]] + b
+  h = tanh(g[{0}:D+{0}]) * sigmoid(g[D:2D])
+}}
+output h
+)",
+                                   first)),
+                 {{"D", d}, {"V", 100}}, schedule(overrides));
+}
+
+TEST(LevelPlan, ANodeLoopReadingItsGemmByColumnsJoinsTheGroup) {
+  // h's column i0 reads g's rows i0 and i0 + D: with panels of 32 at D = 64, block j (columns
+  // 32j ... 32j + 31) is g's panels j and j + 2.
+  LevelPlan plan = gates(64, "0", "threads=2");
+  ASSERT_EQ(stages(plan, ilir::CaseKind::Internal), "gemms(g) + columns(h)") << to_string(plan);
+  const ColumnSteps &columns = *plan.internal.stages[0].columns;
+  EXPECT_EQ(columns.width, 32);
+  EXPECT_EQ(columns.blocks, 2);
+  EXPECT_EQ(columns.panel_offsets, std::vector<std::vector<int64_t>>({{0, 2}}));
+  EXPECT_NE(
+      to_string(plan).find("then by columns: 2 blocks of 32, block j the panels j + g 0,2; for each node, 1 "
+                           "step at its columns"),
+      std::string::npos)
+      << to_string(plan);
+}
+
+TEST(LevelPlan, NodeLoopsStayApartWhereColumnsCannotHoldTheirReads) {
+  for (auto [d, first, overrides, why] :
+       std::vector<std::tuple<int64_t, std::string, std::string, std::string>>{
+           {64, "1", "threads=2", "a read at another column (g[n, i0 + 1])"},
+           {40, "0", "threads=2", "an extent (40) that the panels (32) do not divide"},
+           {64, "0", "threads=4", "fewer column blocks (2) than threads (4)"},
+           {64, "0", "threads=1", "no team"},
+           {64, "0", "threads=2,persist=off", "no persistence"},
+           {64, "0", "threads=2,region=off", "no region"},
+           {64, "0", "threads=2,unroll=2", "recursive unrolling"},
+       }) {
+    LevelPlan plan = gates(d, first, overrides);
+    for (const Stage &stage : plan.internal.stages) EXPECT_FALSE(stage.columns.has_value()) << why;
+    EXPECT_EQ(stages(plan, ilir::CaseKind::Internal), "gemms(g) | nodes(h)") << why << "\n"
+                                                                             << to_string(plan);
+  }
+}
+
 TEST(LevelPlan, AnyRowCountIsAGemmWithAPartialLastPanel) {
   LevelPlan plan = concatenated_bias(75, 75);  // t: 150 rows, cuts 0 75 150
   ASSERT_EQ(stages(plan, ilir::CaseKind::Internal), "gemms(t) | nodes(h)") << to_string(plan);
@@ -386,6 +456,24 @@ void check_invariants(const LevelPlan &plan, const std::string &what) {
           EXPECT_EQ(w.panel, g.panel) << what;
         }
         order.push_back(g.compute);
+      }
+      if (s.columns) {
+        // Block j's panels j + offset: every panel of the group exactly once over the blocks.
+        ASSERT_EQ(s.columns->panel_offsets.size(), s.gemms.size()) << what;
+        for (size_t g = 0; g < s.gemms.size(); g++) {
+          std::vector<int> covered(size_t(s.gemms[g].panels()), 0);
+          for (int64_t j = 0; j < s.columns->blocks; j++)
+            for (int64_t o : s.columns->panel_offsets[g]) {
+              ASSERT_LT(j + o, s.gemms[g].panels()) << what;
+              covered[size_t(j + o)]++;
+            }
+          EXPECT_EQ(covered, std::vector<int>(covered.size(), 1)) << what;
+          EXPECT_EQ(s.gemms[g].panel, s.columns->width) << what;
+        }
+        for (const NodeStep &st : s.columns->steps) {
+          EXPECT_FALSE(st.matmul.has_value()) << what;
+          order.push_back(st.compute);
+        }
       }
       if (s.matmul) order.push_back(s.matmul->compute);
       for (const NodeStep &st : s.steps) {
