@@ -383,6 +383,21 @@ def measured_peak(args, program):
     return measured_peaks(args, program)[0].popitem()[1]
 
 
+def steady_peak(args, program, attempts=3):
+    """measured_peak's {threads: GFLOP/s} (sgemm_peak, fma_peak), measured again (at most `attempts` times
+    in all) while the 2-thread rate is under 1.5x the 1-thread one: on these shared 2-vCPU machines that
+    means the host held the second core during the measurement, and every ratio to the peak would be up
+    to twice too small. The last measurement stands (rate_lines flags an FMA peak still that low)."""
+    for attempt in range(attempts):
+        rates = measured_peak(args, program)
+        one, two = rates.get(1), rates.get(2)
+        if (os.cpu_count() or 1) < 2 or not one or not two or two >= 1.5 * one:
+            return rates
+        log("bench: %s's 2-thread rate (%.1f GFLOP/s) is only %.2fx its 1-thread one (%.1f): the second core "
+            "was busy%s" % (program, two, two / one, one, "; measuring again" if attempt + 1 < attempts else ""))
+    return rates
+
+
 def measured_peaks(args, program):
     """({peer: {threads: GFLOP/s}}, {peer: why skipped}) from a program printing one JSON line per
     peer and thread count, or one {"peer", "skipped"} line for a peak the CPU lacks (bf16_peak)."""
@@ -877,7 +892,7 @@ def main():
     subprocess.run([os.path.join(ROOT, "scripts", "install-peer-deps")], check=True)
     run(["cmake", "-S", PEERS, "-B", args.peers_build, "-DCMAKE_BUILD_TYPE=Release"])
     run(["cmake", "--build", args.peers_build, "-j1"])
-    sgemm, fma = measured_peak(args, "sgemm_peak"), measured_peak(args, "fma_peak")
+    sgemm, fma = steady_peak(args, "sgemm_peak"), steady_peak(args, "fma_peak")
     bf16_peaks, peak_notes = measured_peaks(args, "bf16_peak")
     vdp, amx = bf16_peaks.get("bf16-peak", {}), bf16_peaks.get("amx-peak", {})
     peaks = {"sgemm_1t": sgemm.get(1), "sgemm_2t": sgemm.get(2), "fma_1t": fma.get(1), "fma_2t": fma.get(2),
