@@ -404,9 +404,11 @@ Stmt gemm_loops(const TensorAccess &access, const ilir::Case &c, const std::vect
   };
   // Column steps (plan::ColumnSteps): `column_panels(j, body)` runs body for each panel of column
   // block j — of each GEMM in turn, its slices' panels — with group_panel set to it, and
-  // `with_column_steps(j, b0, last_tile, s)` adds the steps at block j's columns over the nodes of
-  // the tile from block b0 on, after s.
-  const plan::ColumnSteps *columns = loops.persist ? loops.columns : nullptr;
+  // `with_column_steps(j, b0, b1, last_tile, s)` adds, after s, the steps at block j's columns over
+  // the nodes of the tile of blocks [b0, b1) (and the level's last nodes if it is the last tile).
+  // They run only with persistence, the chunks' panels fixed (LowerToLoops checks the plan's team).
+  const plan::ColumnSteps *columns = loops.columns;
+  GROVE_CHECK(!columns || (loops.persist && loops.column_steps), "column steps without persistence");
   auto column_panels = [&](const HExpr &j, Stmt body) {
     std::vector<int> first;  // each panel's group_panel in block 0
     int begin = 0;
