@@ -81,9 +81,18 @@ def fma_peak(cpu, build):
         exe = os.path.join(build, name)
         subprocess.run(["gcc", "-O3", *flags, "-fopenmp", "-I", os.path.join(HERE, "peers"),
                         os.path.join(HERE, "peers", name + ".c"), "-o", exe], check=True)
-        out = subprocess.run([exe, "--runs", "5"], check=True, capture_output=True, text=True).stdout
-        rows = [json.loads(line) for line in out.splitlines() if line.strip()]
-        results.append({"peer": rows[0]["peer"], "gflops": {r["threads"]: r["gflops"] for r in rows}})
+        # Measured again (three times at most, as bench.py does) while the 2-thread rate is under 1.5x
+        # the 1-thread one: the host held the second core, and the rate would be half the machine's.
+        for attempt in range(3):
+            out = subprocess.run([exe, "--runs", "5"], check=True, capture_output=True, text=True).stdout
+            rows = [json.loads(line) for line in out.splitlines() if line.strip()]
+            gflops = {r["threads"]: r["gflops"] for r in rows}
+            if (os.cpu_count() or 1) < 2 or not gflops.get(1) or gflops.get(2, 0) >= 1.5 * gflops[1]:
+                break
+            print(f"{name}: the 2-thread rate ({gflops.get(2, 0):.1f} GFLOP/s) is under 1.5x the 1-thread one "
+                  f"({gflops[1]:.1f}): the second core was busy{'; measuring again' if attempt < 2 else ''}",
+                  flush=True)
+        results.append({"peer": rows[0]["peer"], "gflops": gflops})
     return results
 
 
