@@ -11,6 +11,11 @@ Expr FloatImm::make(float value) { return Expr(std::make_shared<const FloatImm>(
 
 Expr IntImm::make(int64_t value) { return Expr(std::make_shared<const IntImm>(value)); }
 
+bool is_node_var(const Expr &e) {
+  const auto *v = e.as<Var>();
+  return v && v->var_kind == VarKind::Node;
+}
+
 Expr Var::make(const std::string &name, VarKind kind) {
   GROVE_CHECK(!name.empty(), "a Var needs a name");
   return Expr(std::make_shared<const Var>(name, kind));

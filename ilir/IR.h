@@ -146,6 +146,9 @@ struct Var : ExprNode {
   Var(std::string n, VarKind k) : ExprNode(kKind, ScalarType::Int), name(std::move(n)), var_kind(k) {}
 };
 
+// Whether `e` is the node variable `n` (the node a case computes).
+bool is_node_var(const Expr &e);
+
 enum class BinOp { Add, Sub, Mul, Div, Min, Max, Mod, LT, LE, EQ, And };
 
 struct Binary : ExprNode {

@@ -92,11 +92,10 @@ class ComputeChecker : public IRMutator {
     if (t->kind == TensorKind::Param && op->node.defined()) fail("param loaded at a node", e);
     if (t->kind != TensorKind::Param) {
       if (!op->node.defined()) fail("node tensor loaded without a node", e);
-      auto is_n = [](const Expr &x) { return x.as<Var>() && x.as<Var>()->var_kind == VarKind::Node; };
-      bool at_self = is_n(op->node);
+      bool at_self = is_node_var(op->node);
       const StructCall *c = op->node.as<StructCall>();
-      bool at_child = c && c->fn == StructFn::Child && is_n(c->node);
-      bool at_parent = c && c->fn == StructFn::Parent && is_n(c->node);
+      bool at_child = c && c->fn == StructFn::Child && is_node_var(c->node);
+      bool at_parent = c && c->fn == StructFn::Parent && is_node_var(c->node);
       bool top_down = p_.direction == Direction::TopDown;
       bool ok = at_self || (t->kind == TensorKind::Saved && (at_child || at_parent)) ||
                 (t->kind == TensorKind::State && (top_down ? at_parent : at_child));

@@ -147,8 +147,6 @@ std::optional<std::vector<std::pair<const Sum *, int>>> additive_sums(const Expr
   return sums;
 }
 
-bool is_node_var(const Expr &e) { return e.as<Var>() && e.as<Var>()->var_kind == VarKind::Node; }
-
 // An expression of a parent's ragged sum over its children (in n and the sum's variable k) as the
 // child sees it: n becomes parent(n), child(n, k) becomes n, k becomes child_slot(n). Nothing if it
 // reads a node it cannot move (another child).

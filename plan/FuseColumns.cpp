@@ -10,11 +10,6 @@ namespace grove::plan {
 
 namespace {
 
-bool is_node_var(const ilir::Expr &e) {
-  const auto *v = e.as<ilir::Var>();
-  return v && v->var_kind == ilir::VarKind::Node;
-}
-
 // The extent E of a node loop's steps if every one is a plain loop over one index of extent E.
 std::optional<int64_t> column_extent(const Stage &loop, const ilir::Program &p, const ilir::Case &c,
                                      const std::map<std::string, int64_t> &sizes) {
@@ -42,7 +37,7 @@ bool reads_by_column(const ilir::Compute &op, int64_t extent, const std::map<std
     auto rows = gemm_rows.find(l->tensor);
     const bool gemm = rows != gemm_rows.end(), step = steps.count(l->tensor) > 0;
     if (!gemm && !step) return false;
-    if (!is_node_var(l->node) || l->indices.size() != 1) return true;
+    if (!ilir::is_node_var(l->node) || l->indices.size() != 1) return true;
     std::optional<int64_t> c = ilir::offset_from(l->indices[0], var, sizes);
     if (!c) return true;
     if (step) return *c != 0;

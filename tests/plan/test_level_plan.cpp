@@ -201,8 +201,6 @@ TEST(LevelPlan, ConcatenatedBiasCutsTheEpilogueAtItsBoundary) {
       << to_string(plan);
 }
 
-// Rows that are no multiple of a vector (H = 150, the TreeLSTM paper's size) still make a level
-// GEMM: the schedule's panels, the last one partial, its packed weights zero-padded to a whole panel.
 // --- Column steps (plan/FuseColumns) ------------------------------------------------------------
 
 // g = W s + b (2D rows), then h from g's two D-row slices read at `first` (g[first:D+first]) and D.
@@ -261,6 +259,8 @@ TEST(LevelPlan, NodeLoopsStayApartWhereColumnsCannotHoldTheirReads) {
   }
 }
 
+// Rows that are no multiple of a vector (H = 150, the TreeLSTM paper's size) still make a level
+// GEMM: the schedule's panels, the last one partial, its packed weights zero-padded to a whole panel.
 TEST(LevelPlan, AnyRowCountIsAGemmWithAPartialLastPanel) {
   LevelPlan plan = concatenated_bias(75, 75);  // t: 150 rows, cuts 0 75 150
   ASSERT_EQ(stages(plan, ilir::CaseKind::Internal), "gemms(t) | nodes(h)") << to_string(plan);
