@@ -530,7 +530,8 @@ class TrainerBinding {
     std::lock_guard lock(mutex_);
     training::HeadResult head;
     training::Gradients grads = loss_and_grad_locked(b, head);
-    optimizer_->step(refs(), grads);
+    optimizer_->step(refs(), grads, model_->threads());
+    model_->recycle(std::move(grads));
     model_->set_weights(weights_);
     return head.loss;
   }
@@ -656,8 +657,8 @@ class TrainerBinding {
     if (b.set.size() == 0) user_error(msg::kTrainNoLabelledTrees, "batch");
     const training::NodeStates &states = model_->forward(b.set.trees);
     const auto step = static_cast<uint64_t>(optimizer_->steps() + 1);
-    const training::HeadOptions head_options{options_.loss, options_.dropout, options_.seed,
-                                             options_.average};
+    const training::HeadOptions head_options{options_.loss, options_.dropout, options_.seed, options_.average,
+                                             model_->threads()};
     head = training::head_loss(states, b.set.trees, b.set.labels, head_, head_options, step);
     training::Gradients grads = model_->backward(head.d_rows);
     grads.dense[training::kHeadWeight] = std::move(head.d_weight);

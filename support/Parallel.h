@@ -4,7 +4,9 @@
 // claimed in order from a shared counter, so which thread runs a task varies from call to call: a
 // caller whose results must not depend on it gives each task its own outputs (and sums partial
 // results in task order afterwards). The first exception a task throws is rethrown once every
-// thread has stopped; tasks not yet claimed then do not run.
+// thread has stopped; tasks not yet claimed then do not run. The other threads are kept from call to
+// call (a process-wide pool); a call made while another has them (from another thread, or from
+// inside a task) starts threads of its own.
 
 #include <cstdint>
 #include <functional>

@@ -70,6 +70,11 @@ class GradientModel {
   // a forward first.
   virtual Gradients backward(std::span<const float> d_rows) = 0;
 
+  // Hands back a backward's gradients once the caller is done with them (after the optimizer's
+  // step), so that the next backward fills their buffers in place instead of allocating and
+  // clearing new ones. Optional: a model may ignore it, and a caller need not call it.
+  virtual void recycle(Gradients &&spent) { (void)spent; }
+
   // The threads the model's compiled code runs on; the trainer's own loops (the head, the optimizer's
   // update) take as many.
   virtual int threads() const { return 1; }

@@ -17,8 +17,10 @@ namespace {
 
 // The classifier's logits of one row, in double: z = W x + b. Eight partial sums per class (one
 // vector of doubles), so that the reduction is not one chain of dependent additions (the compiler
-// may not reassociate it) and vectorizes; the order is fixed, so is the result.
-void logits(const Tensor &weight, const Tensor &bias, const float *x, int64_t width, std::vector<double> &z) {
+// may not reassociate it) and vectorizes; the order is fixed, so is the result (also built for
+// AVX-512, TargetClones.h: each partial sum is one lane, the same bits).
+GROVE_ALSO_X86_64_V4 void logits(const Tensor &weight, const Tensor &bias, const float *x, int64_t width,
+                                 std::vector<double> &z) {
   constexpr int kParts = 8;
   const int64_t classes = bias.size();
   z.assign(classes, 0.0);
@@ -102,6 +104,24 @@ GROVE_ALSO_X86_64_V4 void mask_row(const float *h, uint64_t row_key, uint64_t th
   }
 }
 
+// One row's step 3 after dz: dw += dz xᵀ, d = (Wᵀ dz) ⊙ mask, in float: every loop is elementwise
+// over k and vectorizes (also built for AVX-512: the same bits). `back` is scratch of `width`.
+GROVE_ALSO_X86_64_V4 void row_gradients(const float *weight, const double *dz, int64_t classes,
+                                        const float *x, const float *mask, int64_t width, float *dw,
+                                        float *back, float *d) {
+  std::fill(back, back + width, 0.0f);
+  for (int64_t c = 0; c < classes; ++c) {
+    const auto g = static_cast<float>(dz[c]);
+    const float *w = weight + c * width;
+    float *dwc = dw + c * width;
+    for (int64_t k = 0; k < width; ++k) {
+      dwc[k] += g * x[k];
+      back[k] += g * w[k];
+    }
+  }
+  for (int64_t k = 0; k < width; ++k) d[k] = back[k] * mask[k];
+}
+
 }  // namespace
 
 bool dropout_keeps(uint64_t seed, uint64_t step, uint64_t row, uint64_t element, double rate) {
@@ -173,6 +193,7 @@ HeadResult head_loss(const NodeStates &states, std::span<const Tree> trees,
     std::vector<double> z;
     // x: the row after dropout; mask: 1 / (1 − p) where kept, else 0; back: Wᵀ dz.
     std::vector<float> x(width), mask(width), back(width);
+    std::vector<double> dz(classes);
     const auto end = std::min(rows.size(), static_cast<size_t>((chunk + 1) * kChunkRows));
     for (auto i = static_cast<size_t>(chunk * kChunkRows); i < end; ++i) {
       const auto [row, label] = rows[i];
@@ -183,21 +204,12 @@ HeadResult head_loss(const NodeStates &states, std::span<const Tree> trees,
       const double z_label = z[label];
       const double log_total = softmax_in_place(z);
       part.loss += log_total - z_label;
-      // The gradients in float, as every loop below is elementwise over k and vectorizes.
-      std::fill(back.begin(), back.end(), 0.0f);
       for (int64_t c = 0; c < classes; ++c) {
-        const double dz = (z[c] - (c == label ? 1.0 : 0.0)) / n;
-        part.db[c] += dz;
-        const auto g = static_cast<float>(dz);
-        const float *w = weight.data.data() + c * width;
-        float *dw = part.dw.data() + c * width;
-        for (int64_t k = 0; k < width; ++k) {
-          dw[k] += g * x[k];
-          back[k] += g * w[k];
-        }
+        dz[c] = (z[c] - (c == label ? 1.0 : 0.0)) / n;
+        part.db[c] += dz[c];
       }
-      float *d = result.d_rows.data() + row * width;
-      for (int64_t k = 0; k < width; ++k) d[k] = back[k] * mask[k];
+      row_gradients(weight.data.data(), dz.data(), classes, x.data(), mask.data(), width, part.dw.data(),
+                    back.data(), result.d_rows.data() + row * width);
     }
   });
   double loss = 0.0;

@@ -128,8 +128,8 @@ GROVE_ALSO_X86_64_V4 void Optimizer::update(OptimizerKind kind, const std::strin
   GROVE_CHECK(false, "optimizer kind {} for {}", static_cast<int>(kind), name);
 }
 
-double Optimizer::step(const ParamRefs &params, Gradients &grads, int threads) {
-  const double norm = clip_gradients(grads, options_.clip);
+void Optimizer::step(const ParamRefs &params, Gradients &grads, int threads) {
+  if (options_.clip > 0.0) clip_gradients(grads, options_.clip);
   ++steps_;
   // The updates, checked and their slots made here, then run as tasks of at most kChunk elements
   // (or rows of the embedding) each.
@@ -181,7 +181,6 @@ double Optimizer::step(const ParamRefs &params, Gradients &grads, int threads) {
     }
   }
   parallel_jobs(tasks, threads);
-  return norm;
 }
 
 Weights Optimizer::state() const {

@@ -57,9 +57,10 @@ class Optimizer {
   Optimizer(const OptimizerOptions &options, std::string embedding);
 
   // Steps 1-4 on `params` with `grads`, which must hold a gradient for every parameter but the
-  // embedding (whose gradient is sparse); `grads` is clipped in place. Returns the norm before
-  // clipping. The updates (elementwise) are split among `threads`; the result does not depend on it.
-  double step(const ParamRefs &params, Gradients &grads, int threads = 1);
+  // embedding (whose gradient is sparse); `grads` is clipped in place (its norm is computed only
+  // when clipping). The updates (elementwise) are split among `threads`; the result does not depend
+  // on it.
+  void step(const ParamRefs &params, Gradients &grads, int threads = 1);
 
   int64_t steps() const { return steps_; }
   const OptimizerOptions &options() const { return options_; }

@@ -115,6 +115,7 @@ double Trainer::train_epoch(const LabelledTrees &train, const TrainerCallbacks &
     grads.dense[kHeadWeight] = std::move(head.d_weight);
     grads.dense[kHeadBias] = std::move(head.d_bias);
     optimizer_.step(refs, grads, model_.threads());
+    model_.recycle(std::move(grads));
     lap(phases.update);
     model_.set_weights(weights_);
     lap(phases.set_weights);

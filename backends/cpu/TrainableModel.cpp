@@ -106,7 +106,10 @@ struct TrainableModel::Impl {
   training::NodeStates out;
   // The backward's buffers, kept from call to call (every row a call reads it writes first, but the
   // zero node's).
-  std::vector<std::vector<float>> backward_states, backward_grads;
+  std::vector<std::vector<float>> backward_states;
+  // Gradients handed back by recycle(): the next backward's gradient tensors, cleared and written
+  // in place, and returned.
+  training::Gradients spare;
   std::vector<float> seed;
 
   const training::ParamInfo &param(const std::string &name) const {
@@ -419,10 +422,23 @@ training::Gradients TrainableModel::backward(std::span<const float> d_rows) {
     states[i].resize(size_t(rows * width));
     std::fill(states[i].end() - width, states[i].end(), 0.0f);
   }
-  std::vector<std::vector<float>> &grads = m.backward_grads;
-  grads.resize(abi.gradients.size());
-  for (size_t i = 0; i < abi.gradients.size(); i++)
-    grads[i].assign(size_t(Tensor::num_elements(abi.gradients[i].shape)), 0.0f);
+  // The weight gradients are sums, cleared; each is written in place in the tensor returned for
+  // its param (a recycled one's buffer where there is one).
+  std::vector<Tensor> grads(abi.gradients.size());
+  std::vector<const std::string *> grad_param(abi.gradients.size(), nullptr);
+  for (size_t i = 0; i < abi.gradients.size(); i++) {
+    for (const auto &[param, tensor] : m.d.gradients)
+      if (tensor == abi.gradients[i].name) grad_param[i] = &param;
+    GROVE_CHECK(grad_param[i], "the backward's gradient {} is no param's", abi.gradients[i].name);
+    const std::vector<int64_t> &shape = m.param(*grad_param[i]).shape;
+    GROVE_CHECK(Tensor::num_elements(shape) == Tensor::num_elements(abi.gradients[i].shape),
+                "gradient {} of {} values for param {} of {}", abi.gradients[i].name,
+                Tensor::num_elements(abi.gradients[i].shape), *grad_param[i], shape_string(shape));
+    auto spare = m.spare.dense.find(*grad_param[i]);
+    if (spare != m.spare.dense.end()) grads[i].data = std::move(spare->second.data);
+    grads[i].shape = shape;
+    grads[i].data.assign(size_t(Tensor::num_elements(shape)), 0.0f);
+  }
   auto state = [&](int i) { return std::pair{states[i].data(), int64_t(states[i].size())}; };
   auto saved = [&](int i) {
     const std::string &name = abi.saved[size_t(i)].name;
@@ -431,19 +447,16 @@ training::Gradients TrainableModel::backward(std::span<const float> d_rows) {
     GROVE_CHECK(f >= 0, "the backward reads {}, which the forward does not keep", name);
     return std::pair{m.states[size_t(f)].data(), int64_t(m.states[size_t(f)].size())};
   };
-  auto gradient = [&](int i) { return std::pair{grads[i].data(), int64_t(grads[i].size())}; };
+  auto gradient = [&](int i) { return std::pair{grads[i].data.data(), grads[i].size()}; };
   const auto t2 = std::chrono::steady_clock::now();
   m.call(*m.backward, state, saved, gradient, parent_begin, parent, slot);
   const auto t3 = std::chrono::steady_clock::now();
   m.stats.backward_ms += ms_since(t2);
 
   training::Gradients g;
-  for (const auto &[param, tensor] : m.d.gradients) {
-    Tensor t(m.param(param).shape);
-    for (size_t i = 0; i < abi.gradients.size(); i++)
-      if (abi.gradients[i].name == tensor) t.data = grads[i];
-    g.dense[param] = std::move(t);
-  }
+  for (size_t i = 0; i < abi.gradients.size(); i++) g.dense[*grad_param[i]] = std::move(grads[i]);
+  for (const auto &[param, tensor] : m.d.gradients)
+    if (!g.dense.count(param)) g.dense[param] = Tensor(m.param(param).shape);  // no reduction into it
   // The tables read at a token: every reader's row gradient added to its token's row — the
   // embedding's as sparse rows, another table's (MV-RNN's matrices) into a dense gradient.
   // The readers: the leaves of a tree, every node of a DAG or sequence.
@@ -466,7 +479,9 @@ training::Gradients TrainableModel::backward(std::span<const float> d_rows) {
     std::sort(tokens.begin(), tokens.end());
     tokens.erase(std::unique(tokens.begin(), tokens.end()), tokens.end());
     g.embedding_rows = tokens;
-    g.embedding_grad = Tensor({int64_t(tokens.size()), width});
+    g.embedding_grad.data = std::move(m.spare.embedding_grad.data);
+    g.embedding_grad.shape = {int64_t(tokens.size()), width};
+    g.embedding_grad.data.assign(tokens.size() * size_t(width), 0.0f);
     for (int32_t n = 0; n < readers; n++) {
       size_t r =
           size_t(std::lower_bound(tokens.begin(), tokens.end(), batch.token[size_t(n)]) - tokens.begin());
@@ -477,7 +492,10 @@ training::Gradients TrainableModel::backward(std::span<const float> d_rows) {
   }
   m.stats.backwards++;
   m.stats.runtime_ms += ms_since(t1) - ms_since(t2) + ms_since(t3);
+  m.spare = {};
   return g;
 }
+
+void TrainableModel::recycle(training::Gradients &&spent) { impl_->spare = std::move(spent); }
 
 }  // namespace grove::cpu

@@ -32,6 +32,8 @@ class TrainableModel : public training::GradientModel {
   void set_weights(const Weights &weights) override;
   const training::NodeStates &forward(std::span<const Tree> trees) override;
   training::Gradients backward(std::span<const float> d_rows) override;
+  // The next backward writes its weight gradients into these tensors' buffers.
+  void recycle(training::Gradients &&spent) override;
   int threads() const override;
 
   // A dag or sequence model over DAGs (sequences as chains, chain_dag): every node's output

@@ -45,5 +45,31 @@ TEST(ParallelTasks, ATasksExceptionReachesTheCaller) {
   EXPECT_LE(ran, 50);
 }
 
+TEST(ParallelTasks, NestedAndConcurrentCallsEachRunEveryTaskOnce) {
+  // Calls from inside tasks and from several threads at once: one has the kept threads, the
+  // others start their own; each runs all of its tasks.
+  constexpr int kOuter = 6, kInner = 40, kCallers = 3;
+  std::vector<std::atomic<int>> runs(size_t(kCallers * kOuter * kInner));
+  auto call = [&](int caller) {
+    for (int round = 0; round < 20; round++) {
+      parallel_tasks(kOuter, 3, [&](int64_t o) {
+        parallel_tasks(kInner, 2, [&](int64_t i) { runs[size_t((caller * kOuter + o) * kInner + i)]++; });
+      });
+    }
+  };
+  std::vector<std::thread> callers;
+  for (int c = 0; c < kCallers; c++) callers.emplace_back(call, c);
+  for (std::thread &t : callers) t.join();
+  for (size_t i = 0; i < runs.size(); i++) EXPECT_EQ(runs[i], 20) << "task " << i;
+}
+
+TEST(ParallelTasks, ManyCallsInARowReuseTheThreads) {
+  // Each call sees every task's effect of the one before (a call returns after all its tasks).
+  std::vector<int64_t> values(64, 0);
+  for (int call = 0; call < 500; call++)
+    parallel_tasks(64, 2, [&](int64_t t) { values[size_t(t)] = values[size_t(t)] + 1; });
+  for (int64_t v : values) EXPECT_EQ(v, 500);
+}
+
 }  // namespace
 }  // namespace grove
