@@ -57,8 +57,10 @@ Expr sum_of(const std::vector<Expr> &terms) {
   return s;
 }
 
-// d e / d (the value of the Load node `target`), every occurrence of that node counted.
-Expr diff(const Expr &e, const ExprNode *target) {
+// d e / d (the value of the Load node `target`), every occurrence of that node counted. `value`, if
+// defined, is e's own value, a load of the tensor of the step `t[n, i…] = e` being differentiated: a
+// tanh, sigmoid or exp at e's top reads it (the forward keeps it) rather than computing itself again.
+Expr diff(const Expr &e, const ExprNode *target, const Expr &value = Expr()) {
   if (e.get() == target) return Expr(1.0f);
   if (const Binary *b = e.as<Binary>()) {
     if (b->type != ScalarType::Float) return Expr();
@@ -87,15 +89,15 @@ Expr diff(const Expr &e, const ExprNode *target) {
       case UnaryOp::Neg:
         return -da;
       case UnaryOp::Tanh: {
-        Expr t = Unary::make(UnaryOp::Tanh, u->a);
+        Expr t = value.defined() ? value : Unary::make(UnaryOp::Tanh, u->a);
         return mul(da, Expr(1.0f) - t * t);
       }
       case UnaryOp::Sigmoid: {
-        Expr s = Unary::make(UnaryOp::Sigmoid, u->a);
+        Expr s = value.defined() ? value : Unary::make(UnaryOp::Sigmoid, u->a);
         return mul(da, s * (Expr(1.0f) - s));
       }
       case UnaryOp::Exp:
-        return mul(da, e);
+        return mul(da, value.defined() ? value : e);
       case UnaryOp::Relu:
         return sel(Expr(0.0f) < u->a, da, Expr());
     }
@@ -387,6 +389,7 @@ class Differentiator {
     for (const RowGradient &r : d_.rows) keep.insert(r.state);
     arrange_backward(b, keep);
     verify(b);
+    drop_unsaved_states();
     // The backward is derived; the forward's order is now the planner's concern.
     arrange_for_planning(d_.forward);
     verify(d_.forward);
@@ -410,6 +413,27 @@ class Differentiator {
     d_.backward.tensors.push_back({name, kind, std::move(shape)});
   }
   static Expr index(const std::string &i) { return Var::make(i, VarKind::Index); }
+
+  // 4. The forward's temporaries (the model's, and the `_pre` values split off) that the backward
+  // does not read after all are temporaries again, computed where they are used and not stored per
+  // node; the zero fills of the cases that do not compute them go.
+  void drop_unsaved_states() {
+    Program &f = d_.forward;
+    std::set<std::string> dropped;
+    for (TensorDecl &t : f.tensors) {
+      const TensorDecl *was = p_.find(t.name);
+      const bool temp = (was && was->kind == TensorKind::Temp) || declared_pre_.count(t.name);
+      if (t.kind != TensorKind::State || !temp || t.name == f.output ||
+          std::find(d_.saved.begin(), d_.saved.end(), t.name) != d_.saved.end())
+        continue;
+      t.kind = TensorKind::Temp;
+      dropped.insert(t.name);
+    }
+    for (auto [c, kind] : {std::pair{&f.leaf, CaseKind::Leaf}, std::pair{&f.internal, CaseKind::Internal}})
+      std::erase_if(c->body, [&, kind = kind](const Compute &op) {
+        return dropped.count(op.tensor) && zero_filled_.count({kind, op.tensor});
+      });
+  }
 
   // 1. The forward of training: nonlinear weight products split, every value kept per node.
   Program training_forward() {
@@ -690,8 +714,10 @@ class Differentiator {
       const Expr dt_at_vars = Load::make(dt, n, at_vars);
       const Vars vars = compute_vars(op);
       // Elementwise: d V / d load, at the load's own index.
+      // A function at the top of the step (t = sigmoid(t_pre)) reads its value, t, back.
+      const Expr kept = Load::make(op.tensor, n, at_vars);
       for (const Load *l : loads_outside_sums(op.value))
-        route(op, kind, l, mul(dt_at_vars, diff(op.value, l)), vars);
+        route(op, kind, l, mul(dt_at_vars, diff(op.value, l, kept)), vars);
       // Sums: weight products Σ_k W[i + c, k] · x(n, k, ...) as GEMMs with W's transpose, other
       // products of the node's tensors term by term; ragged sums over the children are pulled.
       std::optional<std::vector<std::pair<const Sum *, int>>> sums = additive_sums(op.value);

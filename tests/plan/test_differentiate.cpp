@@ -22,7 +22,8 @@ using testing::model;
 using testing::model_file;
 
 TEST(Differentiate, TreeFcTrainingForward) {
-  // tanh(W [h_l; h_r] + b) becomes h_pre and h = tanh(h_pre); the leaves' h_pre is zero.
+  // tanh(W [h_l; h_r] + b) becomes h_pre and h = tanh(h_pre). The backward reads tanh' from h, not
+  // h_pre, so h_pre stays a temporary (not kept per node, no zero fill at the leaves).
   check_pass(
       "differentiate (forward)", [](const ilir::Program &p) { return differentiate(p).forward; },
       model_file("treefc"), R"(program TreeFC over binary_tree
@@ -31,11 +32,10 @@ TEST(Differentiate, TreeFcTrainingForward) {
   param W[H, 2H]
   param b[H]
   state h[H]
-  state h_pre[H]
+  temp h_pre[H]
   output h
 leaf:
   h[n, i0] = emb[token(n), i0]
-  h_pre[n, i0] = 0.0
 internal:
   h_pre[n, i0] = sum(k0 < 2H, W[i0, k0] * select(k0 < H, h[child(n, 0), k0], h[child(n, 1), k0 - H])) + b[i0]
   h[n, i0] = tanh(h_pre[n, i0])
@@ -44,7 +44,7 @@ internal:
 
 TEST(Differentiate, TreeFcBackward) {
   // Top down: d_h from the seed and the parent's share at the child's slot — the slot's half of the
-  // parent's operand adjoint, read at parent(n); d_h_pre through tanh'; the operand's adjoint as a
+  // parent's operand adjoint, read at parent(n); d_h_pre through tanh' = 1 - h²; the operand's adjoint as a
   // GEMM with W's transpose, kept per node for the children; leaves pass d_h to the embedding row;
   // grad_W and grad_b summed over the internal nodes.
   check_pass(
@@ -63,14 +63,13 @@ TEST(Differentiate, TreeFcBackward) {
   gradient grad_W[H, 2H]
   gradient grad_b[H]
   saved h[H]
-  saved h_pre[H]
   output d_h_pre
 leaf:
   d_h[n, i0] = seed[n, i0] + select(child_slot(n) == 1, select(i0 + H < H, 0.0, d_h_pre_x0[parent(n), i0 + H]), select(child_slot(n) == 0, select(i0 < H, d_h_pre_x0[parent(n), i0], 0.0), 0.0))
   d_emb_row[n, i0] = d_h[n, i0]
 internal:
   d_h[n, i0] = seed[n, i0] + select(child_slot(n) == 1, select(i0 + H < H, 0.0, d_h_pre_x0[parent(n), i0 + H]), select(child_slot(n) == 0, select(i0 < H, d_h_pre_x0[parent(n), i0], 0.0), 0.0))
-  d_h_pre[n, i0] = d_h[n, i0] * (1.0 - tanh(h_pre[n, i0]) * tanh(h_pre[n, i0]))
+  d_h_pre[n, i0] = d_h[n, i0] * (1.0 - h[n, i0] * h[n, i0])
   d_h_pre_x0[n, i0] = sum(k0 < H, W_T[i0, k0] * d_h_pre[n, k0])
 reductions:
   grad_W[i0, i1] += sum(n in internal, d_h_pre[n, i0] * select(i1 < H, h[child(n, 0), i1], h[child(n, 1), i1 - H]))
@@ -97,7 +96,8 @@ TEST(Differentiate, TreeLstmRecords) {
                                                            {"U_f", "grad_U_f"},
                                                            {"b_f", "grad_b_f"}};
   EXPECT_EQ(d.gradients, want);
-  EXPECT_EQ(d.saved, (std::vector<std::string>{"c", "iou", "i", "o", "u", "s", "f", "f_pre"}));
+  // The gates' derivatives read the gates (σ' = f (1 - f), tanh' = 1 - u²), not iou and f_pre.
+  EXPECT_EQ(d.saved, (std::vector<std::string>{"c", "i", "o", "u", "s", "f"}));
 }
 
 TEST(Differentiate, TrainingForwardArrangedForThePlanner) {
