@@ -270,6 +270,44 @@ Bf16Operands bf16_operands(const TensorAccess &access, const std::vector<plan::G
   return out;
 }
 
+// The interleaved sums of an fp32 block's k loop: a block of few nodes has few accumulators (a
+// panel's vectors per node), too few chains to cover the FMA's latency (about 8 are needed: two
+// FMAs a cycle on Intel, four cycles each; one 512-bit FMA a cycle on Zen 4). Its k loop then keeps
+// `phases` sums per accumulator (k mod phases), added up before the epilogue: with 16 floats a
+// vector and panels of 32, one node runs four, two or three nodes two.
+int fp32_phases(int nb, int panel, int lanes) {
+  const int chains = std::max(1, nb * panel / std::max(lanes, 1));
+  return std::clamp((8 + chains - 1) / chains, 1, 4);
+}
+
+// `loop` (a For, or a Block of them, as partitioned_for makes) with each For over v in [lo, lo + n)
+// running `phases` iterations at a time — v = lo + phases·q + s with the variable `phase` = s — and
+// its last n mod phases iterations with phase 0. A loop of other bounds keeps phase 0.
+Stmt interleave_phases(const Stmt &loop, int phases, const std::string &phase) {
+  if (phases <= 1) return HI::substitute(phase, 0, loop);
+  if (const auto *b = loop.as<HI::Block>())
+    return HI::Block::make(interleave_phases(b->first, phases, phase),
+                           interleave_phases(b->rest, phases, phase));
+  const auto *f = loop.as<HI::For>();
+  const HI::IntImm *lo = f ? f->min.as<HI::IntImm>() : nullptr, *n = f ? f->extent.as<HI::IntImm>() : nullptr;
+  if (!lo || !n) return HI::substitute(phase, 0, loop);
+  const int64_t whole = n->value / phases * phases;
+  std::vector<Stmt> out;
+  if (whole > 0) {
+    const std::string q = f->name + "_q";
+    std::vector<Stmt> iterations;
+    for (int s = 0; s < phases; s++)
+      iterations.push_back(
+          HI::substitute(phase, s, HI::substitute(f->name, int(lo->value) + var(q) * phases + s, f->body)));
+    out.push_back(HI::For::make(q, 0, int(whole / phases), HI::ForType::Serial, Halide::DeviceAPI::None,
+                                HI::Block::make(iterations)));
+  }
+  if (whole < n->value)
+    out.push_back(HI::For::make(f->name, int(lo->value + whole), int(n->value - whole), f->for_type,
+                                f->device_api, HI::substitute(phase, 0, f->body)));
+  return HI::Block::make(out);
+}
+
 // One register block: the `nb` consecutive nodes from `first` on, every term accumulated over its
 // k loop with the packed weight vector shared by the block's nodes, then the epilogue (the rest of
 // the expression: biases, activations) applied to the accumulators and stored.
@@ -277,8 +315,8 @@ Bf16Operands bf16_operands(const TensorAccess &access, const std::vector<plan::G
 // bf16 terms read their operand rows from the buffers `staged` names (staged by the caller for these
 // nodes); without `staged` the block stages its own. Without `first` the caller binds node0 ....
 Stmt block_kernel(const TensorAccess &access, const ilir::Compute &op, const plan::Gemm &gemm,
-                  const std::vector<PackedWeight> &packed, GemmKernel kernel, int nb, const HExpr &first,
-                  const std::map<const ilir::ExprNode *, std::string> *staged = nullptr) {
+                  const std::vector<PackedWeight> &packed, GemmKernel kernel, int nb, int lanes,
+                  const HExpr &first, const std::map<const ilir::ExprNode *, std::string> *staged = nullptr) {
   const bool amx = kernel == GemmKernel::AmxBf16;
   const ilir::TensorDecl &t = access.program().get(op.tensor);
   const int pr = int(gemm.panel);
@@ -288,6 +326,7 @@ Stmt block_kernel(const TensorAccess &access, const ilir::Compute &op, const pla
 
   std::vector<Stmt> body;
   std::vector<std::string> accs;
+  std::vector<int> acc_rows;  // each accumulator's rows of pr floats
   std::map<const ilir::ExprNode *, HExpr> results;
   for (size_t m = 0; m < gemm.terms.size(); m++) {
     const plan::WeightTerm &term = gemm.terms[m];
@@ -296,8 +335,10 @@ Stmt block_kernel(const TensorAccess &access, const ilir::Compute &op, const pla
     accs.push_back(fmt::format("gacc{}_{}", m, nb));
     const PackedWeight &pw = packed[term.packed];
     const bool bf16 = pw.element == PackedElement::BF16;
+    const int phases = bf16 ? 1 : fp32_phases(nb, pr, lanes);
+    acc_rows.push_back(bf16 ? staged_rows(kernel, nb) : nb * phases);
     if (!(bf16 && amx))  // AMX stores whole tiles
-      for (int i = 0; i < nb; i++)
+      for (int i = 0; i < nb * phases; i++)
         body.push_back(HI::For::make("lane", 0, pr, HI::ForType::Vectorized, Halide::DeviceAPI::None,
                                      store(accs[m], 0.0f, i * pr + lane, false)));
     auto lowered_x = [&] { return ExprLowering(access, nullptr, nullptr).lower(term.x); };
@@ -313,18 +354,39 @@ Stmt block_kernel(const TensorAccess &access, const ilir::Compute &op, const pla
           allocate_bf16(o, staged_rows(kernel, nb), HI::Block::make(stage_bf16(o, nb), products(o.xs))));
     } else {
       const HExpr x = lowered_x();
+      // Node i's sum of phase s is row s·nb + i of the accumulator; phase 0's rows are the result.
+      const std::string phase = "gphase";
       std::vector<Stmt> fmas;
       for (int i = 0; i < nb; i++) {
-        HExpr acc = load(Halide::Float(32), accs[m], i * pr + lane, false);
-        fmas.push_back(
-            store(accs[m], acc + var("w") * HI::substitute("n", node(i), x), i * pr + lane, false));
+        HExpr at = (var(phase) * nb + i) * pr + lane;
+        HExpr acc = load(Halide::Float(32), accs[m], at, false);
+        fmas.push_back(store(accs[m], acc + var("w") * HI::substitute("n", node(i), x), at, false));
       }
       const std::string &k = term.sum->var;
       // The packed layout is PackedWeight's: row `lane` of panel p, column k.
       HExpr w = load(Halide::Float(32), pw.buffer, pw.offset<HExpr>(p, var(k), lane), true);
       Stmt lanes = HI::For::make("lane", 0, pr, HI::ForType::Vectorized, Halide::DeviceAPI::None,
                                  HI::LetStmt::make("w", w, HI::Block::make(fmas)));
-      body.push_back(partitioned_for(k, 0, int(term.cols), lanes, HI::ForType::Serial));
+      body.push_back(interleave_phases(partitioned_for(k, 0, int(term.cols), lanes, HI::ForType::Serial),
+                                       phases, phase));
+      if (phases > 1) {
+        // Phase 0 += the others, pairwise: ((s0 + s1) + (s2 + s3)).
+        std::vector<Stmt> sums;
+        for (int i = 0; i < nb; i++) {
+          std::vector<HExpr> part;
+          for (int s = 0; s < phases; s++)
+            part.push_back(load(Halide::Float(32), accs[m], (s * nb + i) * pr + lane, false));
+          while (part.size() > 1) {
+            std::vector<HExpr> next;
+            for (size_t a = 0; a + 1 < part.size(); a += 2) next.push_back(part[a] + part[a + 1]);
+            if (part.size() % 2) next.push_back(part.back());
+            part = std::move(next);
+          }
+          sums.push_back(store(accs[m], part[0], i * pr + lane, false));
+        }
+        body.push_back(HI::For::make("lane", 0, pr, HI::ForType::Vectorized, Halide::DeviceAPI::None,
+                                     HI::Block::make(sums)));
+      }
     }
     results[term.sum] = load(Halide::Float(32), accs[m], var("row") * pr + lane, false);
   }
@@ -346,8 +408,8 @@ Stmt block_kernel(const TensorAccess &access, const ilir::Compute &op, const pla
   };
   body.push_back(specialize_panels(epilogue, gemm));
   Stmt s = HI::Block::make(body);
-  for (const std::string &acc : accs)
-    s = HI::Allocate::make(acc, Halide::Float(32), Halide::MemoryType::Stack, {staged_rows(kernel, nb) * pr},
+  for (size_t m = 0; m < accs.size(); m++)
+    s = HI::Allocate::make(accs[m], Halide::Float(32), Halide::MemoryType::Stack, {acc_rows[m] * pr},
                            HI::const_true(), s);
   return first.defined() ? node_lets(nb, first, s) : s;
 }
@@ -376,7 +438,7 @@ Stmt gemm_loops(const TensorAccess &access, const ilir::Case &c, const std::vect
   auto full_blocks = [&] {
     std::vector<Stmt> blocks;
     for (const plan::Gemm &gemm : gemms)
-      blocks.push_back(block_kernel(access, c.body[gemm.compute], gemm, packed, loops.kernel, nb,
+      blocks.push_back(block_kernel(access, c.body[gemm.compute], gemm, packed, loops.kernel, nb, loops.lanes,
                                     base + var("block") * nb));
     return blocks;
   };
@@ -384,7 +446,8 @@ Stmt gemm_loops(const TensorAccess &access, const ilir::Case &c, const std::vect
     std::vector<Stmt> blocks;
     for (const plan::Gemm &gemm : gemms)
       blocks.push_back(tail([&](int r) {
-        return block_kernel(access, c.body[gemm.compute], gemm, packed, loops.kernel, r, base + full);
+        return block_kernel(access, c.body[gemm.compute], gemm, packed, loops.kernel, r, loops.lanes,
+                            base + full);
       }));
     return blocks;
   };
@@ -486,10 +549,10 @@ Stmt gemm_loops(const TensorAccess &access, const ilir::Case &c, const std::vect
     for (const plan::Gemm &gemm : gemms) {
       const ilir::Compute &op = c.body[gemm.compute];
       full_kernels.push_back(
-          block_kernel(access, op, gemm, packed, loops.kernel, nb, HExpr(), &bf16.of_term));
+          block_kernel(access, op, gemm, packed, loops.kernel, nb, loops.lanes, HExpr(), &bf16.of_term));
       for (int r = 1; r < nb; r++)
         tail_kernels[r].push_back(
-            block_kernel(access, op, gemm, packed, loops.kernel, r, HExpr(), &bf16.of_term));
+            block_kernel(access, op, gemm, packed, loops.kernel, r, loops.lanes, HExpr(), &bf16.of_term));
     }
     const int total = by_panel(full_kernels).second;
     if (loops.persist) {

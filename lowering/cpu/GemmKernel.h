@@ -35,6 +35,7 @@ struct GemmLoops {
   // `column_steps(first column, first node, nodes)`, the steps at the block's columns.
   const plan::ColumnSteps *columns = nullptr;
   std::function<Stmt(HExpr, HExpr, HExpr)> column_steps;
+  int lanes = 16;  // floats per vector register (the schedule's vector width)
 };
 
 // The micro-kernels of a GemmGroup's GEMMs (Computes of case `c`; none reads another's result) in

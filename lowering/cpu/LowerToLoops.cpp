@@ -220,6 +220,7 @@ class Lowerer {
                           plan_.abi.gemm_kernel,
                           nullptr,
                           {}};
+          loops.lanes = plan_.schedule.vector;
           if (const std::optional<plan::ColumnSteps> &columns = stage.columns) {
             GROVE_CHECK(team_ && plan_.schedule.persist, "column steps outside a persistent team");
             loops.columns = &*columns;

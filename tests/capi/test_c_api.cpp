@@ -492,7 +492,9 @@ TEST(SequenceCApi, LstmAndGruMatchTheJit) {
         GROVE_OK)
         << grove_last_error();
     EXPECT_EQ(rows, int64_t(sequences.size()));
-    EXPECT_EQ(out, compile_cpp(f).run_sequences(sequences, {}).data) << name;
+    RunOptions cpp_options;
+    cpp_options.batch = 3;  // the same batches: across batch sizes results agree only to rounding
+    EXPECT_EQ(out, compile_cpp(f).run_sequences(sequences, cpp_options).data) << name;
   }
 }
 
